@@ -1,0 +1,54 @@
+/** Reads one JSON arguments object from exactly one of --arguments, --arguments-file, --arguments-stdin. */
+import { UsageError } from "../config.ts";
+
+/** The three mutually exclusive sources of tool/operation arguments. */
+export interface ArgumentSources {
+  arguments?: string;
+  "arguments-file"?: string;
+  "arguments-stdin"?: boolean;
+}
+
+async function readStdin(): Promise<string> {
+  return await new Response(Deno.stdin.readable).text();
+}
+
+/** Parses the arguments object; none given means {}. */
+export async function readArguments(src: ArgumentSources): Promise<Record<string, unknown>> {
+  const given = [
+    src.arguments !== undefined,
+    src["arguments-file"] !== undefined,
+    src["arguments-stdin"] === true,
+  ]
+    .filter(Boolean).length;
+  if (given > 1) {
+    throw new UsageError("give at most one of --arguments, --arguments-file, --arguments-stdin");
+  }
+  let text: string;
+  let from: string;
+  if (src.arguments !== undefined) {
+    text = src.arguments;
+    from = "--arguments";
+  } else if (src["arguments-file"] !== undefined) {
+    from = `--arguments-file ${src["arguments-file"]}`;
+    try {
+      text = await Deno.readTextFile(src["arguments-file"]);
+    } catch (err) {
+      throw new UsageError(`cannot read ${from}: ${(err as Error).message}`);
+    }
+  } else if (src["arguments-stdin"]) {
+    from = "--arguments-stdin";
+    text = await readStdin();
+  } else {
+    return {};
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${from} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new UsageError(`${from} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}

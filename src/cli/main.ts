@@ -1,0 +1,136 @@
+/** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
+import { parseArgs } from "node:util";
+import denoConfig from "../../deno.json" with { type: "json" };
+import {
+  assertPermissions,
+  type Config,
+  invocationDirectory,
+  parseLimitFlags,
+  UsageError,
+} from "../config.ts";
+import { Workspace } from "../workspace/workspace.ts";
+import { toWorkspaceError } from "../workspace/errors.ts";
+import {
+  availableOperations,
+  getOperation,
+  jsonSchemas,
+  runOperation,
+} from "../operations/registry.ts";
+import { readArguments } from "./arguments.ts";
+import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
+
+/** Exit codes of the `op` commands. */
+export const EXIT = { ok: 0, operationError: 1, usage: 2 } as const;
+
+const HELP = `wmcp ${denoConfig.version}: typed, contained access to one workspace directory
+
+Usage:
+  cli.ts op list [--write] [--output json|pretty]
+  cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
+                 [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
+  cli.ts --help | --version
+
+Options:
+  --root DIR        workspace root (default: the directory you run from)
+  --write           enable write_file, edit_file, create_directory, move_path, delete_path
+  --limit name=N    override a limit (see workspace_info), repeatable
+  --output FORMAT   json (default when not a terminal) or pretty
+
+The result is the operation's JSON object on stdout. Errors are one JSON object
+{"error":{"code",...}} on stderr. Exit codes: 0 success, 1 operation error,
+2 usage error.
+`;
+
+const OP_OPTIONS = {
+  root: { type: "string" },
+  write: { type: "boolean" },
+  limit: { type: "string", multiple: true },
+  output: { type: "string" },
+  arguments: { type: "string" },
+  "arguments-file": { type: "string" },
+  "arguments-stdin": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Runs the CLI with argv (without the program name) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let format: OutputFormat = "json";
+  try {
+    const [command, ...rest] = argv;
+    if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+      await writeStdout(HELP);
+      return command === undefined ? EXIT.usage : EXIT.ok;
+    }
+    if (command === "--version") {
+      await writeStdout(`${denoConfig.version}\n`);
+      return EXIT.ok;
+    }
+    if (command !== "op") {
+      throw new UsageError(`unknown command ${JSON.stringify(command)}; see --help`);
+    }
+    let parsed;
+    try {
+      parsed = parseArgs({ args: rest, options: OP_OPTIONS, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const { values, positionals } = parsed;
+    format = chooseFormat(values.output);
+    if (values.help) {
+      await writeStdout(HELP);
+      return EXIT.ok;
+    }
+    if (positionals.length !== 1) {
+      throw new UsageError("op takes one operation name (or `list`); see --help");
+    }
+    const name = positionals[0];
+    if (name === "list") {
+      const ops = availableOperations(values.write === true).map((op) => ({
+        name: op.name,
+        title: op.title,
+        description: op.description,
+        annotations: op.annotations,
+        needsWrite: op.needsWrite,
+        inputSchema: jsonSchemas(op).input,
+        outputSchema: jsonSchemas(op).output,
+      }));
+      await writeStdout(render({ operations: ops }, format));
+      return EXIT.ok;
+    }
+    if (!getOperation(name)) {
+      throw new UsageError(
+        `unknown operation ${JSON.stringify(name)}; known: ${
+          availableOperations(true).map((o) => o.name).join(", ")
+        }`,
+      );
+    }
+    const args = await readArguments(values);
+    const config: Config = {
+      root: values.root ?? invocationDirectory(),
+      write: values.write === true,
+      limits: parseLimitFlags(values.limit ?? []),
+    };
+    let ws: Workspace;
+    try {
+      ws = await Workspace.open({
+        root: config.root,
+        writable: config.write,
+        limits: config.limits,
+      });
+    } catch (err) {
+      const e = toWorkspaceError(err);
+      throw new UsageError(`cannot open the workspace: ${e.message}`);
+    }
+    assertPermissions(config, ws.policy.rootReal);
+    const result = await runOperation({ workspace: ws }, name, args);
+    await writeStdout(render(result, format));
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      writeError({ code: "USAGE", message: err.message }, format);
+      return EXIT.usage;
+    }
+    writeError(toWorkspaceError(err).toJSON(), format);
+    return EXIT.operationError;
+  }
+}

@@ -1,0 +1,129 @@
+/** The operation registry: the one table every adapter (CLI, stdio, HTTP, library) reads. */
+import { z } from "zod";
+import type { OperationContext, OperationDefinition } from "./types.ts";
+import {
+  findFilesOp,
+  getFileInfoOp,
+  listDirectoryOp,
+  readFileOp,
+  readMediaOp,
+  searchTextOp,
+  workspaceInfoOp,
+} from "./read_ops.ts";
+import {
+  createDirectoryOp,
+  deletePathOp,
+  editFileOp,
+  movePathOp,
+  writeFileOp,
+} from "./write_ops.ts";
+import { WorkspaceError } from "../workspace/errors.ts";
+
+/** Every operation, in the deterministic order adapters list them. */
+export const OPERATIONS: readonly OperationDefinition[] = Object.freeze([
+  workspaceInfoOp,
+  listDirectoryOp,
+  readFileOp,
+  readMediaOp,
+  getFileInfoOp,
+  findFilesOp,
+  searchTextOp,
+  writeFileOp,
+  editFileOp,
+  createDirectoryOp,
+  movePathOp,
+  deletePathOp,
+]);
+
+const BY_NAME = new Map(OPERATIONS.map((op) => [op.name, op]));
+
+/** The operations available in a mode: write operations only when writing is enabled. */
+export function availableOperations(writable: boolean): OperationDefinition[] {
+  return OPERATIONS.filter((op) => writable || !op.needsWrite);
+}
+
+/** Looks an operation up by exact (case-sensitive) name. */
+export function getOperation(name: string): OperationDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+/** JSON Schemas (2020-12) of one operation, derived from its zod schemas once and cached. */
+export interface OperationJsonSchemas {
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+}
+
+const JSON_SCHEMAS = new Map<string, OperationJsonSchemas>();
+
+/** The JSON Schemas of an operation (computed on first use, then reused). */
+export function jsonSchemas(op: OperationDefinition): OperationJsonSchemas {
+  let s = JSON_SCHEMAS.get(op.name);
+  if (!s) {
+    s = {
+      input: z.toJSONSchema(op.inputSchema, { target: "draft-2020-12", io: "input" }) as Record<
+        string,
+        unknown
+      >,
+      output: z.toJSONSchema(op.outputSchema, { target: "draft-2020-12", io: "output" }) as Record<
+        string,
+        unknown
+      >,
+    };
+    JSON_SCHEMAS.set(op.name, s);
+  }
+  return s;
+}
+
+function argumentPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const p of path) {
+    out += typeof p === "number" ? `[${p}]` : out === "" ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+/** Validates raw arguments against an operation's input schema; failures are INVALID_ARGUMENT. */
+export function parseInput(op: OperationDefinition, raw: unknown): unknown {
+  const parsed = op.inputSchema.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const argument = argumentPath(issue.path) || undefined;
+  let message = issue.message;
+  if (issue.code === "unrecognized_keys") message = `unknown argument(s): ${issue.keys.join(", ")}`;
+  throw new WorkspaceError(
+    "INVALID_ARGUMENT",
+    argument ? `${argument}: ${message}` : message,
+    {
+      argument,
+      details: {
+        issues: parsed.error.issues.map((i) => ({
+          path: argumentPath(i.path),
+          message: i.message,
+        })),
+      },
+    },
+  );
+}
+
+/**
+ * Runs an operation by name: checks it exists and is enabled, validates the input,
+ * runs it. Throws WorkspaceError; the result is what MCP returns as structuredContent.
+ */
+export async function runOperation(
+  ctx: OperationContext,
+  name: string,
+  rawInput: unknown,
+): Promise<Record<string, unknown>> {
+  const op = getOperation(name);
+  if (!op) {
+    throw new WorkspaceError("UNKNOWN_OPERATION", `no operation named ${JSON.stringify(name)}`, {
+      details: { available: availableOperations(ctx.workspace.writable).map((o) => o.name) },
+    });
+  }
+  if (op.needsWrite && !ctx.workspace.writable) {
+    ctx.workspace.assertWritable(op.name);
+  }
+  const input = parseInput(op, rawInput);
+  if (ctx.signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
+  return (await op.run(ctx, input)) as Record<string, unknown>;
+}

@@ -1,0 +1,184 @@
+/** edit_file: exact, unambiguous text replacements with a unified diff; line endings kept. */
+import { createTwoFilesPatch } from "diff";
+import type { Workspace } from "./workspace.ts";
+import { WorkspaceError } from "./errors.ts";
+import { openCheckedFile } from "./path_policy.ts";
+import { countLines, decodeUtf8Strict, looksBinary, sha256Hex } from "./text.ts";
+import { atomicReplace } from "./write.ts";
+
+/** One replacement. */
+export interface Edit {
+  oldText: string;
+  newText: string;
+  replaceAll?: boolean;
+}
+
+/** Arguments of editFile. */
+export interface EditFileArgs {
+  path: string;
+  edits: Edit[];
+  dryRun?: boolean;
+  expectedSha256?: string;
+}
+
+/** Result of editFile. */
+export interface EditFileResult {
+  path: string;
+  dryRun: boolean;
+  changed: boolean;
+  replacements: number;
+  lineEnding: "lf" | "crlf";
+  diff: string;
+  sha256Before: string;
+  sha256After: string;
+}
+
+/** Most candidate line numbers reported in a NO_MATCH or AMBIGUOUS_MATCH error. */
+const MAX_CANDIDATES = 20;
+
+function occurrences(haystack: string, needle: string): number[] {
+  const out: number[] = [];
+  let i = haystack.indexOf(needle);
+  while (i !== -1) {
+    out.push(i);
+    i = haystack.indexOf(needle, i + needle.length);
+  }
+  return out;
+}
+
+function lineAt(text: string, offset: number): number {
+  return countLines(text.slice(0, offset + 1)) || 1;
+}
+
+/** Lines whose trimmed text equals the trimmed first non-blank line of the search text. */
+function similarLines(text: string, oldText: string): number[] {
+  const first = oldText.split("\n").map((l) => l.trim()).find((l) => l.length > 0);
+  if (!first) return [];
+  const out: number[] = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length && out.length < MAX_CANDIDATES; i++) {
+    if (lines[i].trim() === first || lines[i].includes(first)) out.push(i + 1);
+  }
+  return out;
+}
+
+/** Applies edits in order; each oldText must occur exactly once unless replaceAll; all or nothing. */
+export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditFileResult> {
+  ws.assertWritable("edit_file");
+  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  const h = await openCheckedFile(r, "path");
+  let bytes: Uint8Array;
+  try {
+    const st = await h.stat();
+    if (st.size > ws.limits.maxWriteBytes) {
+      throw new WorkspaceError(
+        "TOO_LARGE",
+        `${r.rel} is ${st.size} bytes, over the edit limit of ${ws.limits.maxWriteBytes}`,
+        {
+          argument: "path",
+          details: { size: st.size, limit: ws.limits.maxWriteBytes },
+        },
+      );
+    }
+    bytes = await h.readFile();
+  } finally {
+    await h.close();
+  }
+  const info = r.info!;
+  if (!args.dryRun && info.nlink !== null && info.nlink > 1) {
+    throw new WorkspaceError(
+      "HARD_LINKED",
+      `path ${r.rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
+      { argument: "path", details: { nlink: info.nlink } },
+    );
+  }
+  const original = looksBinary(bytes) ? null : decodeUtf8Strict(bytes);
+  if (original === null) {
+    throw new WorkspaceError("BINARY_FILE", `${r.rel} is not UTF-8 text and cannot be edited`, {
+      argument: "path",
+    });
+  }
+  const sha256Before = sha256Hex(bytes);
+  if (args.expectedSha256 !== undefined && args.expectedSha256.toLowerCase() !== sha256Before) {
+    throw new WorkspaceError(
+      "CONFLICT",
+      `${r.rel} has changed: its sha256 is ${sha256Before}, not the expected ${args.expectedSha256}`,
+      {
+        argument: "expectedSha256",
+        details: { expected: args.expectedSha256, actual: sha256Before },
+      },
+    );
+  }
+  const crlf = original.includes("\r\n") && !/(^|[^\r])\n/.test(original);
+  const norm = (s: string) => (crlf ? s.replaceAll("\r\n", "\n") : s);
+  const before = norm(original);
+  let text = before;
+  let replacements = 0;
+  args.edits.forEach((edit, i) => {
+    const oldText = norm(edit.oldText);
+    const newText = norm(edit.newText);
+    if (oldText.length === 0) {
+      throw new WorkspaceError("INVALID_ARGUMENT", `edits[${i}].oldText is empty`, {
+        argument: `edits[${i}].oldText`,
+      });
+    }
+    const at = occurrences(text, oldText);
+    if (at.length === 0) {
+      const candidates = similarLines(text, oldText);
+      throw new WorkspaceError(
+        "NO_MATCH",
+        `edits[${i}].oldText was not found in ${r.rel}` +
+          (candidates.length ? `; lines that look similar: ${candidates.join(", ")}` : "") +
+          (i > 0 ? ` (after applying edits 0..${i - 1})` : ""),
+        { argument: `edits[${i}].oldText`, details: { editIndex: i, candidates } },
+      );
+    }
+    if (at.length > 1 && !edit.replaceAll) {
+      const candidates = at.slice(0, MAX_CANDIDATES).map((o) => lineAt(text, o));
+      throw new WorkspaceError(
+        "AMBIGUOUS_MATCH",
+        `edits[${i}].oldText occurs ${at.length} times in ${r.rel} (lines ${
+          candidates.join(", ")
+        }); ` +
+          "add surrounding text to make it unique, or pass replaceAll: true",
+        {
+          argument: `edits[${i}].oldText`,
+          details: { editIndex: i, occurrences: at.length, candidates },
+        },
+      );
+    }
+    text = edit.replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText +
+      text.slice(at[0] + oldText.length);
+    replacements += edit.replaceAll ? at.length : 1;
+  });
+  // Keep the final newline as it was.
+  if (before.endsWith("\n") && !text.endsWith("\n") && text.length > 0) text += "\n";
+  if (!before.endsWith("\n") && text.endsWith("\n")) text = text.slice(0, -1);
+  const after = crlf ? text.replaceAll("\n", "\r\n") : text;
+  const afterBytes = new TextEncoder().encode(after);
+  if (afterBytes.length > ws.limits.maxWriteBytes) {
+    throw new WorkspaceError(
+      "TOO_LARGE",
+      `the edited file would be ${afterBytes.length} bytes, over the limit`,
+      {
+        argument: "edits",
+        details: { size: afterBytes.length, limit: ws.limits.maxWriteBytes },
+      },
+    );
+  }
+  const changed = after !== original;
+  const dryRun = args.dryRun === true;
+  if (changed && !dryRun) await atomicReplace(r, afterBytes, { existing: info, argument: "path" });
+  return {
+    path: r.rel,
+    dryRun,
+    changed,
+    replacements,
+    lineEnding: crlf ? "crlf" : "lf",
+    diff: changed
+      ? createTwoFilesPatch(r.rel, r.rel, before, text, undefined, undefined, { context: 3 })
+      : "",
+    sha256Before,
+    sha256After: changed ? sha256Hex(afterBytes) : sha256Before,
+  };
+}

@@ -1,0 +1,369 @@
+/**
+ * Workspace containment: the one place where a caller-supplied path becomes a real
+ * location. Every path argument of every operation goes through `resolve`.
+ *
+ * The walk resolves one component at a time from the workspace's real root,
+ * following symbolic links by hand (bounded), so a non-existent tail, `..` after a
+ * link, and links that leave the workspace are all decided on real locations, never
+ * on the spelling of the input. Opens then verify (dev, ino) against what was checked.
+ */
+import fsp, { type FileHandle } from "node:fs/promises";
+import { constants as FS } from "node:fs";
+import { WorkspaceError } from "./errors.ts";
+
+/** Most symbolic links one resolution follows (Linux's own limit is 40). */
+export const MAX_SYMLINK_HOPS = 40;
+
+/** A caller path resolved to a real location inside the workspace. */
+export interface Resolved {
+  /** Workspace-relative path with forward slashes; "." is the root. */
+  rel: string;
+  /** Absolute real path on disk. */
+  abs: string;
+  /** lstat of the final location; null when it does not exist. */
+  info: Deno.FileInfo | null;
+  /** Whether the parent directory exists (always true for the root). */
+  parentExists: boolean;
+  /** Absolute real path of the parent directory ("" for the root). */
+  parentAbs: string;
+  /** The last component's name on disk ("" for the root). */
+  name: string;
+}
+
+/** How a path is resolved. */
+export interface ResolveOptions {
+  /** The argument name reported in errors ("path", "source", ...). */
+  argument: string;
+  /** Follow a symbolic link in the last component (read, write) or act on the link itself (stat, move, delete). */
+  followLeaf: boolean;
+}
+
+/** Splits a path on "/" dropping empty parts. */
+function parts(p: string): string[] {
+  return p.split("/").filter((c) => c !== "");
+}
+
+function startsWithParts(full: string[], prefix: string[]): boolean {
+  if (prefix.length > full.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (full[i] !== prefix[i]) return false;
+  return true;
+}
+
+function joinAbs(root: string, stack: readonly string[]): string {
+  if (stack.length === 0) return root;
+  return (root === "/" ? "" : root) + "/" + stack.join("/");
+}
+
+async function lstatOrNull(abs: string): Promise<Deno.FileInfo | null> {
+  try {
+    return await Deno.lstat(abs);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return null;
+    throw err;
+  }
+}
+
+/** The containment policy of one workspace root. */
+export class PathPolicy {
+  /** Absolute real path of the root (symlinks resolved). */
+  readonly rootReal: string;
+  /** Absolute path of the root as configured (may differ, e.g. through a symlinked /tmp). */
+  readonly rootGiven: string;
+  readonly #rootRealParts: string[];
+  readonly #rootGivenParts: string[];
+
+  private constructor(rootGiven: string, rootReal: string) {
+    this.rootGiven = rootGiven;
+    this.rootReal = rootReal;
+    this.#rootRealParts = parts(rootReal);
+    this.#rootGivenParts = parts(rootGiven);
+  }
+
+  /** Opens the policy for a root directory, which must exist and be a directory. */
+  static async open(root: string): Promise<PathPolicy> {
+    if (root.includes("\0")) {
+      throw new WorkspaceError("INVALID_ARGUMENT", "the workspace root contains a NUL byte", {
+        argument: "root",
+      });
+    }
+    const given = root.startsWith("/") ? root : joinAbs(Deno.cwd(), parts(root));
+    let real: string;
+    try {
+      real = await Deno.realPath(given);
+    } catch (err) {
+      throw new WorkspaceError("NOT_FOUND", `workspace root ${root} cannot be opened`, {
+        argument: "root",
+        cause: err,
+      });
+    }
+    const info = await Deno.stat(real);
+    if (!info.isDirectory) {
+      throw new WorkspaceError("NOT_A_DIRECTORY", `workspace root ${root} is not a directory`, {
+        argument: "root",
+      });
+    }
+    return new PathPolicy(normalizeAbs(given), real);
+  }
+
+  /** Workspace-relative path of an absolute real path known to be inside. */
+  relOf(abs: string): string {
+    const p = parts(abs);
+    if (!startsWithParts(p, this.#rootRealParts)) {
+      throw new WorkspaceError("OUTSIDE_WORKSPACE", "the path is outside the workspace");
+    }
+    const rest = p.slice(this.#rootRealParts.length);
+    return rest.length === 0 ? "." : rest.join("/");
+  }
+
+  /** Absolute real path of a workspace-relative path that was produced by this policy. */
+  absOf(rel: string): string {
+    return rel === "." ? this.rootReal : joinAbs(this.rootReal, parts(rel));
+  }
+
+  /** Resolves a caller path to a real location inside the workspace, or throws a typed error. */
+  async resolve(input: unknown, options: ResolveOptions): Promise<Resolved> {
+    const { argument } = options;
+    if (typeof input !== "string") {
+      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} must be a string`, { argument });
+    }
+    if (input.length === 0) {
+      throw new WorkspaceError(
+        "INVALID_ARGUMENT",
+        `${argument} is empty; use "." for the workspace root`,
+        { argument },
+      );
+    }
+    if (input.includes("\0")) {
+      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} contains a NUL byte`, {
+        argument,
+      });
+    }
+    const outside = (why: string) =>
+      new WorkspaceError("OUTSIDE_WORKSPACE", `${argument} ${JSON.stringify(input)} ${why}`, {
+        argument,
+      });
+
+    let queue: string[];
+    if (input.startsWith("/")) {
+      const p = parts(input);
+      if (startsWithParts(p, this.#rootRealParts)) {
+        queue = p.slice(this.#rootRealParts.length);
+      } else if (startsWithParts(p, this.#rootGivenParts)) {
+        queue = p.slice(this.#rootGivenParts.length);
+      } else {
+        throw outside("is an absolute path outside the workspace");
+      }
+    } else {
+      queue = input.split("/");
+    }
+    // A trailing slash asks for a directory and, as in POSIX, follows a final link.
+    const followLeaf = options.followLeaf || input.endsWith("/");
+
+    const stack: string[] = [];
+    let missingFrom: number | null = null;
+    let hops = 0;
+    while (queue.length > 0) {
+      const c = queue.shift()!;
+      if (c === "" || c === ".") continue;
+      if (c === "..") {
+        if (stack.length === 0) throw outside("escapes the workspace");
+        stack.pop();
+        if (missingFrom !== null && stack.length <= missingFrom) missingFrom = null;
+        continue;
+      }
+      if (missingFrom !== null) {
+        stack.push(c);
+        continue;
+      }
+      const isLast = queue.every((x) => x === "" || x === ".");
+      let name = c;
+      let info = await this.#lstatComponent(joinAbs(this.rootReal, stack), name, argument);
+      if (info === null) {
+        const alt = await this.#unicodeAlternative(stack, name, argument);
+        if (alt !== null) {
+          name = alt;
+          info = await lstatOrNull(joinAbs(this.rootReal, [...stack, name]));
+        }
+      }
+      if (info === null) {
+        missingFrom = stack.length;
+        stack.push(name);
+        continue;
+      }
+      if (info.isSymlink && (!isLast || followLeaf)) {
+        if (++hops > MAX_SYMLINK_HOPS) {
+          throw new WorkspaceError(
+            "SYMLINK_LOOP",
+            `${argument} ${JSON.stringify(input)} has too many levels of symbolic links`,
+            { argument },
+          );
+        }
+        const target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+        if (target.startsWith("/")) {
+          const t = parts(target);
+          if (startsWithParts(t, this.#rootRealParts)) {
+            stack.length = 0;
+            queue = [...t.slice(this.#rootRealParts.length), ...queue];
+          } else if (startsWithParts(t, this.#rootGivenParts)) {
+            stack.length = 0;
+            queue = [...t.slice(this.#rootGivenParts.length), ...queue];
+          } else {
+            throw outside(
+              `goes through a symbolic link (${name}) that points outside the workspace`,
+            );
+          }
+        } else {
+          queue = [...target.split("/"), ...queue];
+        }
+        continue;
+      }
+      if (!isLast && !info.isDirectory) {
+        throw new WorkspaceError(
+          "NOT_A_DIRECTORY",
+          `${argument} ${JSON.stringify(input)}: ${[...stack, name].join("/")} is not a directory`,
+          { argument },
+        );
+      }
+      stack.push(name);
+    }
+
+    const abs = joinAbs(this.rootReal, stack);
+    const exists = missingFrom === null;
+    const info = exists ? await lstatOrNull(abs) : null;
+    return {
+      rel: stack.length === 0 ? "." : stack.join("/"),
+      abs,
+      info,
+      parentExists: missingFrom === null || missingFrom >= stack.length - 1,
+      parentAbs: stack.length === 0 ? "" : joinAbs(this.rootReal, stack.slice(0, -1)),
+      name: stack.length === 0 ? "" : stack[stack.length - 1],
+    };
+  }
+
+  async #lstatComponent(dir: string, name: string, argument: string) {
+    try {
+      return await Deno.lstat((dir === "/" ? "" : dir) + "/" + name);
+    } catch (err) {
+      if (err instanceof Deno.errors.NotFound) return null;
+      if (err instanceof Deno.errors.NotADirectory) {
+        throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
+          argument,
+        });
+      }
+      throw err;
+    }
+  }
+
+  /** Finds the one on-disk entry that is canonically equivalent (NFC) to a missing name. */
+  async #unicodeAlternative(
+    stack: string[],
+    name: string,
+    argument: string,
+  ): Promise<string | null> {
+    // deno-lint-ignore no-control-regex
+    if (/^[\x00-\x7f]*$/.test(name)) return null;
+    const want = name.normalize("NFC");
+    const found: string[] = [];
+    try {
+      for await (const e of Deno.readDir(joinAbs(this.rootReal, stack))) {
+        if (e.name !== name && e.name.normalize("NFC") === want) found.push(e.name);
+      }
+    } catch {
+      return null;
+    }
+    if (found.length > 1) {
+      throw new WorkspaceError(
+        "AMBIGUOUS_PATH",
+        `${argument}: ${JSON.stringify(name)} matches ${found.length} canonically equivalent names`,
+        { argument, details: { candidates: found.sort() } },
+      );
+    }
+    return found[0] ?? null;
+  }
+}
+
+function normalizeAbs(p: string): string {
+  const out: string[] = [];
+  for (const c of parts(p)) {
+    if (c === ".") continue;
+    if (c === "..") out.pop();
+    else out.push(c);
+  }
+  return "/" + out.join("/");
+}
+
+/** Throws unless a resolved location exists; returns its lstat. */
+export function requireExisting(r: Resolved, argument: string): Deno.FileInfo {
+  if (r.info === null) {
+    throw new WorkspaceError("NOT_FOUND", `${argument} ${r.rel} does not exist`, { argument });
+  }
+  return r.info;
+}
+
+/** Throws SPECIAL_FILE for FIFOs, sockets and devices. */
+export function refuseSpecial(info: Deno.FileInfo, rel: string, argument: string): void {
+  if (info.isFifo || info.isSocket || info.isCharDevice || info.isBlockDevice) {
+    throw new WorkspaceError(
+      "SPECIAL_FILE",
+      `${argument} ${rel} is a special file (FIFO, socket or device) and is refused`,
+      { argument },
+    );
+  }
+}
+
+/** Throws CHANGED_DURING_OPERATION unless two stats name the same inode. */
+export function assertSameIdentity(
+  checked: { dev: number; ino: number | null },
+  opened: { dev: number; ino: number | null },
+  rel: string,
+  argument: string,
+): void {
+  if (checked.dev !== opened.dev || checked.ino !== opened.ino) {
+    throw new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `${argument} ${rel} changed between the check and the open; nothing was done`,
+      { argument },
+    );
+  }
+}
+
+/**
+ * Opens an existing regular file for reading without following a final link and
+ * without blocking on special files, then verifies it is the inode that was checked.
+ */
+export async function openCheckedFile(r: Resolved, argument: string): Promise<FileHandle> {
+  const info = requireExisting(r, argument);
+  if (info.isDirectory) {
+    throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${r.rel} is a directory`, {
+      argument,
+    });
+  }
+  refuseSpecial(info, r.rel, argument);
+  let handle: FileHandle;
+  try {
+    handle = await fsp.open(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+  } catch (err) {
+    if ((err as { code?: string }).code === "ELOOP") {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
+        { argument },
+      );
+    }
+    throw err;
+  }
+  try {
+    const st = await handle.stat();
+    assertSameIdentity(
+      { dev: info.dev, ino: info.ino },
+      { dev: st.dev, ino: st.ino },
+      r.rel,
+      argument,
+    );
+    if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}

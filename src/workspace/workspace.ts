@@ -1,0 +1,58 @@
+/** An opened workspace: its containment policy, limits and mode. */
+import { PathPolicy } from "./path_policy.ts";
+import { type Limits, resolveLimits } from "./limits.ts";
+import { WorkspaceError } from "./errors.ts";
+
+/** How to open a workspace. */
+export interface WorkspaceOptions {
+  /** Root directory (absolute, or relative to the process's cwd). */
+  root: string;
+  /** Whether write operations are enabled. Default false. */
+  writable?: boolean;
+  /** Overrides of the default limits. */
+  limits?: Partial<Limits>;
+}
+
+/** One workspace directory, opened. Immutable after open. */
+export class Workspace {
+  /** The containment policy: every path argument goes through it. */
+  readonly policy: PathPolicy;
+  /** The enforced bounds. */
+  readonly limits: Readonly<Limits>;
+  /** Whether write operations are enabled. */
+  readonly writable: boolean;
+
+  private constructor(policy: PathPolicy, limits: Limits, writable: boolean) {
+    this.policy = policy;
+    this.limits = Object.freeze(limits);
+    this.writable = writable;
+  }
+
+  /** Opens a workspace; the root must be an existing directory. */
+  static async open(options: WorkspaceOptions): Promise<Workspace> {
+    let limits: Limits;
+    try {
+      limits = resolveLimits(options.limits);
+    } catch (err) {
+      throw new WorkspaceError("INVALID_ARGUMENT", (err as Error).message, { argument: "limits" });
+    }
+    const policy = await PathPolicy.open(options.root);
+    return new Workspace(policy, limits, options.writable === true);
+  }
+
+  /** The root directory's name (its last path component). */
+  get rootName(): string {
+    const p = this.policy.rootReal.split("/").filter(Boolean);
+    return p.length ? p[p.length - 1] : "/";
+  }
+
+  /** Throws READ_ONLY unless writing is enabled. */
+  assertWritable(operation: string): void {
+    if (!this.writable) {
+      throw new WorkspaceError(
+        "READ_ONLY",
+        `${operation} needs writing, which is disabled for this workspace (start with --write)`,
+      );
+    }
+  }
+}
