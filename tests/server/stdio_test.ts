@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+
+const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
+
+async function withClient(
+  root: string,
+  opts: { write?: boolean; mode: "auto" | "legacy" },
+  fn: (c: Client) => Promise<void>,
+) {
+  const args = ["run", `--allow-read=${root}`];
+  if (opts.write) args.push(`--allow-write=${root}`);
+  args.push(SERVER, "--root", root);
+  if (opts.write) args.push("--write");
+  const transport = new StdioClientTransport({ command: Deno.execPath(), args, stderr: "pipe" });
+  const client = new Client({ name: "wmcp-test", version: "0" }, {
+    versionNegotiation: { mode: opts.mode, probe: { timeoutMs: 5000 } },
+  });
+  await client.connect(transport);
+  try {
+    await fn(client);
+  } finally {
+    await client.close();
+  }
+}
+
+for (const mode of ["auto", "legacy"] as const) {
+  Deno.test(`stdio server (${mode} era): lists read tools, reads a file, reports typed errors`, async () => {
+    const root = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${root}/hello.txt`, "hi there\n");
+      await withClient(root, { mode }, async (client) => {
+        assert.equal(client.getProtocolEra(), mode === "auto" ? "modern" : "legacy");
+        const { tools } = await client.listTools();
+        assert.deepEqual(tools.map((t) => t.name), [
+          "workspace_info",
+          "list_directory",
+          "read_file",
+          "read_media",
+          "get_file_info",
+          "find_files",
+          "search_text",
+        ]);
+        const ok = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
+        assert.equal(ok.isError, undefined);
+        assert.equal((ok.structuredContent as { content: string }).content, "hi there\n");
+        const bad = await client.callTool({ name: "read_file", arguments: { path: "../x" } });
+        assert.equal(bad.isError, true);
+        assert.deepEqual(
+          (bad.structuredContent as { error: { code: string } }).error.code,
+          "OUTSIDE_WORKSPACE",
+        );
+      });
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  });
+}
+
+Deno.test("stdio server with --write exposes and runs the write tools", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await withClient(root, { mode: "auto", write: true }, async (client) => {
+      const { tools } = await client.listTools();
+      assert.equal(tools.length, 12);
+      const r = await client.callTool({
+        name: "write_file",
+        arguments: { path: "new.txt", content: "x" },
+      });
+      assert.equal(r.isError, undefined);
+      assert.equal(await Deno.readTextFile(`${root}/new.txt`), "x");
+    });
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
