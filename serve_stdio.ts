@@ -11,7 +11,7 @@ import {
   UsageError,
 } from "./src/config.ts";
 import { Workspace } from "./src/workspace/workspace.ts";
-import { createServer } from "./src/server/factory.ts";
+import { createServerFactory } from "./src/server/factory.ts";
 
 async function main(): Promise<number> {
   try {
@@ -34,7 +34,7 @@ async function main(): Promise<number> {
       { root: workspace.policy.rootReal, write, limits: {} },
       workspace.policy.rootReal,
     );
-    serveStdio(() => createServer(workspace), {
+    serveStdio(createServerFactory({ workspace }), {
       onerror: (err) => console.error(`wmcp: ${err.message}`),
     });
     console.error(

@@ -1,0 +1,220 @@
+/**
+ * Streamable HTTP MCP server on one workspace. Binds createHttpHandler with Deno.serve
+ * and owns the lifecycle: ready line, pid file, graceful shutdown on SIGINT/SIGTERM.
+ * See RUNTIME.md for flags, permissions and exit codes.
+ */
+import { parseArgs } from "node:util";
+import {
+  assertPermissions,
+  invocationDirectory,
+  parseLimitFlags,
+  UsageError,
+} from "./src/config.ts";
+import { Workspace } from "./src/workspace/workspace.ts";
+import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
+import { isLive, readPidFile, removePidFile, writePidFile } from "./src/server/pid_file.ts";
+
+/** Exit codes of serve_http.ts. */
+export const EXIT_HTTP = { ok: 0, usage: 2, portInUse: 3, alreadyRunning: 4 } as const;
+
+const TOKEN_ENV = "WMCP_TOKEN";
+const STATE_KEY_ENV = "WMCP_STATE_KEY";
+
+function log(message: string): void {
+  console.error(`wmcp: ${message}`);
+}
+
+function envIfAllowed(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    return undefined;
+  }
+  return Deno.env.get(name);
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" ||
+    /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: Deno.args,
+      options: {
+        root: { type: "string" },
+        write: { type: "boolean" },
+        host: { type: "string", default: "127.0.0.1" },
+        port: { type: "string", default: "3000" },
+        endpoint: { type: "string", default: "/mcp" },
+        "allowed-origin": { type: "string", multiple: true },
+        "allowed-host": { type: "string", multiple: true },
+        "token-file": { type: "string" },
+        "state-key-file": { type: "string" },
+        "page-size": { type: "string", default: "50" },
+        "pid-file": { type: "string" },
+        "shutdown-timeout": { type: "string", default: "10" },
+        limit: { type: "string", multiple: true },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    log((err as Error).message);
+    return EXIT_HTTP.usage;
+  }
+  let handlerClose: (() => Promise<void>) | undefined;
+  try {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new UsageError(`--port must be 0..65535`);
+    }
+    const pageSize = Number(values["page-size"]);
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+      throw new UsageError("--page-size must be a positive integer");
+    }
+    const shutdownMs = Number(values["shutdown-timeout"]) * 1000;
+    if (!Number.isFinite(shutdownMs) || shutdownMs < 0) {
+      throw new UsageError("--shutdown-timeout must be seconds >= 0");
+    }
+    if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
+    let token = envIfAllowed(TOKEN_ENV);
+    if (values["token-file"] !== undefined) {
+      try {
+        token = (await Deno.readTextFile(values["token-file"])).trim();
+      } catch (err) {
+        throw new UsageError(`cannot read --token-file: ${(err as Error).message}`);
+      }
+    }
+    if (token !== undefined && token.length < 16) {
+      throw new UsageError("the bearer token must be at least 16 characters");
+    }
+    const host = values.host;
+    if (!isLoopback(host) && token === undefined) {
+      throw new UsageError(
+        `refusing to listen on ${host} without authentication: anyone who can reach it could use the workspace. ` +
+          `Set ${TOKEN_ENV} or --token-file, or bind to 127.0.0.1`,
+      );
+    }
+    let stateKey: string | undefined = envIfAllowed(STATE_KEY_ENV);
+    if (values["state-key-file"] !== undefined) {
+      try {
+        stateKey = (await Deno.readTextFile(values["state-key-file"])).trim();
+      } catch (err) {
+        throw new UsageError(`cannot read --state-key-file: ${(err as Error).message}`);
+      }
+    }
+    if (stateKey !== undefined && new TextEncoder().encode(stateKey).length < 32) {
+      throw new UsageError("the requestState key must be at least 32 bytes");
+    }
+    const write = values.write === true;
+    const workspace = await Workspace.open({
+      root: values.root ?? invocationDirectory(),
+      writable: write,
+      limits: parseLimitFlags(values.limit ?? []),
+    });
+    assertPermissions(
+      { root: workspace.policy.rootReal, write, limits: {} },
+      workspace.policy.rootReal,
+    );
+    const pidFile = values["pid-file"];
+    if (pidFile !== undefined) {
+      const existing = await readPidFile(pidFile);
+      if (existing && await isLive(existing)) {
+        log(
+          `a wmcp server (pid ${existing.pid}, ${existing.url}) is already running for pid file ${pidFile}`,
+        );
+        return EXIT_HTTP.alreadyRunning;
+      }
+      if (existing) log(`replacing stale pid file ${pidFile} (pid ${existing.pid} is not serving)`);
+    }
+    const extraHosts = [...(values["allowed-host"] ?? [])];
+    if (!isLoopback(host) && host !== "0.0.0.0" && host !== "::") {
+      extraHosts.push(host.includes(":") ? `[${host}]` : host);
+    }
+    const handler = createHttpHandler({
+      workspace,
+      endpoint: values.endpoint,
+      allowedHosts: extraHosts,
+      allowedOrigins: values["allowed-origin"] ?? [],
+      token,
+      pageSize,
+      requestStateKey: stateKey,
+      onError: (err) => log(`error: ${err.message}`),
+    });
+    handlerClose = handler.close;
+
+    const stop = new AbortController();
+    let server: Deno.HttpServer<Deno.NetAddr>;
+    let url = "";
+    try {
+      server = Deno.serve({
+        hostname: host,
+        port,
+        signal: stop.signal,
+        onListen: () => {},
+      }, handler.fetch);
+    } catch (err) {
+      if (err instanceof Deno.errors.AddrInUse) {
+        log(
+          `port ${port} on ${host} is already in use; choose another with --port (0 picks a free one)`,
+        );
+        return EXIT_HTTP.portInUse;
+      }
+      if (err instanceof Deno.errors.NotCapable) {
+        throw new UsageError(
+          `no permission to listen on ${host}:${port}; run with --allow-net=${host}`,
+        );
+      }
+      throw err;
+    }
+    const addr = server.addr;
+    const shownHost = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
+    url = `http://${shownHost}:${addr.port}${values.endpoint}`;
+    if (pidFile !== undefined) {
+      await writePidFile(pidFile, { pid: Deno.pid, url, startedAt: new Date().toISOString() });
+    }
+    await Deno.stdout.write(
+      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
+    );
+    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
+
+    let stopping = false;
+    const shutdown = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log(`${signal}: stopping; in-flight requests get ${shutdownMs / 1000}s`);
+      const graceful = server.shutdown();
+      handler.closeIdleStreams();
+      const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), shutdownMs));
+      if (await Promise.race([graceful.then(() => "done" as const), timer]) === "timeout") {
+        log("shutdown timeout: cancelling the remaining requests");
+        await handler.close();
+        try {
+          stop.abort();
+        } catch {
+          // already closed
+        }
+        await Promise.race([server.finished, new Promise((r) => setTimeout(r, 2000))]);
+      } else {
+        await handler.close();
+      }
+      if (pidFile !== undefined) await removePidFile(pidFile, Deno.pid);
+      Deno.exit(EXIT_HTTP.ok);
+    };
+    for (const sig of ["SIGINT", "SIGTERM"] as const) {
+      Deno.addSignalListener(sig, () => void shutdown(sig));
+    }
+    await server.finished;
+    return EXIT_HTTP.ok;
+  } catch (err) {
+    await handlerClose?.();
+    log(err instanceof UsageError ? err.message : `cannot start: ${(err as Error).message}`);
+    return EXIT_HTTP.usage;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await main());
+}
+
+export { LOOPBACK_HOSTS };

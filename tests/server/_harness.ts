@@ -1,0 +1,118 @@
+/** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
+export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;
+export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
+export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+
+/** A running HTTP server child. */
+export interface HttpServerProcess {
+  url: string;
+  pid: number;
+  child: Deno.ChildProcess;
+  stderr: () => string;
+  /** Sends SIGTERM and waits for the exit status. */
+  stop: () => Promise<Deno.CommandStatus>;
+  status: Promise<Deno.CommandStatus>;
+}
+
+/** Permission flags for serving root (read, and write with write: true). */
+export function permissionFlags(root: string, write = false): string[] {
+  const flags = ["--no-prompt", `--allow-read=${root}`];
+  if (write) flags.push(`--allow-write=${root}`);
+  return flags;
+}
+
+/** Starts serve_http.ts on a free port and resolves once it printed its ready line. */
+export async function startHttpServer(
+  root: string,
+  options: {
+    write?: boolean;
+    args?: string[];
+    env?: Record<string, string>;
+    extraFlags?: string[];
+  } = {},
+): Promise<HttpServerProcess> {
+  const args = [
+    "run",
+    ...permissionFlags(root, options.write),
+    "--allow-net=127.0.0.1",
+    "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",
+    ...(options.extraFlags ?? []),
+    SERVE_HTTP,
+    "--root",
+    root,
+    "--port",
+    "0",
+    ...(options.write ? ["--write"] : []),
+    ...(options.args ?? []),
+  ];
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: options.env,
+  }).spawn();
+  let errText = "";
+  const errDone = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of child.stderr) errText += dec.decode(chunk, { stream: true });
+  })();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  const deadline = Date.now() + 30_000;
+  while (!buf.includes("\n")) {
+    const { done, value } = await Promise.race([
+      reader.read(),
+      new Promise<never>((_, rej) =>
+        setTimeout(() => rej(new Error("no ready line in 30 s")), deadline - Date.now())
+      ),
+    ]);
+    if (done) {
+      await errDone;
+      throw new Error(`server exited before ready: ${errText}`);
+    }
+    buf += value;
+  }
+  // Keep draining stdout so the child never blocks on a full pipe.
+  (async () => {
+    try {
+      while (!(await reader.read()).done) { /* drain */ }
+    } catch { /* closed */ }
+  })();
+  const ready = JSON.parse(buf.slice(0, buf.indexOf("\n"))) as {
+    event: string;
+    url: string;
+    pid: number;
+  };
+  if (ready.event !== "ready") throw new Error(`unexpected first line: ${buf}`);
+  const status = child.status.then(async (s) => {
+    await errDone;
+    return s;
+  });
+  return {
+    url: ready.url,
+    pid: ready.pid,
+    child,
+    stderr: () => errText,
+    status,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      return await status;
+    },
+  };
+}
+
+/** Makes a temporary workspace with a few files; returns its path. */
+export async function makeWorkspace(
+  files: Record<string, string> = { "hello.txt": "hi there\n" },
+): Promise<string> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-srv-" }));
+  for (const [name, content] of Object.entries(files)) {
+    const path = `${root}/${name}`;
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await Deno.writeTextFile(path, content);
+  }
+  return root;
+}
