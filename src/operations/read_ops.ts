@@ -20,6 +20,8 @@ const PATH_HELP =
 /** A workspace-relative path argument. */
 export const pathArg = (help = PATH_HELP) => z.string().min(1).describe(help);
 const dirArg = z.string().min(1).default(".").describe(`Directory to start from. ${PATH_HELP}`);
+/** Marks a path argument as mirrored into the Mcp-Param-Path HTTP header (SEP-2243), for gateways. */
+const PATH_HEADER = { "x-mcp-header": "Path" } as const;
 const entryType = z.enum(["file", "directory", "symlink", "other"]);
 const globList = (what: string) => z.array(z.string().min(1)).max(100).describe(what);
 const sha256 = z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits");
@@ -71,7 +73,7 @@ export const listDirectoryOp = defineOperation({
   description:
     "List the entries below a directory, up to `depth` levels (1 = direct children), in a deterministic order (names sorted, parents before children). Each entry has its workspace-relative path, type (file, directory, symlink, other), size and mtime. Symbolic links are listed, never followed. Results are paged: pass the returned `nextCursor` as `cursor` to get the next page. Hidden names (starting with '.') are left out unless includeHidden is true.",
   inputSchema: z.strictObject({
-    path: dirArg,
+    path: dirArg.meta(PATH_HEADER),
     depth: z.int().min(1).max(10).default(1).describe("How many levels to descend (1..10)."),
     includeHidden: z.boolean().default(false).describe("Include names starting with '.'."),
     limit: bound("Entries per page (default and maximum: the workspace's maxListEntries).")
@@ -103,7 +105,7 @@ export const readFileOp = defineOperation({
   description:
     "Read a UTF-8 text file, whole or a line range (startLine/endLine, 1-based, inclusive). Returns the text with totalLines, size, the sha256 of the whole file (pass it as expectedSha256 to write_file or edit_file to avoid overwriting concurrent changes), and truncated=true with nextStartLine when the maxBytes cap cut the range. A binary or non-UTF-8 file is an error: use read_media for those.",
   inputSchema: z.strictObject({
-    path: pathArg(),
+    path: pathArg().meta(PATH_HEADER),
     startLine: z.int().min(1).optional().describe("First line to return (1-based)."),
     endLine: z.int().min(1).optional().describe("Last line to return (inclusive)."),
     maxBytes: bound(
@@ -156,7 +158,7 @@ export const getFileInfoOp = defineOperation({
   title: "File information",
   description:
     "Stat one path without following a final symbolic link: type, size, modification/access/birth/change times, permission mode (octal), hard-link count, and whether it is a symlink. For a symlink, `symlink.status` says whether its target is inside the workspace (then `target` is the target's workspace-relative path), outside (target not shown), dangling or a loop.",
-  inputSchema: z.strictObject({ path: pathArg() }),
+  inputSchema: z.strictObject({ path: pathArg().meta(PATH_HEADER) }),
   outputSchema: z.object({
     path: z.string(),
     type: entryType,

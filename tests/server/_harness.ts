@@ -116,3 +116,59 @@ export async function makeWorkspace(
   }
   return root;
 }
+
+/** Tools whose `path` argument is mirrored into Mcp-Param-Path. */
+export const PATH_HEADER_TOOLS = new Set(["read_file", "get_file_info", "list_directory"]);
+
+/** Protocol revision of the modern era. */
+export const MODERN = "2026-07-28";
+
+/** The per-request _meta envelope of a modern request. */
+export function envelope(capabilities: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": { name: "raw-test", version: "0" },
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
+  };
+}
+
+/** Parses a JSON or SSE response body into the JSON-RPC messages it carries. */
+export async function messagesOf(res: Response): Promise<Record<string, unknown>[]> {
+  const text = await res.text();
+  if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+  }
+  return text.trim() === "" ? [] : [JSON.parse(text)];
+}
+
+/** Sends one raw modern request (headers mirror the body) and returns status and messages. */
+export async function modernRequest(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: { id?: number | string; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
+): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[] }> {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": MODERN,
+    "mcp-method": method,
+  };
+  if (method === "tools/call") {
+    headers["mcp-name"] = String(params.name);
+    // Mirror the tool-defined header (x-mcp-header "Path") like a conforming client does.
+    const path = (params.arguments as { path?: unknown } | undefined)?.path;
+    if (PATH_HEADER_TOOLS.has(String(params.name)) && typeof path === "string") headers["mcp-param-path"] = path;
+  }
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { ...headers, ...(options.headers ?? {}) },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: options.id ?? 1,
+      method,
+      params: { ...params, _meta: { ...envelope(options.capabilities), ...(params._meta as object ?? {}) } },
+    }),
+  });
+  return { status: res.status, headers: res.headers, messages: await messagesOf(res) };
+}

@@ -1,0 +1,223 @@
+/** Every HTTP guard, per request, over real sockets; concurrency; paging. */
+import assert from "node:assert/strict";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { makeWorkspace, modernRequest, startHttpServer } from "./_harness.ts";
+
+/** Sends raw HTTP/1.1 requests one after another on ONE TCP connection. */
+async function onOneConnection(port: number, requests: string[]): Promise<number[]> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const statuses: number[] = [];
+  const reader = conn.readable.getReader();
+  const writer = conn.writable.getWriter();
+  let buf = "";
+  try {
+    for (const r of requests) {
+      await writer.write(new TextEncoder().encode(r));
+      // Read one response: headers, then content-length bytes.
+      while (true) {
+        const headEnd = buf.indexOf("\r\n\r\n");
+        if (headEnd !== -1) {
+          const head = buf.slice(0, headEnd);
+          const len = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? "0");
+          if (buf.length >= headEnd + 4 + len) {
+            statuses.push(Number(head.split(" ")[1]));
+            buf = buf.slice(headEnd + 4 + len);
+            break;
+          }
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("connection closed early");
+        buf += new TextDecoder().decode(value);
+      }
+    }
+  } finally {
+    reader.releaseLock();
+    writer.releaseLock();
+    conn.close();
+  }
+  return statuses;
+}
+
+function healthz(port: number, origin?: string): string {
+  return `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: keep-alive\r\n` +
+    (origin ? `Origin: ${origin}\r\n` : "") + "\r\n";
+}
+
+Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol headers", async (t) => {
+  const root = await makeWorkspace({ "a.txt": "alpha\n", "b.txt": "beta\n" });
+  const server = await startHttpServer(root, { args: ["--allowed-origin", "https://app.example.com"] });
+  const port = Number(new URL(server.url).port);
+  const base = server.url.replace(/\/mcp$/, "");
+  try {
+    await t.step("Origin is decided per request on a keep-alive connection", async () => {
+      const statuses = await onOneConnection(port, [
+        healthz(port, "http://localhost:5173"),
+        healthz(port, "http://evil.example"),
+        healthz(port),
+        healthz(port, "null"),
+        healthz(port, "https://app.example.com"),
+      ]);
+      assert.deepEqual(statuses, [200, 403, 200, 403, 200]);
+    });
+    await t.step("Host allow-list: loopback names with any port pass, others get 403 with a JSON-RPC body", async () => {
+      for (const host of ["localhost:1", "127.0.0.1:65000", "[::1]:8080"]) {
+        const [s] = await onOneConnection(port, [`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`]);
+        assert.equal(s, 200, host);
+      }
+      const [s] = await onOneConnection(port, [`GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n`]);
+      assert.equal(s, 403);
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(new TextEncoder().encode(
+        'POST /mcp HTTP/1.1\r\nHost: evil.example:3000\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
+      ));
+      const raw = await new Response(conn.readable).text();
+      assert.match(raw, /^HTTP\/1.1 403/);
+      const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
+      assert.equal(body.jsonrpc, "2.0");
+      assert.equal(typeof body.error.code, "number");
+    });
+    await t.step("body-size limit: 413 by Content-Length and by streamed size, before anything else", async () => {
+      const big = "x".repeat(4 * 1024 * 1024 + 10);
+      const r1 = await fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", host: "evil.example" },
+        body: big,
+      });
+      assert.equal(r1.status, 413, "size is checked before Host");
+      await r1.body?.cancel();
+      const stream = new ReadableStream({
+        start(c) {
+          for (let i = 0; i < 5; i++) c.enqueue(new TextEncoder().encode("y".repeat(1024 * 1024)));
+          c.close();
+        },
+      });
+      const r2 = await fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: stream });
+      assert.equal(r2.status, 413);
+      await r2.body?.cancel();
+    });
+    await t.step("routes: /healthz, unknown path 404, unknown legacy session 404", async () => {
+      const h = await fetch(`${base}/healthz`);
+      assert.deepEqual(await h.json(), { status: "ok", pid: server.pid });
+      const nf = await fetch(`${base}/nope`);
+      assert.equal(nf.status, 404);
+      await nf.body?.cancel();
+      const ns = await fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "nope" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+      });
+      assert.equal(ns.status, 404);
+      await ns.body?.cancel();
+    });
+    await t.step("protocol headers: mismatch is 400/-32020, removed method is 404/-32601", async () => {
+      const mismatch = await modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: "a.txt" } }, {
+        headers: { "mcp-param-path": "b.txt" },
+      });
+      assert.equal(mismatch.status, 400);
+      assert.equal((mismatch.messages[0].error as { code: number }).code, -32020);
+      const wrongMethod = await modernRequest(server.url, "tools/list", {}, { headers: { "mcp-method": "tools/call" } });
+      assert.equal(wrongMethod.status, 400);
+      assert.equal((wrongMethod.messages[0].error as { code: number }).code, -32020);
+      const ping = await modernRequest(server.url, "ping");
+      assert.equal(ping.status, 404);
+      assert.equal((ping.messages[0].error as { code: number }).code, -32601);
+      const ok = await modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: "a.txt" } }, {
+        headers: { "mcp-param-path": "a.txt" },
+      });
+      assert.equal(ok.status, 200);
+    });
+    await t.step("50 concurrent clients with the same JSON-RPC id each get their own result", async () => {
+      const files = Array.from({ length: 50 }, (_, i) => `c${i}.txt`);
+      await Promise.all(files.map((f, i) => Deno.writeTextFile(`${root}/${f}`, `content ${i}\n`)));
+      const results = await Promise.all(files.map((f) =>
+        modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: f } }, { id: 7 })
+      ));
+      results.forEach((r, i) => {
+        assert.equal(r.status, 200);
+        const msg = r.messages.find((m) => "result" in m)!;
+        assert.equal(msg.id, 7);
+        const sc = (msg.result as { structuredContent: { path: string; content: string } }).structuredContent;
+        assert.deepEqual([sc.path, sc.content], [files[i], `content ${i}\n`]);
+      });
+    });
+    await t.step("tools/list pages: modern cache hints, every page, invalid cursor", async () => {
+      const first = await modernRequest(server.url, "tools/list");
+      const r = first.messages[0].result as Record<string, unknown>;
+      assert.equal(r.resultType, "complete");
+      assert.equal(r.cacheScope, "public");
+      assert.equal(typeof r.ttlMs, "number");
+      assert.equal((r.tools as unknown[]).length, 7, "default page size 50 holds every tool");
+      const bad = await modernRequest(server.url, "tools/list", { cursor: "not-a-cursor" });
+      assert.equal((bad.messages[0].error as { code: number }).code, -32602);
+    });
+  } finally {
+    const status = await server.stop();
+    assert.equal(status.code, 0, server.stderr());
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("HTTP paging with --page-size 3 walks every page, in order, on both eras", async () => {
+  const root = await makeWorkspace();
+  const server = await startHttpServer(root, { args: ["--page-size", "3"] });
+  try {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const r = await modernRequest(server.url, "tools/list", cursor ? { cursor } : {});
+      const result = r.messages[0].result as { tools: { name: string }[]; nextCursor?: string };
+      names.push(...result.tools.map((x) => x.name));
+      cursor = result.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    assert.equal(pages, 3);
+    // The legacy era pages the same way (v1 SDK client, one page per request).
+    const v1 = new V1Client({ name: "pager", version: "0" });
+    await v1.connect(new V1HttpTransport(new URL(server.url)));
+    const legacyNames: string[] = [];
+    let legacyCursor: string | undefined;
+    do {
+      const page = await v1.listTools(legacyCursor ? { cursor: legacyCursor } : {});
+      legacyNames.push(...page.tools.map((x: { name: string }) => x.name));
+      legacyCursor = page.nextCursor;
+    } while (legacyCursor !== undefined);
+    await assert.rejects(v1.listTools({ cursor: "garbage" }), /Invalid cursor/);
+    await v1.close();
+    assert.deepEqual(legacyNames, names);
+    assert.deepEqual(names, [
+      "workspace_info",
+      "list_directory",
+      "read_file",
+      "read_media",
+      "get_file_info",
+      "find_files",
+      "search_text",
+    ]);
+  } finally {
+    await server.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("HTTP authentication: bearer token from the environment, 401 with WWW-Authenticate, private cache scope", async () => {
+  const root = await makeWorkspace();
+  const token = "s3cret-token-0123456789abcdef";
+  const server = await startHttpServer(root, { env: { WMCP_TOKEN: token } });
+  try {
+    const none = await modernRequest(server.url, "tools/list");
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get("www-authenticate") ?? "", /^Bearer/);
+    const wrong = await modernRequest(server.url, "tools/list", {}, { headers: { authorization: "Bearer nope" } });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.headers.get("www-authenticate") ?? "", /invalid_token/);
+    const ok = await modernRequest(server.url, "tools/list", {}, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(ok.status, 200);
+    assert.equal((ok.messages[0].result as { cacheScope: string }).cacheScope, "private");
+    assert.ok(!server.stderr().includes(token), "the token never appears in logs");
+  } finally {
+    await server.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
