@@ -24,6 +24,11 @@ import { runOperation } from "../operations/registry.ts";
 import { sha256Hex } from "../workspace/text.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 
+/** Writes one JSON event line to stderr (never stdout, which belongs to the protocol). */
+export function logEvent(event: Record<string, unknown>): void {
+  console.error(JSON.stringify({ source: "wmcp", ...event }));
+}
+
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
 /** Default tools/list page size. */
@@ -217,14 +222,22 @@ function registerTool(
         }
         input = { ...args, confirm: true };
       }
+      const signal = ctx.mcpReq.signal;
+      let abortedAt: number | undefined;
+      const onAbort = () => (abortedAt = performance.now());
+      signal.addEventListener("abort", onAbort, { once: true });
       try {
-        const result = await runOperation(
-          { workspace, signal: ctx.mcpReq.signal, onProgress },
-          op.name,
-          input,
-        );
+        const result = await runOperation({ workspace, signal, onProgress }, op.name, input);
         return toolSuccess(result);
       } catch (err) {
+        if (abortedAt !== undefined) {
+          // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
+          logEvent({
+            event: "cancelled",
+            tool: op.name,
+            stopMs: Math.round(performance.now() - abortedAt),
+          });
+        }
         if (
           err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED" &&
           state === undefined &&
@@ -261,6 +274,8 @@ function registerTool(
           );
         }
         return toolFailure(err);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
       }
     }) as never,
   );
