@@ -6,8 +6,8 @@
 import { parseArgs } from "node:util";
 import {
   assertPermissions,
-  invocationDirectory,
   parseLimitFlags,
+  resolveFromInvocation,
   UsageError,
 } from "./src/config.ts";
 import { Workspace } from "./src/workspace/workspace.ts";
@@ -77,10 +77,10 @@ async function main(): Promise<number> {
       throw new UsageError("--shutdown-timeout must be seconds >= 0");
     }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
-    let token = envIfAllowed(TOKEN_ENV);
+    let token = envIfAllowed(TOKEN_ENV) || undefined;
     if (values["token-file"] !== undefined) {
       try {
-        token = (await Deno.readTextFile(values["token-file"])).trim();
+        token = (await Deno.readTextFile(resolveFromInvocation(values["token-file"]))).trim();
       } catch (err) {
         throw new UsageError(`cannot read --token-file: ${(err as Error).message}`);
       }
@@ -95,10 +95,11 @@ async function main(): Promise<number> {
           `Set ${TOKEN_ENV} or --token-file, or bind to 127.0.0.1`,
       );
     }
-    let stateKey: string | undefined = envIfAllowed(STATE_KEY_ENV);
+    let stateKey: string | undefined = envIfAllowed(STATE_KEY_ENV) || undefined;
     if (values["state-key-file"] !== undefined) {
       try {
-        stateKey = (await Deno.readTextFile(values["state-key-file"])).trim();
+        stateKey = (await Deno.readTextFile(resolveFromInvocation(values["state-key-file"])))
+          .trim();
       } catch (err) {
         throw new UsageError(`cannot read --state-key-file: ${(err as Error).message}`);
       }
@@ -108,7 +109,7 @@ async function main(): Promise<number> {
     }
     const write = values.write === true;
     const workspace = await Workspace.open({
-      root: values.root ?? invocationDirectory(),
+      root: resolveFromInvocation(values.root ?? "."),
       writable: write,
       limits: parseLimitFlags(values.limit ?? []),
     });
@@ -116,7 +117,9 @@ async function main(): Promise<number> {
       { root: workspace.policy.rootReal, write, limits: {} },
       workspace.policy.rootReal,
     );
-    const pidFile = values["pid-file"];
+    const pidFile = values["pid-file"] === undefined
+      ? undefined
+      : resolveFromInvocation(values["pid-file"]);
     if (pidFile !== undefined) {
       const existing = await readPidFile(pidFile);
       if (existing && await isLive(existing)) {
@@ -143,14 +146,12 @@ async function main(): Promise<number> {
     });
     handlerClose = handler.close;
 
-    const stop = new AbortController();
     let server: Deno.HttpServer<Deno.NetAddr>;
     let url = "";
     try {
       server = Deno.serve({
         hostname: host,
         port,
-        signal: stop.signal,
         onListen: () => {},
       }, handler.fetch);
     } catch (err) {
@@ -179,6 +180,8 @@ async function main(): Promise<number> {
     log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
 
     let stopping = false;
+    let stopped!: () => void;
+    const done = new Promise<void>((r) => (stopped = r));
     const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
@@ -189,22 +192,17 @@ async function main(): Promise<number> {
       if (await Promise.race([graceful.then(() => "done" as const), timer]) === "timeout") {
         log("shutdown timeout: cancelling the remaining requests");
         await handler.close();
-        try {
-          stop.abort();
-        } catch {
-          // already closed
-        }
         await Promise.race([server.finished, new Promise((r) => setTimeout(r, 2000))]);
       } else {
         await handler.close();
       }
       if (pidFile !== undefined) await removePidFile(pidFile, Deno.pid);
-      Deno.exit(EXIT_HTTP.ok);
+      stopped();
     };
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
       Deno.addSignalListener(sig, () => void shutdown(sig));
     }
-    await server.finished;
+    await done;
     return EXIT_HTTP.ok;
   } catch (err) {
     await handlerClose?.();

@@ -59,3 +59,10 @@ export function assertPermissions(config: Config, absRoot: string): void {
     }
   }
 }
+
+/** Resolves a user-given path against the directory the command was run from (not the task's cwd). */
+export function resolveFromInvocation(path: string): string {
+  if (path.startsWith("/")) return path;
+  const base = invocationDirectory();
+  return `${base === "/" ? "" : base}/${path}`;
+}

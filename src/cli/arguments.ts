@@ -1,5 +1,5 @@
 /** Reads one JSON arguments object from exactly one of --arguments, --arguments-file, --arguments-stdin. */
-import { UsageError } from "../config.ts";
+import { resolveFromInvocation, UsageError } from "../config.ts";
 
 /** The three mutually exclusive sources of tool/operation arguments. */
 export interface ArgumentSources {
@@ -31,7 +31,7 @@ export async function readArguments(src: ArgumentSources): Promise<Record<string
   } else if (src["arguments-file"] !== undefined) {
     from = `--arguments-file ${src["arguments-file"]}`;
     try {
-      text = await Deno.readTextFile(src["arguments-file"]);
+      text = await Deno.readTextFile(resolveFromInvocation(src["arguments-file"]));
     } catch (err) {
       throw new UsageError(`cannot read ${from}: ${(err as Error).message}`);
     }

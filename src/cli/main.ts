@@ -4,8 +4,8 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import {
   assertPermissions,
   type Config,
-  invocationDirectory,
   parseLimitFlags,
+  resolveFromInvocation,
   UsageError,
 } from "../config.ts";
 import { Workspace } from "../workspace/workspace.ts";
@@ -17,6 +17,7 @@ import {
   runOperation,
 } from "../operations/registry.ts";
 import { readArguments } from "./arguments.ts";
+import { serveStop } from "./serve_stop.ts";
 import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
 
 /** Exit codes of the `op` commands. */
@@ -28,6 +29,7 @@ Usage:
   cli.ts op list [--write] [--output json|pretty]
   cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
                  [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
+  cli.ts serve stop --pid-file FILE [--timeout SECONDS]
   cli.ts --help | --version
 
 Options:
@@ -52,6 +54,16 @@ const OP_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+/** The root as an absolute path (lexically; the cwd may itself be unreadable). */
+function absoluteRoot(root: string): string {
+  if (root.startsWith("/")) return root;
+  try {
+    return `${Deno.cwd()}/${root}`;
+  } catch {
+    return root;
+  }
+}
+
 /** Runs the CLI with argv (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let format: OutputFormat = "json";
@@ -64,6 +76,14 @@ export async function main(argv: string[]): Promise<number> {
     if (command === "--version") {
       await writeStdout(`${denoConfig.version}\n`);
       return EXIT.ok;
+    }
+    if (command === "serve") {
+      if (rest[0] !== "stop") {
+        throw new UsageError(
+          "serve takes `stop --pid-file FILE`; servers start with the serve tasks",
+        );
+      }
+      return await serveStop(rest.slice(1), writeStdout);
     }
     if (command !== "op") {
       throw new UsageError(`unknown command ${JSON.stringify(command)}; see --help`);
@@ -106,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     const args = await readArguments(values);
     const config: Config = {
-      root: values.root ?? invocationDirectory(),
+      root: resolveFromInvocation(values.root ?? "."),
       write: values.write === true,
       limits: parseLimitFlags(values.limit ?? []),
     };
@@ -119,6 +139,13 @@ export async function main(argv: string[]): Promise<number> {
       });
     } catch (err) {
       const e = toWorkspaceError(err);
+      const cause = e.cause ?? err;
+      if (
+        cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied
+      ) {
+        // The root could not even be resolved: name the permission flag to add.
+        assertPermissions(config, absoluteRoot(config.root));
+      }
       throw new UsageError(`cannot open the workspace: ${e.message}`);
     }
     assertPermissions(config, ws.policy.rootReal);

@@ -25,11 +25,9 @@ export async function readPidFile(path: string): Promise<PidRecord | null> {
   return null;
 }
 
-/** Writes a pid file atomically (temp file, then rename). */
+/** Writes a pid file (one small write; needs write permission on that path only). */
 export async function writePidFile(path: string, record: PidRecord): Promise<void> {
-  const tmp = `${path}.${crypto.randomUUID()}.tmp`;
-  await Deno.writeTextFile(tmp, JSON.stringify(record) + "\n", { mode: 0o600 });
-  await Deno.rename(tmp, path);
+  await Deno.writeTextFile(path, JSON.stringify(record) + "\n", { mode: 0o600 });
 }
 
 /** Removes a pid file if it still names this process. */

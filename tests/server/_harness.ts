@@ -136,7 +136,9 @@ export function envelope(capabilities: Record<string, unknown> = {}): Record<str
 export async function messagesOf(res: Response): Promise<Record<string, unknown>[]> {
   const text = await res.text();
   if ((res.headers.get("content-type") ?? "").includes("text/event-stream")) {
-    return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    return text.split("\n").filter((l) => l.startsWith("data: ")).map((l) =>
+      JSON.parse(l.slice(6))
+    );
   }
   return text.trim() === "" ? [] : [JSON.parse(text)];
 }
@@ -146,7 +148,11 @@ export async function modernRequest(
   url: string,
   method: string,
   params: Record<string, unknown> = {},
-  options: { id?: number | string; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {},
+  options: {
+    id?: number | string;
+    headers?: Record<string, string>;
+    capabilities?: Record<string, unknown>;
+  } = {},
 ): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[] }> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -158,7 +164,9 @@ export async function modernRequest(
     headers["mcp-name"] = String(params.name);
     // Mirror the tool-defined header (x-mcp-header "Path") like a conforming client does.
     const path = (params.arguments as { path?: unknown } | undefined)?.path;
-    if (PATH_HEADER_TOOLS.has(String(params.name)) && typeof path === "string") headers["mcp-param-path"] = path;
+    if (PATH_HEADER_TOOLS.has(String(params.name)) && typeof path === "string") {
+      headers["mcp-param-path"] = path;
+    }
   }
   const res = await fetch(url, {
     method: "POST",
@@ -167,7 +175,10 @@ export async function modernRequest(
       jsonrpc: "2.0",
       id: options.id ?? 1,
       method,
-      params: { ...params, _meta: { ...envelope(options.capabilities), ...(params._meta as object ?? {}) } },
+      params: {
+        ...params,
+        _meta: { ...envelope(options.capabilities), ...(params._meta as object ?? {}) },
+      },
     }),
   });
   return { status: res.status, headers: res.headers, messages: await messagesOf(res) };

@@ -6,11 +6,14 @@ import { permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
 async function bigTree(): Promise<string> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-big-" }));
-  const line = "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\n";
+  const line =
+    "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\n";
   const body = line.repeat(200); // ~17 KB
   for (let d = 0; d < 40; d++) {
     await Deno.mkdir(`${root}/d${d}`);
-    await Promise.all(Array.from({ length: 100 }, (_, f) => Deno.writeTextFile(`${root}/d${d}/f${f}.txt`, body)));
+    await Promise.all(
+      Array.from({ length: 100 }, (_, f) => Deno.writeTextFile(`${root}/d${d}/f${f}.txt`, body)),
+    );
   }
   return root;
 }
@@ -64,7 +67,12 @@ function httpTarget(mode: "auto" | "legacy"): Target {
   };
 }
 
-const TARGETS = [stdioTarget("auto"), stdioTarget("legacy"), httpTarget("auto"), httpTarget("legacy")];
+const TARGETS = [
+  stdioTarget("auto"),
+  stdioTarget("legacy"),
+  httpTarget("auto"),
+  httpTarget("legacy"),
+];
 
 Deno.test("search_text reports progress and stops within 100 ms of cancellation, on every transport", async (t) => {
   const root = await bigTree();
@@ -97,7 +105,10 @@ Deno.test("search_text reports progress and stops within 100 ms of cancellation,
           // The server logs how long the operation took to stop after its signal fired.
           const deadline = Date.now() + 5000;
           let m: RegExpMatchArray | null = null;
-          while (Date.now() < deadline && !(m = stderr().match(/"event":"cancelled","tool":"search_text","stopMs":(\d+)/))) {
+          while (
+            Date.now() < deadline &&
+            !(m = stderr().match(/"event":"cancelled","tool":"search_text","stopMs":(\d+)/))
+          ) {
             await new Promise((r) => setTimeout(r, 50));
           }
           assert.ok(m, `the server never reported the cancellation; stderr:\n${stderr()}`);

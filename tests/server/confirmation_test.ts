@@ -5,7 +5,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { makeWorkspace, modernRequest, permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+import {
+  makeWorkspace,
+  modernRequest,
+  permissionFlags,
+  SERVE_STDIO,
+  startHttpServer,
+} from "./_harness.ts";
 
 type Answer = "accept" | "decline" | "cancel" | "accept-false";
 
@@ -71,7 +77,10 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
                 assert.equal(r.isError, undefined);
               } else {
                 assert.equal(r.isError, true);
-                assert.equal((r.structuredContent as { error: { code: string } }).error.code, "CONFIRMATION_REQUIRED");
+                assert.equal(
+                  (r.structuredContent as { error: { code: string } }).error.code,
+                  "CONFIRMATION_REQUIRED",
+                );
               }
             } finally {
               await client.close();
@@ -91,7 +100,10 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
           assert.equal(err.code, "CONFIRMATION_REQUIRED");
           assert.match(err.message, /confirm: true/);
           assert.ok(await Deno.stat(`${root}/${file}`));
-          const ok = await client.callTool({ name: "delete_path", arguments: { path: file, confirm: true } });
+          const ok = await client.callTool({
+            name: "delete_path",
+            arguments: { path: file, confirm: true },
+          });
           assert.equal(ok.isError, undefined);
           await assert.rejects(Deno.stat(`${root}/${file}`));
         } finally {
@@ -102,7 +114,9 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
     await t.step("v1 client (legacy HTTP session) gets elicitation/create", async () => {
       const file = "v1-victim.txt";
       await Deno.writeTextFile(`${root}/${file}`, "x");
-      const client = new V1Client({ name: "v1", version: "0" }, { capabilities: { elicitation: {} } });
+      const client = new V1Client({ name: "v1", version: "0" }, {
+        capabilities: { elicitation: {} },
+      });
       let asked = 0;
       client.setRequestHandler(ElicitRequestSchema, () => {
         asked++;
@@ -118,51 +132,61 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
         await client.close();
       }
     });
-    await t.step("modern raw: input_required carries a requestState; tampered or foreign state is refused", async () => {
-      const file = "raw-victim.txt";
-      await Deno.writeTextFile(`${root}/${file}`, "x");
-      const caps = { elicitation: { form: {} } };
-      const first = await modernRequest(server.url, "tools/call", { name: "delete_path", arguments: { path: file } }, {
-        capabilities: caps,
-      });
-      const result = first.messages[0].result as {
-        resultType: string;
-        requestState: string;
-        inputRequests: Record<string, { method: string }>;
-      };
-      assert.equal(result.resultType, "input_required");
-      assert.equal(result.inputRequests.confirm.method, "elicitation/create");
-      const accept = { confirm: { action: "accept", content: { confirm: true } } };
-      const tampered = result.requestState.slice(0, -4) + (result.requestState.endsWith("AAAA") ? "BBBB" : "AAAA");
-      const bad = await modernRequest(server.url, "tools/call", {
-        name: "delete_path",
-        arguments: { path: file },
-        inputResponses: accept,
-        requestState: tampered,
-      }, { capabilities: caps });
-      assert.equal((bad.messages[0].error as { code: number }).code, -32602);
-      await Deno.stat(`${root}/${file}`);
-      await Deno.writeTextFile(`${root}/other.txt`, "y");
-      const foreign = await modernRequest(server.url, "tools/call", {
-        name: "delete_path",
-        arguments: { path: "other.txt" },
-        inputResponses: accept,
-        requestState: result.requestState,
-      }, { capabilities: caps });
-      const fr = foreign.messages[0].result as { isError: boolean; structuredContent: { error: { code: string } } };
-      assert.equal(fr.isError, true);
-      assert.equal(fr.structuredContent.error.code, "INVALID_ARGUMENT");
-      await Deno.stat(`${root}/other.txt`);
-      const good = await modernRequest(server.url, "tools/call", {
-        name: "delete_path",
-        arguments: { path: file },
-        inputResponses: accept,
-        requestState: result.requestState,
-      }, { capabilities: caps });
-      const gr = good.messages[0].result as { isError?: boolean };
-      assert.equal(gr.isError, undefined, JSON.stringify(good.messages));
-      await assert.rejects(Deno.stat(`${root}/${file}`));
-    });
+    await t.step(
+      "modern raw: input_required carries a requestState; tampered or foreign state is refused",
+      async () => {
+        const file = "raw-victim.txt";
+        await Deno.writeTextFile(`${root}/${file}`, "x");
+        const caps = { elicitation: { form: {} } };
+        const first = await modernRequest(server.url, "tools/call", {
+          name: "delete_path",
+          arguments: { path: file },
+        }, {
+          capabilities: caps,
+        });
+        const result = first.messages[0].result as {
+          resultType: string;
+          requestState: string;
+          inputRequests: Record<string, { method: string }>;
+        };
+        assert.equal(result.resultType, "input_required");
+        assert.equal(result.inputRequests.confirm.method, "elicitation/create");
+        const accept = { confirm: { action: "accept", content: { confirm: true } } };
+        const tampered = result.requestState.slice(0, -4) +
+          (result.requestState.endsWith("AAAA") ? "BBBB" : "AAAA");
+        const bad = await modernRequest(server.url, "tools/call", {
+          name: "delete_path",
+          arguments: { path: file },
+          inputResponses: accept,
+          requestState: tampered,
+        }, { capabilities: caps });
+        assert.equal((bad.messages[0].error as { code: number }).code, -32602);
+        await Deno.stat(`${root}/${file}`);
+        await Deno.writeTextFile(`${root}/other.txt`, "y");
+        const foreign = await modernRequest(server.url, "tools/call", {
+          name: "delete_path",
+          arguments: { path: "other.txt" },
+          inputResponses: accept,
+          requestState: result.requestState,
+        }, { capabilities: caps });
+        const fr = foreign.messages[0].result as {
+          isError: boolean;
+          structuredContent: { error: { code: string } };
+        };
+        assert.equal(fr.isError, true);
+        assert.equal(fr.structuredContent.error.code, "INVALID_ARGUMENT");
+        await Deno.stat(`${root}/other.txt`);
+        const good = await modernRequest(server.url, "tools/call", {
+          name: "delete_path",
+          arguments: { path: file },
+          inputResponses: accept,
+          requestState: result.requestState,
+        }, { capabilities: caps });
+        const gr = good.messages[0].result as { isError?: boolean };
+        assert.equal(gr.isError, undefined, JSON.stringify(good.messages));
+        await assert.rejects(Deno.stat(`${root}/${file}`));
+      },
+    );
   } finally {
     await server.stop();
     await Deno.remove(root, { recursive: true });

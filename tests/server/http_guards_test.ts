@@ -46,7 +46,9 @@ function healthz(port: number, origin?: string): string {
 
 Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol headers", async (t) => {
   const root = await makeWorkspace({ "a.txt": "alpha\n", "b.txt": "beta\n" });
-  const server = await startHttpServer(root, { args: ["--allowed-origin", "https://app.example.com"] });
+  const server = await startHttpServer(root, {
+    args: ["--allowed-origin", "https://app.example.com"],
+  });
   const port = Number(new URL(server.url).port);
   const base = server.url.replace(/\/mcp$/, "");
   try {
@@ -60,42 +62,58 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
       ]);
       assert.deepEqual(statuses, [200, 403, 200, 403, 200]);
     });
-    await t.step("Host allow-list: loopback names with any port pass, others get 403 with a JSON-RPC body", async () => {
-      for (const host of ["localhost:1", "127.0.0.1:65000", "[::1]:8080"]) {
-        const [s] = await onOneConnection(port, [`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`]);
-        assert.equal(s, 200, host);
-      }
-      const [s] = await onOneConnection(port, [`GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n`]);
-      assert.equal(s, 403);
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      await conn.write(new TextEncoder().encode(
-        'POST /mcp HTTP/1.1\r\nHost: evil.example:3000\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}',
-      ));
-      const raw = await new Response(conn.readable).text();
-      assert.match(raw, /^HTTP\/1.1 403/);
-      const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
-      assert.equal(body.jsonrpc, "2.0");
-      assert.equal(typeof body.error.code, "number");
-    });
-    await t.step("body-size limit: 413 by Content-Length and by streamed size, before anything else", async () => {
-      const big = "x".repeat(4 * 1024 * 1024 + 10);
-      const r1 = await fetch(server.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", host: "evil.example" },
-        body: big,
-      });
-      assert.equal(r1.status, 413, "size is checked before Host");
-      await r1.body?.cancel();
-      const stream = new ReadableStream({
-        start(c) {
-          for (let i = 0; i < 5; i++) c.enqueue(new TextEncoder().encode("y".repeat(1024 * 1024)));
-          c.close();
-        },
-      });
-      const r2 = await fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: stream });
-      assert.equal(r2.status, 413);
-      await r2.body?.cancel();
-    });
+    await t.step(
+      "Host allow-list: loopback names with any port pass, others get 403 with a JSON-RPC body",
+      async () => {
+        for (const host of ["localhost:1", "127.0.0.1:65000", "[::1]:8080"]) {
+          const [s] = await onOneConnection(port, [
+            `GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`,
+          ]);
+          assert.equal(s, 200, host);
+        }
+        const [s] = await onOneConnection(port, [
+          `GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n`,
+        ]);
+        assert.equal(s, 403);
+        const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+        await conn.write(new TextEncoder().encode(
+          "POST /mcp HTTP/1.1\r\nHost: evil.example:3000\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+        ));
+        const raw = await new Response(conn.readable).text();
+        assert.match(raw, /^HTTP\/1.1 403/);
+        const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
+        assert.equal(body.jsonrpc, "2.0");
+        assert.equal(typeof body.error.code, "number");
+      },
+    );
+    await t.step(
+      "body-size limit: 413 by Content-Length and by streamed size, before anything else",
+      async () => {
+        const big = "x".repeat(4 * 1024 * 1024 + 10);
+        const r1 = await fetch(server.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", host: "evil.example" },
+          body: big,
+        });
+        assert.equal(r1.status, 413, "size is checked before Host");
+        await r1.body?.cancel();
+        const stream = new ReadableStream({
+          start(c) {
+            for (let i = 0; i < 5; i++) {
+              c.enqueue(new TextEncoder().encode("y".repeat(1024 * 1024)));
+            }
+            c.close();
+          },
+        });
+        const r2 = await fetch(server.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: stream,
+        });
+        assert.equal(r2.status, 413);
+        await r2.body?.cancel();
+      },
+    );
     await t.step("routes: /healthz, unknown path 404, unknown legacy session 404", async () => {
       const h = await fetch(`${base}/healthz`);
       assert.deepEqual(await h.json(), { status: "ok", pid: server.pid });
@@ -104,43 +122,68 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
       await nf.body?.cancel();
       const ns = await fetch(server.url, {
         method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-session-id": "nope" },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": "nope",
+        },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
       });
       assert.equal(ns.status, 404);
       await ns.body?.cancel();
     });
-    await t.step("protocol headers: mismatch is 400/-32020, removed method is 404/-32601", async () => {
-      const mismatch = await modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: "a.txt" } }, {
-        headers: { "mcp-param-path": "b.txt" },
-      });
-      assert.equal(mismatch.status, 400);
-      assert.equal((mismatch.messages[0].error as { code: number }).code, -32020);
-      const wrongMethod = await modernRequest(server.url, "tools/list", {}, { headers: { "mcp-method": "tools/call" } });
-      assert.equal(wrongMethod.status, 400);
-      assert.equal((wrongMethod.messages[0].error as { code: number }).code, -32020);
-      const ping = await modernRequest(server.url, "ping");
-      assert.equal(ping.status, 404);
-      assert.equal((ping.messages[0].error as { code: number }).code, -32601);
-      const ok = await modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: "a.txt" } }, {
-        headers: { "mcp-param-path": "a.txt" },
-      });
-      assert.equal(ok.status, 200);
-    });
-    await t.step("50 concurrent clients with the same JSON-RPC id each get their own result", async () => {
-      const files = Array.from({ length: 50 }, (_, i) => `c${i}.txt`);
-      await Promise.all(files.map((f, i) => Deno.writeTextFile(`${root}/${f}`, `content ${i}\n`)));
-      const results = await Promise.all(files.map((f) =>
-        modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: f } }, { id: 7 })
-      ));
-      results.forEach((r, i) => {
-        assert.equal(r.status, 200);
-        const msg = r.messages.find((m) => "result" in m)!;
-        assert.equal(msg.id, 7);
-        const sc = (msg.result as { structuredContent: { path: string; content: string } }).structuredContent;
-        assert.deepEqual([sc.path, sc.content], [files[i], `content ${i}\n`]);
-      });
-    });
+    await t.step(
+      "protocol headers: mismatch is 400/-32020, removed method is 404/-32601",
+      async () => {
+        const mismatch = await modernRequest(server.url, "tools/call", {
+          name: "read_file",
+          arguments: { path: "a.txt" },
+        }, {
+          headers: { "mcp-param-path": "b.txt" },
+        });
+        assert.equal(mismatch.status, 400);
+        assert.equal((mismatch.messages[0].error as { code: number }).code, -32020);
+        const wrongMethod = await modernRequest(server.url, "tools/list", {}, {
+          headers: { "mcp-method": "tools/call" },
+        });
+        assert.equal(wrongMethod.status, 400);
+        assert.equal((wrongMethod.messages[0].error as { code: number }).code, -32020);
+        const ping = await modernRequest(server.url, "ping");
+        assert.equal(ping.status, 404);
+        assert.equal((ping.messages[0].error as { code: number }).code, -32601);
+        const ok = await modernRequest(server.url, "tools/call", {
+          name: "read_file",
+          arguments: { path: "a.txt" },
+        }, {
+          headers: { "mcp-param-path": "a.txt" },
+        });
+        assert.equal(ok.status, 200);
+      },
+    );
+    await t.step(
+      "50 concurrent clients with the same JSON-RPC id each get their own result",
+      async () => {
+        const files = Array.from({ length: 50 }, (_, i) => `c${i}.txt`);
+        await Promise.all(
+          files.map((f, i) => Deno.writeTextFile(`${root}/${f}`, `content ${i}\n`)),
+        );
+        const results = await Promise.all(
+          files.map((f) =>
+            modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: f } }, {
+              id: 7,
+            })
+          ),
+        );
+        results.forEach((r, i) => {
+          assert.equal(r.status, 200);
+          const msg = r.messages.find((m) => "result" in m)!;
+          assert.equal(msg.id, 7);
+          const sc = (msg.result as { structuredContent: { path: string; content: string } })
+            .structuredContent;
+          assert.deepEqual([sc.path, sc.content], [files[i], `content ${i}\n`]);
+        });
+      },
+    );
     await t.step("tools/list pages: modern cache hints, every page, invalid cursor", async () => {
       const first = await modernRequest(server.url, "tools/list");
       const r = first.messages[0].result as Record<string, unknown>;
@@ -209,10 +252,14 @@ Deno.test("HTTP authentication: bearer token from the environment, 401 with WWW-
     const none = await modernRequest(server.url, "tools/list");
     assert.equal(none.status, 401);
     assert.match(none.headers.get("www-authenticate") ?? "", /^Bearer/);
-    const wrong = await modernRequest(server.url, "tools/list", {}, { headers: { authorization: "Bearer nope" } });
+    const wrong = await modernRequest(server.url, "tools/list", {}, {
+      headers: { authorization: "Bearer nope" },
+    });
     assert.equal(wrong.status, 401);
     assert.match(wrong.headers.get("www-authenticate") ?? "", /invalid_token/);
-    const ok = await modernRequest(server.url, "tools/list", {}, { headers: { authorization: `Bearer ${token}` } });
+    const ok = await modernRequest(server.url, "tools/list", {}, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     assert.equal(ok.status, 200);
     assert.equal((ok.messages[0].result as { cacheScope: string }).cacheScope, "private");
     assert.ok(!server.stderr().includes(token), "the token never appears in logs");

@@ -1,0 +1,187 @@
+/** serve_http.ts lifecycle: ready line, port in use, refusals, graceful SIGTERM, pid files, `cli serve stop`. */
+import assert from "node:assert/strict";
+import { CLI, makeWorkspace, modernRequest, SERVE_HTTP, startHttpServer } from "./_harness.ts";
+
+async function runServeHttp(root: string, args: string[], extraFlags: string[] = []) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      `--allow-read=${root}`,
+      `--allow-write=${root}`,
+      "--allow-net=127.0.0.1",
+      "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",
+      ...extraFlags,
+      SERVE_HTTP,
+      "--root",
+      root,
+      ...args,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+async function searchTree(root: string, dirs = 30) {
+  const body = "lorem ipsum dolor sit amet consectetur adipiscing elit 0123456789\n".repeat(250);
+  for (let d = 0; d < dirs; d++) {
+    await Deno.mkdir(`${root}/t${d}`, { recursive: true });
+    await Promise.all(
+      Array.from({ length: 100 }, (_, f) => Deno.writeTextFile(`${root}/t${d}/f${f}.txt`, body)),
+    );
+  }
+}
+
+Deno.test("ready line, then nothing else on stdout; port in use is exit 3", async () => {
+  const root = await makeWorkspace();
+  const a = await startHttpServer(root);
+  try {
+    const u = new URL(a.url);
+    assert.equal(u.hostname, "127.0.0.1");
+    assert.equal(u.pathname, "/mcp");
+    assert.ok(Number(u.port) > 0);
+    const b = await runServeHttp(root, ["--port", u.port]);
+    assert.equal(b.code, 3);
+    assert.match(b.stderr, /already in use/);
+    assert.equal(b.stdout, "", "no ready line when it did not start");
+  } finally {
+    assert.equal((await a.stop()).code, 0);
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("binding a non-loopback address without a token refuses to start, saying why", async () => {
+  const root = await makeWorkspace();
+  try {
+    const r = await runServeHttp(root, ["--host", "0.0.0.0", "--port", "0"]);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /without authentication/);
+    assert.equal(r.stdout, "");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("SIGTERM lets an in-flight search finish, then exits 0", async () => {
+  const root = await makeWorkspace();
+  await searchTree(root);
+  const server = await startHttpServer(root, { args: ["--shutdown-timeout", "20"] });
+  try {
+    const inflight = modernRequest(server.url, "tools/call", {
+      name: "search_text",
+      arguments: { query: "absent-needle" },
+    });
+    await new Promise((r) => setTimeout(r, 150));
+    server.child.kill("SIGTERM");
+    const r = await inflight;
+    assert.equal(r.status, 200);
+    const result = r.messages.find((m) => "result" in m)?.result as {
+      structuredContent: { filesSearched: number };
+    };
+    assert.equal(result.structuredContent.filesSearched, 3001, "the search ran to completion");
+    assert.equal((await server.status).code, 0);
+    const after = await fetch(server.url.replace("/mcp", "/healthz")).then(
+      () => "up",
+      () => "down",
+    );
+    assert.equal(after, "down", "no longer accepting");
+  } finally {
+    await server.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and still exits 0", async () => {
+  const root = await makeWorkspace();
+  await searchTree(root, 60);
+  const server = await startHttpServer(root, { args: ["--shutdown-timeout", "0.2"] });
+  try {
+    const inflight = modernRequest(server.url, "tools/call", {
+      name: "search_text",
+      arguments: { query: "absent-needle" },
+    })
+      .catch((e) => e);
+    await new Promise((r) => setTimeout(r, 150));
+    const t0 = performance.now();
+    server.child.kill("SIGTERM");
+    assert.equal((await server.status).code, 0, server.stderr());
+    assert.ok(performance.now() - t0 < 4000, "exited promptly after the timeout");
+    await inflight;
+    assert.match(server.stderr(), /"event":"cancelled","tool":"search_text"/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve stop` stops and waits", async () => {
+  const root = await makeWorkspace();
+  const pidFile = `${root}/server.pid`;
+  await Deno.writeTextFile(
+    pidFile,
+    JSON.stringify({ pid: 999999, url: "http://127.0.0.1:9/mcp", startedAt: "x" }),
+  );
+  const server = await startHttpServer(root, {
+    args: ["--pid-file", pidFile],
+    extraFlags: [`--allow-write=${pidFile}`],
+  });
+  try {
+    assert.match(server.stderr(), /stale pid file/);
+    const rec = JSON.parse(await Deno.readTextFile(pidFile));
+    assert.deepEqual([rec.pid, rec.url], [server.pid, server.url]);
+
+    const second = await runServeHttp(root, ["--port", "0", "--pid-file", pidFile]);
+    assert.equal(second.code, 4);
+    assert.match(
+      second.stderr,
+      new RegExp(`already running.*pid ${server.pid}|pid ${server.pid}.*already running`),
+    );
+
+    const stop = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${root}`,
+        "--allow-net=127.0.0.1",
+        "--allow-run=kill",
+        CLI,
+        "serve",
+        "stop",
+        "--pid-file",
+        pidFile,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const line = JSON.parse(new TextDecoder().decode(stop.stdout));
+    assert.equal(stop.code, 0, new TextDecoder().decode(stop.stderr));
+    assert.deepEqual([line.event, line.pid], ["stopped", server.pid]);
+    assert.equal((await server.status).code, 0);
+    await assert.rejects(Deno.stat(pidFile), "the pid file is removed on exit");
+
+    const again = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--no-prompt",
+        `--allow-read=${root}`,
+        "--allow-net=127.0.0.1",
+        "--allow-run=kill",
+        CLI,
+        "serve",
+        "stop",
+        "--pid-file",
+        pidFile,
+      ],
+      stdout: "piped",
+    }).output();
+    assert.equal(again.code, 3, "nothing to stop");
+  } finally {
+    await server.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
