@@ -185,3 +185,43 @@ Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("`deno task start` serves the directory it is run from, read-only, over HTTP", async () => {
+  const dir = await makeWorkspace({ "note.md": "# hi\n" });
+  const config = new URL("../../deno.json", import.meta.url).pathname;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--config", config, "start", "--port", "0"],
+    cwd: dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let buf = "";
+    while (!buf.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("task exited before ready");
+      buf += value;
+    }
+    const ready = JSON.parse(buf.slice(0, buf.indexOf("\n")));
+    const info = await modernRequest(ready.url, "tools/call", { name: "workspace_info", arguments: {} });
+    const sc = (info.messages.find((m) => "result" in m)!.result as {
+      structuredContent: { root: string; mode: string; permissions: Record<string, string> };
+    }).structuredContent;
+    assert.equal(sc.root, dir.split("/").pop());
+    assert.equal(sc.mode, "read-only");
+    assert.equal(sc.permissions.writeWorkspace, "prompt", "no write permission held");
+    assert.equal(sc.permissions.run, "prompt", "no run permission held");
+    const list = await modernRequest(ready.url, "tools/list");
+    const names = (list.messages[0].result as { tools: { name: string }[] }).tools.map((t) => t.name);
+    assert.ok(!names.includes("write_file"));
+  } finally {
+    child.kill("SIGTERM");
+    await reader.cancel().catch(() => {});
+    await child.stderr.cancel().catch(() => {});
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
