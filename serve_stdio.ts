@@ -6,7 +6,7 @@ import { parseArgs } from "node:util";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   assertPermissions,
-  invocationDirectory,
+  resolveFromInvocation,
   parseLimitFlags,
   UsageError,
 } from "./src/config.ts";
@@ -21,12 +21,13 @@ async function main(): Promise<number> {
         root: { type: "string" },
         write: { type: "boolean" },
         limit: { type: "string", multiple: true },
+        "page-size": { type: "string", default: "50" },
       },
       strict: true,
     });
     const write = values.write === true;
     const workspace = await Workspace.open({
-      root: values.root ?? invocationDirectory(),
+      root: resolveFromInvocation(values.root ?? "."),
       writable: write,
       limits: parseLimitFlags(values.limit ?? []),
     });
@@ -34,7 +35,9 @@ async function main(): Promise<number> {
       { root: workspace.policy.rootReal, write, limits: {} },
       workspace.policy.rootReal,
     );
-    serveStdio(createServerFactory({ workspace }), {
+    const pageSize = Number(values["page-size"]);
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new UsageError("--page-size must be a positive integer");
+    serveStdio(createServerFactory({ workspace, pageSize }), {
       onerror: (err) => console.error(`wmcp: ${err.message}`),
     });
     console.error(

@@ -75,3 +75,62 @@ Deno.test("stdio server with --write exposes and runs the write tools", async ()
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("stdio server: the v1 SDK client (legacy era) lists and calls tools", async () => {
+  const { Client: V1Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+  const { StdioClientTransport: V1Stdio } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${root}/a.md`, "alpha\nbeta\n");
+    const client = new V1Client({ name: "v1", version: "0" });
+    await client.connect(
+      new V1Stdio({ command: Deno.execPath(), args: ["run", `--allow-read=${root}`, SERVER, "--root", root], stderr: "pipe" }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      assert.equal(tools.length, 7);
+      const r = await client.callTool({ name: "search_text", arguments: { query: "beta" } });
+      const sc = r.structuredContent as { matches: { path: string; line: number }[] };
+      assert.deepEqual(sc.matches.map((m) => [m.path, m.line]), [["a.md", 2]]);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("stdio server: stdout carries only protocol messages", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", `--allow-read=${root}`, SERVER, "--root", root],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = child.stdin.getWriter();
+    const init = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+    };
+    await w.write(new TextEncoder().encode(JSON.stringify(init) + "\n"));
+    await w.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
+    );
+    await w.write(
+      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n"),
+    );
+    await w.close();
+    const out = await child.output();
+    const lines = new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+    assert.equal(lines.length, 2);
+    for (const l of lines) assert.equal(JSON.parse(l).jsonrpc, "2.0");
+    assert.equal(JSON.parse(lines[0]).result.protocolVersion, "2025-06-18");
+    assert.match(new TextDecoder().decode(out.stderr), /serving/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
