@@ -6,8 +6,8 @@ import { parseArgs } from "node:util";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import {
   assertPermissions,
-  resolveFromInvocation,
   parseLimitFlags,
+  resolveFromInvocation,
   UsageError,
 } from "./src/config.ts";
 import { Workspace } from "./src/workspace/workspace.ts";
@@ -36,7 +36,9 @@ async function main(): Promise<number> {
       workspace.policy.rootReal,
     );
     const pageSize = Number(values["page-size"]);
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new UsageError("--page-size must be a positive integer");
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
+      throw new UsageError("--page-size must be a positive integer");
+    }
     serveStdio(createServerFactory({ workspace, pageSize }), {
       onerror: (err) => console.error(`wmcp: ${err.message}`),
     });

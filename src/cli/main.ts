@@ -54,16 +54,6 @@ const OP_OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-/** The root as an absolute path (lexically; the cwd may itself be unreadable). */
-function absoluteRoot(root: string): string {
-  if (root.startsWith("/")) return root;
-  try {
-    return `${Deno.cwd()}/${root}`;
-  } catch {
-    return root;
-  }
-}
-
 /** Runs the CLI with argv (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let format: OutputFormat = "json";
@@ -144,7 +134,7 @@ export async function main(argv: string[]): Promise<number> {
         cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied
       ) {
         // The root could not even be resolved: name the permission flag to add.
-        assertPermissions(config, absoluteRoot(config.root));
+        assertPermissions(config, config.root);
       }
       throw new UsageError(`cannot open the workspace: ${e.message}`);
     }

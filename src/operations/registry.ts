@@ -17,7 +17,7 @@ import {
   movePathOp,
   writeFileOp,
 } from "./write_ops.ts";
-import { WorkspaceError } from "../workspace/errors.ts";
+import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 
 /** Every operation, in the deterministic order adapters list them. */
 export const OPERATIONS: readonly OperationDefinition[] = Object.freeze([
@@ -125,5 +125,10 @@ export async function runOperation(
   }
   const input = parseInput(op, rawInput);
   if (ctx.signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
-  return (await op.run(ctx, input)) as Record<string, unknown>;
+  try {
+    return (await op.run(ctx, input)) as Record<string, unknown>;
+  } catch (err) {
+    // File-system errors that escape an operation still reach the caller as a typed error.
+    throw toWorkspaceError(err);
+  }
 }

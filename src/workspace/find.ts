@@ -22,7 +22,7 @@ export interface FindFilesResult {
   matches: { path: string; type: EntryType }[];
   visited: number;
   truncated: boolean;
-  truncatedReason?: "maxResults" | "maxVisited";
+  truncatedReason?: "maxResults" | "maxVisited" | "maxDepth";
 }
 
 /** Finds paths below a directory whose base-relative path matches a glob. */
@@ -70,6 +70,7 @@ export async function findFiles(
     out.push({ path: e.rel, type: e.type });
   }
   if (stats.capped && !truncatedReason) truncatedReason = "maxVisited";
+  if (stats.depthLimited && !truncatedReason) truncatedReason = "maxDepth";
   const result: FindFilesResult = {
     path: dir.rel,
     matches: out,

@@ -21,7 +21,12 @@ export function compileGlobs(
     }
   }
   try {
-    return picomatch(patterns as string[], { dot: options.dot, basename: true });
+    // picomatch's basename option matches every pattern against the base name only, so it
+    // is set just for the patterns without a "/"; the others match the whole relative path.
+    const matchers = patterns.map((p) =>
+      picomatch(p, { dot: options.dot, basename: !p.includes("/") })
+    );
+    return (relPath) => matchers.some((m) => m(relPath));
   } catch (err) {
     throw new WorkspaceError(
       "INVALID_ARGUMENT",

@@ -91,6 +91,22 @@ export class PathPolicy {
     try {
       real = await Deno.realPath(given);
     } catch (err) {
+      if (err instanceof Deno.errors.NotCapable) {
+        // Deno's own wall: say which permission is missing rather than "not found".
+        throw new WorkspaceError(
+          "PERMISSION_DENIED",
+          `workspace root ${root} cannot be read: this process has no read permission for it ` +
+            `(run it with --allow-read=${normalizeAbs(given)})`,
+          { argument: "root", cause: err },
+        );
+      }
+      if (err instanceof Deno.errors.PermissionDenied) {
+        throw new WorkspaceError(
+          "PERMISSION_DENIED",
+          `workspace root ${root} cannot be opened: permission denied by the operating system`,
+          { argument: "root", cause: err },
+        );
+      }
       throw new WorkspaceError("NOT_FOUND", `workspace root ${root} cannot be opened`, {
         argument: "root",
         cause: err,
@@ -102,7 +118,10 @@ export class PathPolicy {
         argument: "root",
       });
     }
-    return new PathPolicy(normalizeAbs(given), real);
+    // The configured spelling is trusted for absolute arguments only when it has no "..":
+    // "link/.." means something else lexically than on disk.
+    const spelled = given.split("/").includes("..") ? real : normalizeAbs(given);
+    return new PathPolicy(spelled, real);
   }
 
   /** Workspace-relative path of an absolute real path known to be inside. */
@@ -153,11 +172,11 @@ export class PathPolicy {
       } else {
         throw outside("is an absolute path outside the workspace");
       }
+      if (input.endsWith("/")) queue.push(""); // keep the trailing slash's meaning
     } else {
       queue = input.split("/");
     }
-    // A trailing slash asks for a directory and, as in POSIX, follows a final link.
-    const followLeaf = options.followLeaf || input.endsWith("/");
+    const followLeaf = options.followLeaf;
 
     const stack: string[] = [];
     let missingFrom: number | null = null;
@@ -175,7 +194,8 @@ export class PathPolicy {
         stack.push(c);
         continue;
       }
-      const isLast = queue.every((x) => x === "" || x === ".");
+      // "name/" and "name/." ask for what name leads to, as in POSIX: only a bare final name is "last".
+      const isLast = queue.length === 0;
       let name = c;
       let info = await this.#lstatComponent(joinAbs(this.rootReal, stack), name, argument);
       if (info === null) {

@@ -36,6 +36,8 @@ export interface ReadFileResult {
   sha256: string;
   truncated: boolean;
   nextStartLine?: number;
+  /** The last line in content was cut at maxBytes (it is longer than maxBytes on its own). */
+  lineTruncated?: boolean;
 }
 
 /** Largest prefix of s whose UTF-8 encoding fits in max bytes, never splitting a code point. */
@@ -79,6 +81,7 @@ export async function readFile(ws: Workspace, args: ReadFileArgs): Promise<ReadF
   let lastIncluded = 0;
   let truncated = false;
   let nextStartLine: number | undefined;
+  let lineTruncated = false;
   let endsWithNewline = false;
   const consume = (s: string) => {
     let pos = 0;
@@ -92,11 +95,16 @@ export async function readFile(ws: Workspace, args: ReadFileArgs): Promise<ReadF
           truncated = true;
           nextStartLine = lineNo;
           if (lineStartInOut > 0) {
+            // Drop the part of this line already taken from an earlier chunk: whole lines only.
             out = out.slice(0, lineStartInOut);
+            lastIncluded = lineNo - 1;
           } else {
-            // A single line larger than maxBytes: return its first maxBytes, cut on a code point.
+            // A single line larger than maxBytes: return its first maxBytes, cut on a code
+            // point, and say so; continuing means the next line (never the same one again).
             out += cutUtf8(seg, maxBytes - outBytes);
             lastIncluded = lineNo;
+            lineTruncated = true;
+            nextStartLine = lineNo + 1;
           }
         } else {
           out += seg;
@@ -157,7 +165,10 @@ export async function readFile(ws: Workspace, args: ReadFileArgs): Promise<ReadF
     sha256: hash.hex(),
     truncated,
   };
-  if (nextStartLine !== undefined) result.nextStartLine = nextStartLine;
+  if (nextStartLine !== undefined && nextStartLine <= totalLines) {
+    result.nextStartLine = nextStartLine;
+  }
+  if (lineTruncated) result.lineTruncated = true;
   return result;
 }
 

@@ -50,7 +50,7 @@ export interface SearchTextResult {
   filesSkipped: { binary: number; tooLarge: number; unreadable: number };
   visited: number;
   truncated: boolean;
-  truncatedReason?: "maxMatches" | "maxVisited";
+  truncatedReason?: "maxMatches" | "maxVisited" | "maxDepth";
 }
 
 /** Progress of a running search. */
@@ -214,6 +214,7 @@ export async function searchText(
       if (result.matches.length === maxMatches) {
         result.truncated = true;
         result.truncatedReason = "maxMatches";
+        if (matchedHere) result.filesMatched++;
         return false;
       }
       matchedHere = true;
@@ -287,6 +288,10 @@ export async function searchText(
   if (stats.capped && !result.truncated) {
     result.truncated = true;
     result.truncatedReason = "maxVisited";
+  }
+  if (stats.depthLimited && !result.truncated) {
+    result.truncated = true;
+    result.truncatedReason = "maxDepth";
   }
   return result;
 }

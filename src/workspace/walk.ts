@@ -34,6 +34,8 @@ export interface WalkStats {
   unreadable: number;
   /** True when the visited cap stopped the walk. */
   capped: boolean;
+  /** True when a directory at maxDepth was not entered. */
+  depthLimited?: boolean;
 }
 
 /** Options of a walk. */
@@ -169,6 +171,7 @@ async function* walkDir(
     };
     if (type === "directory" && o.pruneDir?.(entry)) continue;
     yield entry;
+    if (type === "directory" && depth >= o.maxDepth) stats.depthLimited = true;
     if (type === "directory" && depth < o.maxDepth) {
       yield* walkDir(o, stats, entry.abs, rel, entry.relToBase, depth + 1, here);
       if (stats.capped) return;

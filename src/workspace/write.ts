@@ -55,6 +55,30 @@ export async function hashFile(r: Resolved, argument: string): Promise<string> {
 }
 
 /**
+ * Throws CHANGED_DURING_OPERATION unless the checked parent directory of a resolved path is
+ * still reached without symbolic links: an ancestor swapped for a link (to outside the
+ * workspace) after resolution would otherwise redirect the create, link or rename.
+ */
+export async function assertParentUnmoved(
+  target: Pick<Resolved, "parentAbs" | "rel">,
+  argument: string,
+): Promise<void> {
+  let real: string | null = null;
+  try {
+    real = await Deno.realPath(target.parentAbs);
+  } catch {
+    // Gone or unreadable: treated as changed.
+  }
+  if (real !== target.parentAbs) {
+    throw new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `a directory above ${target.rel} changed since it was checked; nothing was done`,
+      { argument },
+    );
+  }
+}
+
+/**
  * Replaces (or creates) a file atomically: temp file in the same directory, write,
  * fsync, identity checks of the directory and of the replaced file, rename, fsync the
  * directory. A crash leaves the old or the new content, never a mix.
@@ -65,6 +89,7 @@ export async function atomicReplace(
   options: { existing: Deno.FileInfo | null; argument: string },
 ): Promise<void> {
   const { argument, existing } = options;
+  await assertParentUnmoved(target, argument);
   const parent = await Deno.lstat(target.parentAbs);
   if (!parent.isDirectory) {
     throw new WorkspaceError(
@@ -82,7 +107,8 @@ export async function atomicReplace(
   let renamed = false;
   try {
     try {
-      if (existing?.mode != null) await h.chmod(existing.mode & 0o7777);
+      // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
+      if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
       await h.writeFile(content);
       await h.sync();
       const tmpStat = await h.stat();
@@ -106,6 +132,7 @@ export async function atomicReplace(
         }
         assertSameIdentity(existing, now, target.rel, argument);
       }
+      await assertParentUnmoved(target, argument);
     } finally {
       await h.close();
     }
@@ -257,6 +284,10 @@ async function makeDirectories(ws: Workspace, segs: string[], argument: string):
       if (!(err instanceof Deno.errors.NotFound)) throw err;
     }
     if (info === null) {
+      await assertParentUnmoved({
+        parentAbs: ws.policy.absOf(segs.slice(0, i - 1).join("/") || "."),
+        rel,
+      }, argument);
       try {
         await Deno.mkdir(abs);
         created.push(rel);
@@ -373,12 +404,23 @@ export async function movePath(
         argument: "destination",
       });
     }
+    if (dstInfo.isDirectory && srcInfo.isDirectory) {
+      for await (const _ of Deno.readDir(dst.abs)) {
+        throw new WorkspaceError(
+          "DIRECTORY_NOT_EMPTY",
+          `destination ${dst.rel} is a non-empty directory; only an empty directory can be replaced`,
+          { argument: "destination" },
+        );
+      }
+    }
     if (!dstInfo.isDirectory && srcInfo.isDirectory) {
       throw new WorkspaceError("NOT_A_DIRECTORY", `destination ${dst.rel} is not a directory`, {
         argument: "destination",
       });
     }
   }
+  await assertParentUnmoved(src, "source");
+  await assertParentUnmoved(dst, "destination");
   const now = await Deno.lstat(src.abs);
   assertSameIdentity(srcInfo, now, src.rel, "source");
   let linked = false;

@@ -36,6 +36,7 @@ export async function startHttpServer(
     ...permissionFlags(root, options.write),
     "--allow-net=127.0.0.1",
     "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",
+    "--unstable-no-legacy-abort",
     ...(options.extraFlags ?? []),
     SERVE_HTTP,
     "--root",

@@ -21,7 +21,7 @@ function answerOf(a: Answer) {
   return { action: a };
 }
 
-async function v2Client(mode: "auto" | "legacy", answer: Answer | null, seen: string[]) {
+function v2Client(mode: "auto" | "legacy", answer: Answer | null, seen: string[]) {
   const client = new Client({ name: "confirm-test", version: "0" }, {
     versionNegotiation: { mode, probe: { timeoutMs: 5000 } },
     capabilities: answer === null ? {} : { elicitation: { form: {} } },
@@ -65,7 +65,7 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
             const file = `victim-${tr.name}-${mode}-${c.answer}.txt`;
             await Deno.writeTextFile(`${root}/${file}`, "x");
             const seen: string[] = [];
-            const client = await v2Client(mode, c.answer, seen);
+            const client = v2Client(mode, c.answer, seen);
             await client.connect(tr.make());
             try {
               const r = await client.callTool({ name: "delete_path", arguments: { path: file } });
@@ -91,7 +91,7 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
       await t.step(`${tr.name}: a client without elicitation must pass confirm: true`, async () => {
         const file = `plain-${tr.name}.txt`;
         await Deno.writeTextFile(`${root}/${file}`, "x");
-        const client = await v2Client("auto", null, []);
+        const client = v2Client("auto", null, []);
         await client.connect(tr.make());
         try {
           const r = await client.callTool({ name: "delete_path", arguments: { path: file } });

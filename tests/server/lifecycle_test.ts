@@ -1,6 +1,14 @@
 /** serve_http.ts lifecycle: ready line, port in use, refusals, graceful SIGTERM, pid files, `cli serve stop`. */
 import assert from "node:assert/strict";
-import { CLI, makeWorkspace, modernRequest, SERVE_HTTP, startHttpServer } from "./_harness.ts";
+import {
+  CLI,
+  envelope,
+  makeWorkspace,
+  MODERN,
+  modernRequest,
+  SERVE_HTTP,
+  startHttpServer,
+} from "./_harness.ts";
 
 async function runServeHttp(root: string, args: string[], extraFlags: string[] = []) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -38,6 +46,56 @@ async function searchTree(root: string, dirs = 30) {
   }
 }
 
+/** Starts a search with a progress token and resolves once the server reported progress (it is in flight). */
+async function searchInFlight(url: string): Promise<{ rest: Promise<Record<string, unknown>[]> }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/call",
+      "mcp-name": "search_text",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: {
+        name: "search_text",
+        arguments: { query: "absent-needle" },
+        _meta: { ...envelope(), progressToken: "p1" },
+      },
+    }),
+  });
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  const messages: Record<string, unknown>[] = [];
+  const pump = async (untilProgress: boolean) => {
+    while (true) {
+      const nl = buf.indexOf("\n");
+      if (nl !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (line.startsWith("data: ")) {
+          const m = JSON.parse(line.slice(6));
+          messages.push(m);
+          if (untilProgress && m.method === "notifications/progress") return;
+        }
+        continue;
+      }
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      buf += value;
+    }
+  };
+  await pump(true);
+  if (!messages.some((m) => m.method === "notifications/progress")) {
+    throw new Error("no progress before the end");
+  }
+  return { rest: pump(false).then(() => messages) };
+}
+
 Deno.test("ready line, then nothing else on stdout; port in use is exit 3", async () => {
   const root = await makeWorkspace();
   const a = await startHttpServer(root);
@@ -73,15 +131,10 @@ Deno.test("SIGTERM lets an in-flight search finish, then exits 0", async () => {
   await searchTree(root);
   const server = await startHttpServer(root, { args: ["--shutdown-timeout", "20"] });
   try {
-    const inflight = modernRequest(server.url, "tools/call", {
-      name: "search_text",
-      arguments: { query: "absent-needle" },
-    });
-    await new Promise((r) => setTimeout(r, 150));
+    const inflight = await searchInFlight(server.url);
     server.child.kill("SIGTERM");
-    const r = await inflight;
-    assert.equal(r.status, 200);
-    const result = r.messages.find((m) => "result" in m)?.result as {
+    const messages = await inflight.rest;
+    const result = messages.find((m) => "result" in m)?.result as {
       structuredContent: { filesSearched: number };
     };
     assert.equal(result.structuredContent.filesSearched, 3001, "the search ran to completion");
@@ -102,17 +155,13 @@ Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and st
   await searchTree(root, 60);
   const server = await startHttpServer(root, { args: ["--shutdown-timeout", "0.2"] });
   try {
-    const inflight = modernRequest(server.url, "tools/call", {
-      name: "search_text",
-      arguments: { query: "absent-needle" },
-    })
-      .catch((e) => e);
-    await new Promise((r) => setTimeout(r, 150));
+    const inflight = await searchInFlight(server.url);
     const t0 = performance.now();
     server.child.kill("SIGTERM");
     assert.equal((await server.status).code, 0, server.stderr());
     assert.ok(performance.now() - t0 < 4000, "exited promptly after the timeout");
-    await inflight;
+    const messages = await inflight.rest;
+    assert.ok(!messages.some((m) => "result" in m), "no result was sent for the cancelled search");
     assert.match(server.stderr(), /"event":"cancelled","tool":"search_text"/);
   } finally {
     await Deno.remove(root, { recursive: true });
@@ -195,7 +244,9 @@ Deno.test("`deno task start` serves the directory it is run from, read-only, ove
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    // A clean environment, as from a shell: an inherited INIT_CWD would name another directory.
+    clearEnv: true,
+    env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
   }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   try {
@@ -206,7 +257,10 @@ Deno.test("`deno task start` serves the directory it is run from, read-only, ove
       buf += value;
     }
     const ready = JSON.parse(buf.slice(0, buf.indexOf("\n")));
-    const info = await modernRequest(ready.url, "tools/call", { name: "workspace_info", arguments: {} });
+    const info = await modernRequest(ready.url, "tools/call", {
+      name: "workspace_info",
+      arguments: {},
+    });
     const sc = (info.messages.find((m) => "result" in m)!.result as {
       structuredContent: { root: string; mode: string; permissions: Record<string, string> };
     }).structuredContent;
@@ -215,7 +269,9 @@ Deno.test("`deno task start` serves the directory it is run from, read-only, ove
     assert.equal(sc.permissions.writeWorkspace, "prompt", "no write permission held");
     assert.equal(sc.permissions.run, "prompt", "no run permission held");
     const list = await modernRequest(ready.url, "tools/list");
-    const names = (list.messages[0].result as { tools: { name: string }[] }).tools.map((t) => t.name);
+    const names = (list.messages[0].result as { tools: { name: string }[] }).tools.map((t) =>
+      t.name
+    );
     assert.ok(!names.includes("write_file"));
   } finally {
     child.kill("SIGTERM");

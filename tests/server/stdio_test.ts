@@ -78,13 +78,19 @@ Deno.test("stdio server with --write exposes and runs the write tools", async ()
 
 Deno.test("stdio server: the v1 SDK client (legacy era) lists and calls tools", async () => {
   const { Client: V1Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-  const { StdioClientTransport: V1Stdio } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+  const { StdioClientTransport: V1Stdio } = await import(
+    "@modelcontextprotocol/sdk/client/stdio.js"
+  );
   const root = await Deno.makeTempDir();
   try {
     await Deno.writeTextFile(`${root}/a.md`, "alpha\nbeta\n");
     const client = new V1Client({ name: "v1", version: "0" });
     await client.connect(
-      new V1Stdio({ command: Deno.execPath(), args: ["run", `--allow-read=${root}`, SERVER, "--root", root], stderr: "pipe" }),
+      new V1Stdio({
+        command: Deno.execPath(),
+        args: ["run", `--allow-read=${root}`, SERVER, "--root", root],
+        stderr: "pipe",
+      }),
     );
     try {
       const { tools } = await client.listTools();
@@ -114,14 +120,22 @@ Deno.test("stdio server: stdout carries only protocol messages", async () => {
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "0" } },
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "raw", version: "0" },
+      },
     };
     await w.write(new TextEncoder().encode(JSON.stringify(init) + "\n"));
     await w.write(
-      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n"),
+      new TextEncoder().encode(
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n",
+      ),
     );
     await w.write(
-      new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n"),
+      new TextEncoder().encode(
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n",
+      ),
     );
     await w.close();
     const out = await child.output();
