@@ -11,7 +11,7 @@ export const writeFileOp = defineOperation({
   name: "write_file",
   title: "Write a file",
   description:
-    'Write a whole UTF-8 text file atomically (temporary file in the same directory, flushed, then renamed): readers see the old or the new content, never a mix. An existing file is refused unless ifExists is "overwrite"; pass expectedSha256 (from read_file) to refuse with CONFLICT if the file changed since you read it. A replaced file keeps its permission mode. Files with more than one hard link are never written through. createParents creates missing parent directories. For small changes prefer edit_file.',
+    'Write a whole UTF-8 text file atomically (temporary file in the same directory, flushed, then renamed): readers see the old or the new content, never a mix. An existing file is refused unless ifExists is "overwrite" and the replacement is confirmed (confirm: true, or the user accepts when the client supports elicitation); pass expectedSha256 (from read_file) to refuse with CONFLICT if the file changed since you read it. A replaced file keeps its permission mode. Files with more than one hard link are never written through. createParents creates missing parent directories. For small changes prefer edit_file.',
   inputSchema: z.strictObject({
     path: pathArg(),
     content: z.string().describe("The complete new content (UTF-8)."),
@@ -20,6 +20,9 @@ export const writeFileOp = defineOperation({
     ),
     expectedSha256: sha256Arg.optional().describe("sha256 the existing file must still have."),
     createParents: z.boolean().default(false).describe("Create missing parent directories."),
+    confirm: z.boolean().optional().describe(
+      "Must be true to replace an existing file (clients with elicitation are asked instead).",
+    ),
   }),
   outputSchema: z.object({
     path: z.string(),

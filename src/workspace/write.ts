@@ -181,6 +181,8 @@ export interface WriteFileArgs {
   ifExists?: "error" | "overwrite";
   expectedSha256?: string;
   createParents?: boolean;
+  /** Must be true to replace an existing file (ifExists "overwrite"). */
+  confirm?: boolean;
 }
 
 /** Result of writeFile. */
@@ -259,6 +261,13 @@ export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<Wri
         { argument: "expectedSha256", details: { expected, actual: previousSha256 ?? null } },
       );
     }
+  }
+  if (existing && args.confirm !== true) {
+    throw new WorkspaceError(
+      "CONFIRMATION_REQUIRED",
+      `overwriting ${r.rel} needs explicit confirmation: pass confirm: true`,
+      { argument: "confirm" },
+    );
   }
   await atomicReplace(r, bytes, { existing, argument: "path" });
   const out: WriteFileResult = {

@@ -432,7 +432,7 @@ Deno.test("cli: write_file killed with SIGKILL leaves the old or the new content
     const newBytes = new TextEncoder().encode(newText).length;
     await Deno.writeTextFile(
       `${argsDir}/args.json`,
-      JSON.stringify({ path: "big.txt", content: newText, ifExists: "overwrite" }),
+      JSON.stringify({ path: "big.txt", content: newText, ifExists: "overwrite", confirm: true }),
     );
     const args = denoArgs([
       "op",

@@ -232,14 +232,20 @@ export const PATH_OPS: readonly PathOp[] = [
     name: "write_file",
     argument: "path",
     write: true,
-    args: (path) => ({ path, content: "pwned\n", ifExists: "overwrite" }),
+    args: (path) => ({ path, content: "pwned\n", ifExists: "overwrite", confirm: true }),
   },
   {
     label: "write_file(createParents)",
     name: "write_file",
     argument: "path",
     write: true,
-    args: (path) => ({ path, content: "pwned\n", ifExists: "overwrite", createParents: true }),
+    args: (path) => ({
+      path,
+      content: "pwned\n",
+      ifExists: "overwrite",
+      confirm: true,
+      createParents: true,
+    }),
   },
   {
     label: "edit_file",

@@ -47,7 +47,9 @@ Deno.test("cli.ts with permissions for W only refuses a symlink to O (exit 1, ty
       ["read_file", { path: "link" }, []],
       ["read_file", { path: `${O}/secret` }, []],
       ["list_directory", { path: "dirlink" }, []],
-      ["write_file", { path: "link", content: "pwned", ifExists: "overwrite" }, ["--write"]],
+      ["write_file", { path: "link", content: "pwned", ifExists: "overwrite", confirm: true }, [
+        "--write",
+      ]],
       ["write_file", { path: "dirlink/new.txt", content: "pwned" }, ["--write"]],
     ];
     for (const [op, args, extra] of cases) {

@@ -205,7 +205,7 @@ Deno.test("10. dangling links to outside targets: nothing is ever created there"
                 name: "write_file",
                 argument: "path",
                 write: true,
-                args: (p) => ({ path: p, content: "x", ifExists, createParents }),
+                args: (p) => ({ path: p, content: "x", ifExists, createParents, confirm: true }),
               },
               path,
               "OUTSIDE_WORKSPACE",

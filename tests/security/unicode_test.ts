@@ -34,6 +34,7 @@ Deno.test("21. a file stored NFD is found when requested NFC (and the reverse)",
         path: NFC,
         content: "rewritten\n",
         ifExists: "overwrite",
+        confirm: true,
       });
       assert.equal(w.path, NFD);
       assert.equal(w.created, false);
@@ -54,7 +55,12 @@ Deno.test("21. when both forms exist, the exact name is used", async () => {
     await Deno.writeTextFile(`${W}/${NFD}`, "nfd\n");
     assert.equal((await run(ws, "read_file", { path: NFC })).content, "nfc\n");
     assert.equal((await run(ws, "read_file", { path: NFD })).content, "nfd\n");
-    await run(ws, "write_file", { path: NFD, content: "nfd2\n", ifExists: "overwrite" });
+    await run(ws, "write_file", {
+      path: NFD,
+      content: "nfd2\n",
+      ifExists: "overwrite",
+      confirm: true,
+    });
     assert.equal(await Deno.readTextFile(`${W}/${NFC}`), "nfc\n");
     assert.equal(await Deno.readTextFile(`${W}/${NFD}`), "nfd2\n");
   });

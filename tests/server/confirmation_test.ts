@@ -111,6 +111,42 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
         }
       });
     }
+    for (
+      const c of [{ answer: "accept" as const, replaced: true }, {
+        answer: "decline" as const,
+        replaced: false,
+      }]
+    ) {
+      await t.step(
+        `write_file overwrite asks first (modern HTTP, ${c.answer}); a new file does not`,
+        async () => {
+          await Deno.writeTextFile(`${root}/keep-${c.answer}.txt`, "precious\n");
+          const seen: string[] = [];
+          const client = v2Client("auto", c.answer, seen);
+          await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+          try {
+            const r = await client.callTool({
+              name: "write_file",
+              arguments: { path: `keep-${c.answer}.txt`, content: "new\n", ifExists: "overwrite" },
+            });
+            assert.equal(seen.length, 1);
+            assert.equal(r.isError, c.replaced ? undefined : true);
+            assert.equal(
+              await Deno.readTextFile(`${root}/keep-${c.answer}.txt`),
+              c.replaced ? "new\n" : "precious\n",
+            );
+            const fresh = await client.callTool({
+              name: "write_file",
+              arguments: { path: `fresh-${c.answer}.txt`, content: "f", ifExists: "overwrite" },
+            });
+            assert.equal(fresh.isError, undefined);
+            assert.equal(seen.length, 1, "creating a file asks nothing");
+          } finally {
+            await client.close();
+          }
+        },
+      );
+    }
     await t.step("v1 client (legacy HTTP session) gets elicitation/create", async () => {
       const file = "v1-victim.txt";
       await Deno.writeTextFile(`${root}/${file}`, "x");

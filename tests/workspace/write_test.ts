@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   bytesOrNull,
   exists,
+  expectError,
   makeTree,
   modeOf,
   openWorkspace,
@@ -64,6 +65,7 @@ Deno.test("write_file: overwrite replaces the content and reports the previous h
       path: "a.txt",
       content: "new content\n",
       ifExists: "overwrite",
+      confirm: true,
     });
     assert.deepStrictEqual(r, {
       path: "a.txt",
@@ -74,7 +76,12 @@ Deno.test("write_file: overwrite replaces the content and reports the previous h
     });
     assert.equal(await Deno.readTextFile(`${dir}/a.txt`), "new content\n");
     // Overwrite of a missing file simply creates it.
-    const c = await run(ws, "write_file", { path: "b.txt", content: "b", ifExists: "overwrite" });
+    const c = await run(ws, "write_file", {
+      path: "b.txt",
+      content: "b",
+      ifExists: "overwrite",
+      confirm: true,
+    });
     assert.equal(c.created, true);
     assert.equal(c.previousSha256, undefined);
     assert.deepStrictEqual(await tempFilesBelow(dir), []);
@@ -90,6 +97,7 @@ Deno.test("write_file: expectedSha256 match and stale (CONFLICT, untouched)", as
       path: "a.txt",
       content: "v2\n",
       ifExists: "overwrite",
+      confirm: true,
       expectedSha256: read.sha256,
     });
     assert.equal(ok.previousSha256, read.sha256);
@@ -102,6 +110,7 @@ Deno.test("write_file: expectedSha256 match and stale (CONFLICT, untouched)", as
         path: "a.txt",
         content: "v3\n",
         ifExists: "overwrite",
+        confirm: true,
         expectedSha256: read.sha256,
       },
       "CONFLICT",
@@ -114,6 +123,7 @@ Deno.test("write_file: expectedSha256 match and stale (CONFLICT, untouched)", as
       path: "a.txt",
       content: "v4\n",
       ifExists: "overwrite",
+      confirm: true,
       expectedSha256: sha256("v2\n").toUpperCase(),
     });
     assert.equal(upper.previousSha256, sha256("v2\n"));
@@ -139,6 +149,7 @@ Deno.test("write_file: expectedSha256 match and stale (CONFLICT, untouched)", as
         path: "a.txt",
         content: "x",
         ifExists: "overwrite",
+        confirm: true,
         expectedSha256: "abc",
       },
       "INVALID_ARGUMENT",
@@ -177,11 +188,17 @@ Deno.test("write_file: the permission mode is kept on overwrite", async () => {
     await Deno.chmod(`${dir}/secret.txt`, 0o600);
     await Deno.chmod(`${dir}/exec.sh`, 0o751);
     const ws = await openWorkspace(dir, { writable: true });
-    await run(ws, "write_file", { path: "secret.txt", content: "s2", ifExists: "overwrite" });
+    await run(ws, "write_file", {
+      path: "secret.txt",
+      content: "s2",
+      ifExists: "overwrite",
+      confirm: true,
+    });
     await run(ws, "write_file", {
       path: "exec.sh",
       content: "#!/bin/sh\nexit 0\n",
       ifExists: "overwrite",
+      confirm: true,
     });
     assert.equal(await modeOf(`${dir}/secret.txt`), 0o600);
     assert.equal(await modeOf(`${dir}/exec.sh`), 0o751);
@@ -195,19 +212,26 @@ Deno.test("write_file: no temp files are left behind, after success and failure"
     await makeTree(dir, { "sub/a.txt": "a" });
     const ws = await openWorkspace(dir, { writable: true, limits: { maxWriteBytes: 100 } });
     for (let i = 0; i < 5; i++) {
-      await run(ws, "write_file", { path: "sub/a.txt", content: `v${i}`, ifExists: "overwrite" });
+      await run(ws, "write_file", {
+        path: "sub/a.txt",
+        content: `v${i}`,
+        ifExists: "overwrite",
+        confirm: true,
+      });
       await run(ws, "write_file", { path: `sub/n${i}.txt`, content: `n${i}` });
     }
     await runError(ws, "write_file", {
       path: "sub/a.txt",
       content: "x".repeat(101),
       ifExists: "overwrite",
+      confirm: true,
     }, "TOO_LARGE");
     await runError(ws, "write_file", { path: "sub/a.txt", content: "x" }, "ALREADY_EXISTS");
     await runError(ws, "write_file", {
       path: "sub/a.txt",
       content: "x",
       ifExists: "overwrite",
+      confirm: true,
       expectedSha256: "0".repeat(64),
     }, "CONFLICT");
     assert.deepStrictEqual(await tempFilesBelow(dir), []);
@@ -251,14 +275,14 @@ Deno.test("write_file: writing to a directory is IS_A_DIRECTORY", async () => {
     await runError(
       ws,
       "write_file",
-      { path: "d", content: "x", ifExists: "overwrite" },
+      { path: "d", content: "x", ifExists: "overwrite", confirm: true },
       "IS_A_DIRECTORY",
       "path",
     );
     await runError(
       ws,
       "write_file",
-      { path: ".", content: "x", ifExists: "overwrite" },
+      { path: ".", content: "x", ifExists: "overwrite", confirm: true },
       "IS_A_DIRECTORY",
       "path",
     );
@@ -276,6 +300,7 @@ Deno.test("write_file: a link inside the workspace is written through to its tar
       path: "link.txt",
       content: "new",
       ifExists: "overwrite",
+      confirm: true,
     });
     assert.equal(r.path, "target.txt");
     assert.equal(await Deno.readTextFile(`${dir}/target.txt`), "new");
@@ -307,5 +332,25 @@ Deno.test("create_directory: parents, existing, errors", async () => {
     const root = await run(ws, "create_directory", { path: "." });
     assert.deepStrictEqual(root, { path: ".", created: false, createdPaths: [] });
     assert.equal(await bytesOrNull(`${dir}/f.txt`) !== null, true);
+  });
+});
+
+Deno.test("write_file: replacing an existing file needs confirm: true; nothing changes without it", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/keep.txt`, "precious\n");
+    const ws = await openWorkspace(dir, { writable: true });
+    await expectError(
+      run(ws, "write_file", { path: "keep.txt", content: "gone", ifExists: "overwrite" }),
+      "CONFIRMATION_REQUIRED",
+      "confirm",
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/keep.txt`), "precious\n");
+    // A new file needs no confirmation, even with ifExists overwrite.
+    const created = await run(ws, "write_file", {
+      path: "new.txt",
+      content: "n",
+      ifExists: "overwrite",
+    });
+    assert.equal(created.created, true);
   });
 });
