@@ -1,17 +1,14 @@
 /** search_text: content search (literal or regex), line-oriented, binary files skipped. */
-import fsp from "node:fs/promises";
-import { constants as FS } from "node:fs";
+import fs, { constants as FS } from "node:fs";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { walk, type WalkEntry, type WalkStats } from "./walk.ts";
 import { compileGlobs, excludesDir } from "./globs.ts";
-import { looksBinary } from "./text.ts";
+import { BINARY_SNIFF_BYTES } from "./text.ts";
 
 /** Longest line text returned for one match or context line (UTF-16 code units). */
 export const MAX_LINE_CHARS = 1000;
-/** Files read at once. */
-const READ_AHEAD = 8;
 /** Progress is reported at most this often (ms). */
 const PROGRESS_INTERVAL_MS = 100;
 
@@ -104,32 +101,88 @@ type Loaded =
   | { kind: "text"; entry: WalkEntry; text: string }
   | { kind: "binary" | "tooLarge" | "unreadable" | "notFile"; entry: WalkEntry };
 
-async function load(entry: WalkEntry, maxFileBytes: number): Promise<Loaded> {
-  let handle;
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Reads one walked file synchronously into a reusable buffer: open without following a
+ * final link and without blocking on FIFOs, fstat, read at most maxFileBytes + 1, close.
+ * Four system calls and no promise per file (the async node:fs path costs several times
+ * more per file in Deno; see bench/README.md). The caller yields to the event loop often.
+ */
+function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Loaded {
+  let fd: number;
   try {
-    handle = await fsp.open(entry.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+    fd = fs.openSync(entry.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
   } catch {
     return { kind: "unreadable", entry };
   }
   try {
-    const st = await handle.stat();
+    const st = fs.fstatSync(fd);
     if (!st.isFile()) return { kind: "notFile", entry };
     if (st.size > maxFileBytes) return { kind: "tooLarge", entry };
-    const bytes = await handle.readFile();
-    if (bytes.length > maxFileBytes) return { kind: "tooLarge", entry };
-    if (looksBinary(bytes)) return { kind: "binary", entry };
+    let n = 0;
+    while (n <= maxFileBytes) {
+      const r = fs.readSync(fd, buf, n, maxFileBytes + 1 - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    if (n > maxFileBytes) return { kind: "tooLarge", entry };
+    const bytes = buf.subarray(0, n);
+    if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary", entry };
     try {
-      const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-      return { kind: "text", entry, text };
+      return { kind: "text", entry, text: strictUtf8.decode(bytes) };
     } catch {
       return { kind: "binary", entry };
     }
   } catch {
     return { kind: "unreadable", entry };
   } finally {
-    await handle.close();
+    fs.closeSync(fd);
   }
 }
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+/** A flat copy of a (short) string, so a result never keeps a whole file's text alive. */
+function detach(s: string): string {
+  return s.length < 16 ? s : dec.decode(enc.encode(s));
+}
+
+function stripCr(s: string): string {
+  return s.endsWith("\r") ? s.slice(0, -1) : s;
+}
+
+/** Up to k lines before the line starting at lineStart, oldest first. */
+function linesBefore(text: string, lineStart: number, k: number): string[] {
+  const out: string[] = [];
+  let end = lineStart - 1; // the "\n" ending the previous line
+  while (out.length < k && end >= 0) {
+    const start = text.lastIndexOf("\n", end - 1) + 1;
+    out.unshift(detach(clip(stripCr(text.slice(start, end)), 0).text));
+    end = start - 1;
+  }
+  return out;
+}
+
+/** Up to k lines after the line ending at lineEnd (index of its "\n" or text.length). */
+function linesAfter(text: string, lineEnd: number, k: number): string[] {
+  const out: string[] = [];
+  let start = lineEnd + 1;
+  while (out.length < k && start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    out.push(detach(clip(stripCr(text.slice(start, end)), 0).text));
+    start = end + 1;
+  }
+  return out;
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 0));
+}
+
+/** Longest run of synchronous work before the search yields (ms): keeps cancellation, progress and other requests responsive. */
+const SLICE_MS = 10;
 
 /** Searches file contents below a directory; deterministic order, bounded, cancellable. */
 export async function searchText(
@@ -174,7 +227,9 @@ export async function searchText(
   }
   const contextLines = args.contextLines ?? 0;
   const re = buildRegExp(args);
-  const literal = !args.regex && args.caseSensitive !== false ? args.query : null;
+  const literal = !args.regex && args.caseSensitive !== false && !args.wholeWord
+    ? args.query
+    : null;
   const includeHidden = args.includeHidden ?? false;
   const included = args.include?.length
     ? compileGlobs(args.include, { dot: true, argument: "include" })
@@ -194,50 +249,91 @@ export async function searchText(
   let lastProgress = Date.now();
   const abortError = () => new WorkspaceError("CANCELLED", "the search was cancelled");
 
-  const scan = (l: Extract<Loaded, { kind: "text" }>): boolean => {
-    const text = l.text;
-    // Fast reject on the whole text; exact for literal queries, skipped for regexes (anchors, line ends).
-    if (
-      literal !== null ? !text.includes(literal) : !args.regex && !(re.lastIndex = 0, re.test(text))
-    ) {
-      return true;
+  /** Records one matching line; false once maxMatches is reached. */
+  const record = (
+    rel: string,
+    text: string,
+    lineNo: number,
+    lineStart: number,
+    lineEnd: number,
+    col: number,
+  ) => {
+    if (result.matches.length === maxMatches) {
+      result.truncated = true;
+      result.truncatedReason = "maxMatches";
+      return false;
     }
-    const lines = text.split("\n");
-    if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-    let matchedHere = false;
-    for (let i = 0; i < lines.length; i++) {
-      let line = lines[i];
-      if (line.endsWith("\r")) line = line.slice(0, -1);
-      re.lastIndex = 0;
-      const m = re.exec(line);
-      if (!m) continue;
-      if (result.matches.length === maxMatches) {
-        result.truncated = true;
-        result.truncatedReason = "maxMatches";
-        if (matchedHere) result.filesMatched++;
-        return false;
-      }
-      matchedHere = true;
-      const c = clip(line, m.index);
-      const match: SearchMatch = {
-        path: l.entry.rel,
-        line: i + 1,
-        column: m.index + 1,
-        text: c.text,
-      };
-      if (c.start > 0) match.textStartColumn = c.start + 1;
-      if (contextLines > 0) {
-        const strip = (s: string) => clip(s.endsWith("\r") ? s.slice(0, -1) : s, 0).text;
-        match.before = lines.slice(Math.max(0, i - contextLines), i).map(strip);
-        match.after = lines.slice(i + 1, i + 1 + contextLines).map(strip);
-      }
-      result.matches.push(match);
+    const line = stripCr(text.slice(lineStart, lineEnd));
+    const c = clip(line, col);
+    const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: detach(c.text) };
+    if (c.start > 0) match.textStartColumn = c.start + 1;
+    if (contextLines > 0) {
+      match.before = linesBefore(text, lineStart, contextLines);
+      match.after = linesAfter(text, lineEnd, contextLines);
     }
-    if (matchedHere) result.filesMatched++;
+    result.matches.push(match);
     return true;
   };
 
-  const pending: Promise<Loaded>[] = [];
+  /** Scans one file; returns false when maxMatches stopped the search. */
+  const scan = (l: Extract<Loaded, { kind: "text" }>): boolean => {
+    const text = l.text;
+    let found = 0;
+    let going = true;
+    if (!args.regex) {
+      // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
+      let lineNo = 1;
+      let counted = 0; // newlines counted up to this offset
+      let from = 0;
+      while (going) {
+        let pos: number;
+        if (literal !== null) {
+          pos = text.indexOf(literal, from);
+        } else {
+          re.lastIndex = from;
+          const m = re.exec(text);
+          pos = m ? m.index : -1;
+        }
+        if (pos === -1) break;
+        const lineStart = text.lastIndexOf("\n", pos - 1) + 1;
+        for (
+          let i = text.indexOf("\n", counted);
+          i !== -1 && i < lineStart;
+          i = text.indexOf("\n", i + 1)
+        ) {
+          lineNo++;
+          counted = i + 1;
+        }
+        counted = Math.max(counted, lineStart);
+        let lineEnd = text.indexOf("\n", pos);
+        if (lineEnd === -1) lineEnd = text.length;
+        going = record(l.entry.rel, text, lineNo, lineStart, lineEnd, pos - lineStart);
+        if (going) found++;
+        from = lineEnd + 1; // one match per line
+        if (from > text.length) break;
+      }
+    } else {
+      // A regex may use anchors and classes that see line ends: match line by line.
+      let lineNo = 0;
+      let start = 0;
+      while (going && start < text.length) {
+        lineNo++;
+        let end = text.indexOf("\n", start);
+        if (end === -1) end = text.length;
+        re.lastIndex = 0;
+        const m = re.exec(stripCr(text.slice(start, end)));
+        if (m) {
+          going = record(l.entry.rel, text, lineNo, start, end, m.index);
+          if (going) found++;
+        }
+        start = end + 1;
+      }
+    }
+    if (found > 0) result.filesMatched++;
+    return going;
+  };
+
+  const buf = new Uint8Array(maxFileBytes + 1);
   const iterator = walk({
     baseRel: dir.rel,
     baseAbs: dir.abs,
@@ -249,22 +345,11 @@ export async function searchText(
     pruneDir: (d) => excludesDir(excluded, d.relToBase),
     signal,
   }, stats);
-  let walking = true;
-  let going = true;
-  while (going && (walking || pending.length > 0)) {
-    while (walking && pending.length < READ_AHEAD) {
-      const next = await iterator.next();
-      if (next.done) {
-        walking = false;
-        break;
-      }
-      const e = next.value;
-      if (e.type !== "file" || excluded(e.relToBase) || !included(e.relToBase)) continue;
-      pending.push(load(e, maxFileBytes));
-    }
-    if (pending.length === 0) break;
-    const loaded = await pending.shift()!;
-    if (signal?.aborted) throw abortError();
+  let sliceStart = performance.now();
+  for await (const e of iterator) {
+    if (e.type !== "file" || excluded(e.relToBase) || !included(e.relToBase)) continue;
+    const loaded = loadSync(e, maxFileBytes, buf);
+    let going = true;
     switch (loaded.kind) {
       case "text":
         result.filesSearched++;
@@ -276,13 +361,18 @@ export async function searchText(
         result.filesSkipped[loaded.kind]++;
         break;
     }
+    if (!going) break;
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await yieldToEventLoop();
+      sliceStart = performance.now();
+      if (signal?.aborted) throw abortError();
+    }
     if (ctx.onProgress && Date.now() - lastProgress >= PROGRESS_INTERVAL_MS) {
       lastProgress = Date.now();
       ctx.onProgress({ filesSearched: result.filesSearched, matches: result.matches.length });
     }
   }
-  if (!going) await iterator.return(undefined);
-  await Promise.allSettled(pending);
+  if (signal?.aborted) throw abortError();
   result.visited = stats.visited;
   result.filesSkipped.unreadable += stats.unreadable;
   if (stats.capped && !result.truncated) {
