@@ -28,14 +28,21 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-function cachedSchema(schema: z.ZodType, json: Record<string, unknown>): CachedSchema {
+/** Lets any value through: the operation registry validates, so errors are typed the same everywhere. */
+const passThrough: z.ZodType["~standard"]["validate"] = (value) => ({ value });
+
+function cachedSchema(
+  schema: z.ZodType,
+  json: Record<string, unknown>,
+  validate: z.ZodType["~standard"]["validate"],
+): CachedSchema {
   const frozen = deepFreeze(structuredClone(json));
   const std = schema["~standard"];
   return Object.freeze({
     "~standard": Object.freeze({
       version: 1 as const,
       vendor: std.vendor,
-      validate: std.validate,
+      validate,
       jsonSchema: Object.freeze({ input: () => frozen, output: () => frozen }),
     }),
   });
@@ -55,8 +62,9 @@ export const TOOL_TABLE: readonly ToolEntry[] = Object.freeze(OPERATIONS.map((op
   const { input, output } = jsonSchemas(op);
   return Object.freeze({
     op,
-    inputSchema: cachedSchema(op.inputSchema, input),
-    outputSchema: cachedSchema(op.outputSchema, output),
+    // Input: advertised as JSON Schema, validated by runOperation (typed INVALID_ARGUMENT).
+    inputSchema: cachedSchema(op.inputSchema, input, passThrough),
+    outputSchema: cachedSchema(op.outputSchema, output, op.outputSchema["~standard"].validate),
     definition: deepFreeze({
       name: op.name,
       title: op.title,

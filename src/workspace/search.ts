@@ -1,5 +1,6 @@
 /** search_text: content search (literal or regex), line-oriented, binary files skipped. */
 import fs, { constants as FS } from "node:fs";
+import { isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
@@ -101,7 +102,7 @@ type Loaded =
   | { kind: "text"; entry: WalkEntry; text: string }
   | { kind: "binary" | "tooLarge" | "unreadable" | "notFile"; entry: WalkEntry };
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8");
 
 /**
  * Reads one walked file synchronously into a reusable buffer: open without following a
@@ -129,11 +130,9 @@ function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Load
     if (n > maxFileBytes) return { kind: "tooLarge", entry };
     const bytes = buf.subarray(0, n);
     if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary", entry };
-    try {
-      return { kind: "text", entry, text: strictUtf8.decode(bytes) };
-    } catch {
-      return { kind: "binary", entry };
-    }
+    // Validate, then decode without the (several times slower) fatal mode.
+    if (!isUtf8(bytes)) return { kind: "binary", entry };
+    return { kind: "text", entry, text: utf8.decode(bytes) };
   } catch {
     return { kind: "unreadable", entry };
   } finally {
