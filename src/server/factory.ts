@@ -44,6 +44,8 @@ export interface ServerFactoryOptions {
   pageSize?: number;
   /** HMAC key (at least 32 bytes) for confirmation requestState; random per process if absent. */
   requestStateKey?: Uint8Array | string;
+  /** How long a confirmation request stays valid (seconds). Default CONFIRMATION_TTL_SECONDS. */
+  confirmationTtlSeconds?: number;
   /** Whether callers authenticate (cache scope is then always private). */
   authenticated?: boolean;
   /** Cache hint ttl for tools/list on the modern era (ms). */
@@ -119,7 +121,7 @@ export function createServerFactory(
   const key = options.requestStateKey ?? crypto.getRandomValues(new Uint8Array(32));
   const codec: RequestStateCodec<ConfirmState> = createRequestStateCodec<ConfirmState>({
     key,
-    ttlSeconds: CONFIRMATION_TTL_SECONDS,
+    ttlSeconds: options.confirmationTtlSeconds ?? CONFIRMATION_TTL_SECONDS,
     bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
   });
   const tools = toolsFor(workspace.writable);

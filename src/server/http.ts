@@ -39,6 +39,8 @@ export interface HttpHandlerOptions {
   pageSize?: number;
   /** HMAC key for confirmation requestState (shared by instances behind one balancer). */
   requestStateKey?: Uint8Array | string;
+  /** How long a confirmation request stays valid (seconds). */
+  confirmationTtlSeconds?: number;
   /** Most open legacy sessions. Default 100. */
   maxSessions?: number;
   /** A legacy session unused this long is closed (ms). Default 30 minutes. */
@@ -150,6 +152,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     workspace: options.workspace,
     pageSize: options.pageSize,
     requestStateKey: options.requestStateKey,
+    confirmationTtlSeconds: options.confirmationTtlSeconds,
     authenticated: tokenDigest !== undefined,
   });
   const onError = options.onError ?? (() => {});

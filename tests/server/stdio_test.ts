@@ -45,9 +45,13 @@ for (const mode of ["auto", "legacy"] as const) {
         const ok = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
         assert.equal(ok.isError, undefined);
         assert.equal((ok.structuredContent as { content: string }).content, "hi there\n");
-        const invalid = await client.callTool({ name: "read_file", arguments: { path: 7, extra: true } });
+        const invalid = await client.callTool({
+          name: "read_file",
+          arguments: { path: 7, extra: true },
+        });
         assert.equal(invalid.isError, true);
-        const ie = (invalid.structuredContent as { error: { code: string; argument?: string } }).error;
+        const ie =
+          (invalid.structuredContent as { error: { code: string; argument?: string } }).error;
         assert.deepEqual([ie.code, ie.argument], ["INVALID_ARGUMENT", "path"]);
         const bad = await client.callTool({ name: "read_file", arguments: { path: "../x" } });
         assert.equal(bad.isError, true);
