@@ -4,13 +4,7 @@
  * See RUNTIME.md for flags, permissions and exit codes.
  */
 import { parseArgs } from "node:util";
-import {
-  assertPermissions,
-  parseLimitFlags,
-  resolveFromInvocation,
-  UsageError,
-} from "./src/config.ts";
-import { Workspace } from "./src/workspace/workspace.ts";
+import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { isLive, readPidFile, removePidFile, writePidFile } from "./src/server/pid_file.ts";
 
@@ -108,15 +102,7 @@ async function main(): Promise<number> {
       throw new UsageError("the requestState key must be at least 32 bytes");
     }
     const write = values.write === true;
-    const workspace = await Workspace.open({
-      root: resolveFromInvocation(values.root ?? "."),
-      writable: write,
-      limits: parseLimitFlags(values.limit ?? []),
-    });
-    assertPermissions(
-      { root: workspace.policy.rootReal, write, limits: {} },
-      workspace.policy.rootReal,
-    );
+    const workspace = await openWorkspaceFromFlags(values);
     const pidFile = values["pid-file"] === undefined
       ? undefined
       : resolveFromInvocation(values["pid-file"]);

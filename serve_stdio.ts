@@ -4,13 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import {
-  assertPermissions,
-  parseLimitFlags,
-  resolveFromInvocation,
-  UsageError,
-} from "./src/config.ts";
-import { Workspace } from "./src/workspace/workspace.ts";
+import { openWorkspaceFromFlags, UsageError } from "./src/config.ts";
 import { createServerFactory } from "./src/server/factory.ts";
 
 async function main(): Promise<number> {
@@ -26,15 +20,7 @@ async function main(): Promise<number> {
       strict: true,
     });
     const write = values.write === true;
-    const workspace = await Workspace.open({
-      root: resolveFromInvocation(values.root ?? "."),
-      writable: write,
-      limits: parseLimitFlags(values.limit ?? []),
-    });
-    assertPermissions(
-      { root: workspace.policy.rootReal, write, limits: {} },
-      workspace.policy.rootReal,
-    );
+    const workspace = await openWorkspaceFromFlags(values);
     const pageSize = Number(values["page-size"]);
     if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
       throw new UsageError("--page-size must be a positive integer");

@@ -1,5 +1,7 @@
 /** One typed configuration object, built from flags and the environment. */
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
+import { Workspace } from "./workspace/workspace.ts";
+import { toWorkspaceError } from "./workspace/errors.ts";
 
 /** What every entry point needs to open the workspace. */
 export interface Config {
@@ -65,4 +67,38 @@ export function resolveFromInvocation(path: string): string {
   if (path.startsWith("/")) return path;
   const base = invocationDirectory();
   return `${base === "/" ? "" : base}/${path}`;
+}
+
+/** The workspace flags every entry point takes. */
+export interface WorkspaceFlags {
+  root?: string;
+  write?: boolean;
+  limit?: string[];
+}
+
+/**
+ * Opens the workspace an entry point was asked for: root relative to the invocation
+ * directory, limits from --limit, and the Deno permissions the mode needs checked.
+ * Every failure is a UsageError that says what to change.
+ */
+export async function openWorkspaceFromFlags(flags: WorkspaceFlags): Promise<Workspace> {
+  const config: Config = {
+    root: resolveFromInvocation(flags.root ?? "."),
+    write: flags.write === true,
+    limits: parseLimitFlags(flags.limit ?? []),
+  };
+  let ws: Workspace;
+  try {
+    ws = await Workspace.open({ root: config.root, writable: config.write, limits: config.limits });
+  } catch (err) {
+    const e = toWorkspaceError(err);
+    const cause = e.cause ?? err;
+    if (cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied) {
+      // The root could not even be resolved: name the permission flag to add.
+      assertPermissions(config, config.root);
+    }
+    throw new UsageError(`cannot open the workspace: ${e.message}`);
+  }
+  assertPermissions(config, ws.policy.rootReal);
+  return ws;
 }

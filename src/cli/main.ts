@@ -1,14 +1,7 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
-import {
-  assertPermissions,
-  type Config,
-  parseLimitFlags,
-  resolveFromInvocation,
-  UsageError,
-} from "../config.ts";
-import { Workspace } from "../workspace/workspace.ts";
+import { openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { toWorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,
@@ -115,30 +108,7 @@ export async function main(argv: string[]): Promise<number> {
       );
     }
     const args = await readArguments(values);
-    const config: Config = {
-      root: resolveFromInvocation(values.root ?? "."),
-      write: values.write === true,
-      limits: parseLimitFlags(values.limit ?? []),
-    };
-    let ws: Workspace;
-    try {
-      ws = await Workspace.open({
-        root: config.root,
-        writable: config.write,
-        limits: config.limits,
-      });
-    } catch (err) {
-      const e = toWorkspaceError(err);
-      const cause = e.cause ?? err;
-      if (
-        cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied
-      ) {
-        // The root could not even be resolved: name the permission flag to add.
-        assertPermissions(config, config.root);
-      }
-      throw new UsageError(`cannot open the workspace: ${e.message}`);
-    }
-    assertPermissions(config, ws.policy.rootReal);
+    const ws = await openWorkspaceFromFlags(values);
     const result = await runOperation({ workspace: ws }, name, args);
     await writeStdout(render(result, format));
     return EXIT.ok;

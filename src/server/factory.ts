@@ -110,9 +110,15 @@ function decodeCursor(cursor: string, total: number): number {
 }
 
 /** Builds the per-request/per-connection factory for a workspace. */
+/** The factory: a fresh McpServer per call, plus a way to wait for running tool calls. */
+export type ServerFactory = ((ctx?: McpRequestContext) => McpServer) & {
+  /** Resolves once every running tool call has finished (or after timeoutMs). */
+  settled(timeoutMs: number): Promise<void>;
+};
+
 export function createServerFactory(
   options: ServerFactoryOptions,
-): (ctx?: McpRequestContext) => McpServer {
+): ServerFactory {
   const { workspace } = options;
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
@@ -129,7 +135,12 @@ export function createServerFactory(
   const cacheScope = options.authenticated ? "private" : "public";
   const ttlMs = options.toolsListTtlMs ?? 60_000;
 
-  return () => {
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    return work.finally(() => running.delete(work));
+  };
+  const factory = () => {
     const server = new McpServer(
       { name: SERVER_NAME, version: denoConfig.version },
       {
@@ -141,7 +152,7 @@ export function createServerFactory(
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
       },
     );
-    for (const tool of tools) registerTool(server, tool, workspace, codec);
+    for (const tool of tools) registerTool(server, tool, workspace, codec, track);
     server.server.setRequestHandler("tools/list", (request) => {
       const cursor = request.params?.cursor;
       const start = cursor === undefined ? 0 : decodeCursor(cursor, definitions.length);
@@ -154,6 +165,16 @@ export function createServerFactory(
     });
     return server;
   };
+  return Object.assign(factory, {
+    settled: async (timeoutMs: number) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...running]),
+        new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    },
+  });
 }
 
 function clientCanElicit(server: McpServer, ctx: ServerContext): boolean {
@@ -170,6 +191,7 @@ function registerTool(
   tool: ToolEntry,
   workspace: Workspace,
   codec: RequestStateCodec<ConfirmState>,
+  track: <T>(work: Promise<T>) => Promise<T>,
 ): void {
   const { op } = tool;
   server.registerTool(
@@ -181,106 +203,108 @@ function registerTool(
       outputSchema: tool.outputSchema as never,
       annotations: { title: op.title, ...op.annotations },
     },
-    (async (args: Record<string, unknown>, ctx: ServerContext) => {
-      const progressToken = ctx.mcpReq._meta?.progressToken;
-      const onProgress = progressToken === undefined
-        ? undefined
-        : (p: { progress: number; total?: number; message?: string }) => {
-          ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...p } })
-            .catch(() => {});
-        };
-      let input = args;
-      const state = ctx.mcpReq.requestState<ConfirmState>();
-      if (state !== undefined) {
-        // A retried call answering our confirmation request.
-        if (
-          typeof state !== "object" || state.tool !== op.name || state.args !== argsDigest(args)
-        ) {
-          return toolFailure(
-            new WorkspaceError(
-              "INVALID_ARGUMENT",
-              "requestState does not belong to this tool call",
-              {
-                argument: "requestState",
-              },
-            ),
-          );
-        }
-        const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
-        if (
-          answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true
-        ) {
-          const how = answer.kind === "elicit" ? answer.action : "not answered";
-          return toolFailure(
-            new WorkspaceError(
-              "CONFIRMATION_REQUIRED",
-              `${op.name} was not confirmed (${how}); nothing was changed`,
-              {
-                argument: "confirm",
-                details: { action: how },
-              },
-            ),
-          );
-        }
-        input = { ...args, confirm: true };
-      }
-      const signal = ctx.mcpReq.signal;
-      let abortedAt: number | undefined;
-      const onAbort = () => (abortedAt = performance.now());
-      signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        const result = await runOperation({ workspace, signal, onProgress }, op.name, input);
-        return toolSuccess(result);
-      } catch (err) {
-        if (abortedAt !== undefined) {
-          // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
-          logEvent({
-            event: "cancelled",
-            tool: op.name,
-            stopMs: Math.round(performance.now() - abortedAt),
-          });
-        }
-        if (
-          err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED" &&
-          state === undefined &&
-          clientCanElicit(server, ctx)
-        ) {
-          return inputRequired({
-            inputRequests: {
-              [CONFIRM_KEY]: inputRequired.elicit({
-                message: `${err.message.replace(/: pass confirm: true$/, "")}. Confirm?`,
-                requestedSchema: {
-                  type: "object",
-                  properties: {
-                    confirm: {
-                      type: "boolean",
-                      title: "Confirm",
-                      description: `Allow ${op.name}`,
-                      default: false,
-                    },
-                  },
-                  required: ["confirm"],
-                },
-              }),
-            },
-            requestState: await codec.mint({ tool: op.name, args: argsDigest(args) }, ctx),
-          }) as never;
-        }
-        if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {
-          return toolFailure(
-            new WorkspaceError(
-              "CONFIRMATION_REQUIRED",
-              `${err.message} (this client did not declare the elicitation capability, so it must pass confirm: true itself)`,
-              { argument: "confirm" },
-            ),
-          );
-        }
-        return toolFailure(err);
-      } finally {
-        signal.removeEventListener("abort", onAbort);
-      }
-    }) as never,
+    ((args: Record<string, unknown>, ctx: ServerContext) => track(callTool(args, ctx))) as never,
   );
+
+  async function callTool(args: Record<string, unknown>, ctx: ServerContext): Promise<unknown> {
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    const onProgress = progressToken === undefined
+      ? undefined
+      : (p: { progress: number; total?: number; message?: string }) => {
+        ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...p } })
+          .catch(() => {});
+      };
+    let input = args;
+    const state = ctx.mcpReq.requestState<ConfirmState>();
+    if (state !== undefined) {
+      // A retried call answering our confirmation request.
+      if (
+        typeof state !== "object" || state.tool !== op.name || state.args !== argsDigest(args)
+      ) {
+        return toolFailure(
+          new WorkspaceError(
+            "INVALID_ARGUMENT",
+            "requestState does not belong to this tool call",
+            {
+              argument: "requestState",
+            },
+          ),
+        );
+      }
+      const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
+      if (
+        answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true
+      ) {
+        const how = answer.kind === "elicit" ? answer.action : "not answered";
+        return toolFailure(
+          new WorkspaceError(
+            "CONFIRMATION_REQUIRED",
+            `${op.name} was not confirmed (${how}); nothing was changed`,
+            {
+              argument: "confirm",
+              details: { action: how },
+            },
+          ),
+        );
+      }
+      input = { ...args, confirm: true };
+    }
+    const signal = ctx.mcpReq.signal;
+    let abortedAt: number | undefined;
+    const onAbort = () => (abortedAt = performance.now());
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      const result = await runOperation({ workspace, signal, onProgress }, op.name, input);
+      return toolSuccess(result);
+    } catch (err) {
+      if (abortedAt !== undefined) {
+        // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
+        logEvent({
+          event: "cancelled",
+          tool: op.name,
+          stopMs: Math.round(performance.now() - abortedAt),
+        });
+      }
+      if (
+        err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED" &&
+        state === undefined &&
+        clientCanElicit(server, ctx)
+      ) {
+        return inputRequired({
+          inputRequests: {
+            [CONFIRM_KEY]: inputRequired.elicit({
+              message: `${err.message.replace(/: pass confirm: true$/, "")}. Confirm?`,
+              requestedSchema: {
+                type: "object",
+                properties: {
+                  confirm: {
+                    type: "boolean",
+                    title: "Confirm",
+                    description: `Allow ${op.name}`,
+                    default: false,
+                  },
+                },
+                required: ["confirm"],
+              },
+            }),
+          },
+          requestState: await codec.mint({ tool: op.name, args: argsDigest(args) }, ctx),
+        }) as never;
+      }
+      if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {
+        return toolFailure(
+          new WorkspaceError(
+            "CONFIRMATION_REQUIRED",
+            `${err.message} (this client did not declare the elicitation capability, so it must pass confirm: true itself)`,
+            { argument: "confirm" },
+          ),
+        );
+      }
+      return toolFailure(err);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
 }
 
 /** A server for one workspace with default options (stdio and tests). */

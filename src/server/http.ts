@@ -295,6 +295,8 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     close: async () => {
       await modern.close();
       await Promise.all([...sessions.keys()].map(closeSession));
+      // Cancelled operations stop within 100 ms; let them finish unwinding (and log) first.
+      await factory.settled(2000);
     },
     closeIdleStreams: () => {
       for (const s of sessions.values()) s.transport.closeStandaloneSSEStream();

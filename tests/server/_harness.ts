@@ -118,6 +118,17 @@ export async function makeWorkspace(
   return root;
 }
 
+/** The read tools, in the order every server lists them. */
+export const READ_TOOLS = [
+  "workspace_info",
+  "list_directory",
+  "read_file",
+  "read_media",
+  "get_file_info",
+  "find_files",
+  "search_text",
+];
+
 /** Tools whose `path` argument is mirrored into Mcp-Param-Path. */
 export const PATH_HEADER_TOOLS = new Set(["read_file", "get_file_info", "list_directory"]);
 

@@ -4,17 +4,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { makeWorkspace, startHttpServer } from "./_harness.ts";
-
-const READ_TOOLS = [
-  "workspace_info",
-  "list_directory",
-  "read_file",
-  "read_media",
-  "get_file_info",
-  "find_files",
-  "search_text",
-];
+import { makeWorkspace, READ_TOOLS, startHttpServer } from "./_harness.ts";
 
 Deno.test("HTTP: v2 client (modern and forced legacy) and v1 client list and call tools", async (t) => {
   const root = await makeWorkspace({

@@ -47,7 +47,10 @@ async function searchTree(root: string, dirs = 30) {
 }
 
 /** Starts a search with a progress token and resolves once the server reported progress (it is in flight). */
-async function searchInFlight(url: string): Promise<{ rest: Promise<Record<string, unknown>[]> }> {
+async function searchInFlight(
+  url: string,
+  args: Record<string, unknown> = { query: "absent-needle" },
+): Promise<{ rest: Promise<Record<string, unknown>[]> }> {
   const res = await fetch(url, {
     method: "POST",
     headers: {
@@ -63,7 +66,7 @@ async function searchInFlight(url: string): Promise<{ rest: Promise<Record<strin
       method: "tools/call",
       params: {
         name: "search_text",
-        arguments: { query: "absent-needle" },
+        arguments: args,
         _meta: { ...envelope(), progressToken: "p1" },
       },
     }),
@@ -153,9 +156,13 @@ Deno.test("SIGTERM lets an in-flight search finish, then exits 0", async () => {
 Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and still exits 0", async () => {
   const root = await makeWorkspace();
   await searchTree(root, 60);
-  const server = await startHttpServer(root, { args: ["--shutdown-timeout", "0.2"] });
+  const server = await startHttpServer(root, { args: ["--shutdown-timeout", "0"] });
   try {
-    const inflight = await searchInFlight(server.url);
+    // A line-by-line regex keeps the search busy well past the (zero) shutdown timeout.
+    const inflight = await searchInFlight(server.url, {
+      query: "(?:lorem|ipsum)+ absent$",
+      regex: true,
+    });
     const t0 = performance.now();
     server.child.kill("SIGTERM");
     assert.equal((await server.status).code, 0, server.stderr());

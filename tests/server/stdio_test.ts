@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { READ_TOOLS } from "./_harness.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 
@@ -33,15 +34,7 @@ for (const mode of ["auto", "legacy"] as const) {
       await withClient(root, { mode }, async (client) => {
         assert.equal(client.getProtocolEra(), mode === "auto" ? "modern" : "legacy");
         const { tools } = await client.listTools();
-        assert.deepEqual(tools.map((t) => t.name), [
-          "workspace_info",
-          "list_directory",
-          "read_file",
-          "read_media",
-          "get_file_info",
-          "find_files",
-          "search_text",
-        ]);
+        assert.deepEqual(tools.map((t) => t.name), READ_TOOLS);
         const ok = await client.callTool({ name: "read_file", arguments: { path: "hello.txt" } });
         assert.equal(ok.isError, undefined);
         assert.equal((ok.structuredContent as { content: string }).content, "hi there\n");
