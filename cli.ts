@@ -2,5 +2,6 @@
 import { main } from "./src/cli/main.ts";
 
 if (import.meta.main) {
-  Deno.exitCode = await main(Deno.args);
+  // Exit explicitly: an SDK client can leave handles open after close (see RUNTIME.md).
+  Deno.exit(await main(Deno.args));
 }

@@ -1,7 +1,7 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { toWorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,
@@ -23,9 +23,26 @@ Usage:
   cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
                  [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
   cli.ts serve stop --pid-file FILE [--timeout SECONDS]
+  cli.ts server-info [CONNECTION] [OUTPUT]
+  cli.ts tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+  cli.ts tools show NAME [CONNECTION] [OUTPUT]
+  cli.ts tools call NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
+                 [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]
+  cli.ts tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
   cli.ts --help | --version
 
-Options:
+Client CONNECTION (default: the bundled stdio server on --root, read-only unless --write):
+  --endpoint URL [--bearer-token-env VAR]   Streamable HTTP (implies --transport http)
+  --config FILE --server NAME                a server from an mcpServers JSON file
+  --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
+  --connect-timeout S  --server-logs
+Client OUTPUT: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
+Client TIME: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
+Client INTERACTION: --non-interactive | --input-responses-file PATH, --max-input-rounds N
+Client exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol,
+  5 invalid result, 6 input required, 7 timeout or cancelled.
+
+Options of op:
   --root DIR        workspace root (default: the directory you run from)
   --write           enable write_file, edit_file, create_directory, move_path, delete_path
   --limit name=N    override a limit (see workspace_info), repeatable
@@ -59,6 +76,19 @@ export async function main(argv: string[]): Promise<number> {
     if (command === "--version") {
       await writeStdout(`${denoConfig.version}\n`);
       return EXIT.ok;
+    }
+    if (command === "server-info" || command === "tools") {
+      // The client never writes files: give that permission up for this process.
+      Deno.permissions.revokeSync({ name: "write" });
+      // Loaded only here: the SDK client reads environment variables when imported.
+      const { runClient } = await import("./client_cli.ts");
+      return await runClient(command, rest);
+    }
+    // `op` and `serve stop` never reach arbitrary hosts or environment variables.
+    invocationDirectory();
+    if (command === "op") {
+      Deno.permissions.revokeSync({ name: "net" });
+      Deno.permissions.revokeSync({ name: "run" });
     }
     if (command === "serve") {
       if (rest[0] !== "stop") {

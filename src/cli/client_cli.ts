@@ -1,0 +1,425 @@
+/** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
+import { parseArgs } from "node:util";
+import { resolveFromInvocation } from "../config.ts";
+import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
+import { type Target, targetFromConfig } from "../client/config_file.ts";
+import {
+  fromResponsesFile,
+  type Interaction,
+  nonInteractive,
+  terminalPrompts,
+} from "../client/interaction.ts";
+import { openSession, type Session } from "../client/session.ts";
+import {
+  callTool,
+  CONTRACT_VERSION,
+  flatten,
+  listToolsPages,
+  serverInfo,
+  showTool,
+  type ToolsPage,
+} from "../client/commands.ts";
+import { readArguments } from "./arguments.ts";
+import { writeStdout } from "./output.ts";
+
+/** Output formats of the client commands. */
+export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
+
+const OPTIONS = {
+  transport: { type: "string" },
+  endpoint: { type: "string" },
+  config: { type: "string" },
+  server: { type: "string" },
+  root: { type: "string" },
+  write: { type: "boolean" },
+  "protocol-version": { type: "string", default: "auto" },
+  timeout: { type: "string", default: "60" },
+  "max-timeout": { type: "string" },
+  "connect-timeout": { type: "string", default: "10" },
+  output: { type: "string" },
+  "non-interactive": { type: "boolean" },
+  "input-responses-file": { type: "string" },
+  "max-input-rounds": { type: "string", default: "8" },
+  "bearer-token-env": { type: "string" },
+  "server-logs": { type: "boolean" },
+  "single-page": { type: "boolean" },
+  cursor: { type: "string" },
+  "max-pages": { type: "string", default: "100" },
+  arguments: { type: "string" },
+  "arguments-file": { type: "string" },
+  "arguments-stdin": { type: "boolean" },
+  "skip-local-validation": { type: "boolean" },
+  "keep-going": { type: "boolean" },
+} as const;
+
+type Values = ReturnType<typeof parse>["values"];
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new ClientError("usage", (err as Error).message);
+  }
+}
+
+function seconds(v: string | undefined, flag: string): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new ClientError("usage", `${flag} must be a positive number of seconds`);
+  }
+  return Math.round(n * 1000);
+}
+
+function positiveInt(v: string, flag: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new ClientError("usage", `${flag} must be a positive integer`);
+  }
+  return n;
+}
+
+/** The bundled stdio server on --root, launched with permissions scoped to it. */
+function bundledTarget(values: Values): Target {
+  const root = resolveFromInvocation(values.root ?? ".");
+  const server = new URL("../../serve_stdio.ts", import.meta.url);
+  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${root}`];
+  if (values.write) args.push(`--allow-write=${root}`);
+  args.push(
+    "--allow-env=INIT_CWD",
+    server.protocol === "file:" ? server.pathname : server.href,
+    "--root",
+    root,
+  );
+  if (values.write) args.push("--write");
+  return { kind: "stdio", command: Deno.execPath(), args, label: "bundled" };
+}
+
+async function resolveTarget(values: Values): Promise<Target> {
+  if (values.config !== undefined || values.server !== undefined) {
+    if (values.config === undefined || values.server === undefined) {
+      throw new ClientError("usage", "--config and --server go together");
+    }
+    if (values.endpoint !== undefined) {
+      throw new ClientError("usage", "give --endpoint or --config, not both");
+    }
+    const t = await targetFromConfig(resolveFromInvocation(values.config), values.server);
+    if (values.transport !== undefined && values.transport !== t.kind) {
+      throw new ClientError(
+        "usage",
+        `--transport ${values.transport} contradicts server ${values.server} (${t.kind})`,
+      );
+    }
+    return t;
+  }
+  if (values.endpoint !== undefined) {
+    if (values.transport !== undefined && values.transport !== "http") {
+      throw new ClientError("usage", "--endpoint implies --transport http");
+    }
+    let url: URL;
+    try {
+      url = new URL(values.endpoint);
+    } catch {
+      throw new ClientError("usage", `--endpoint ${JSON.stringify(values.endpoint)} is not a URL`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new ClientError("usage", "--endpoint must be http(s)");
+    }
+    const headers: Record<string, string> = {};
+    if (values["bearer-token-env"] !== undefined) {
+      const token = Deno.env.get(values["bearer-token-env"]);
+      if (!token) {
+        throw new ClientError(
+          "usage",
+          `environment variable ${values["bearer-token-env"]} is not set`,
+        );
+      }
+      headers.authorization = `Bearer ${token}`;
+    }
+    return { kind: "http", url, headers, label: url.origin };
+  }
+  if (values.transport === "http") {
+    throw new ClientError("usage", "--transport http needs --endpoint URL");
+  }
+  if (values["bearer-token-env"] !== undefined) {
+    throw new ClientError("usage", "--bearer-token-env applies to --endpoint only");
+  }
+  return bundledTarget(values);
+}
+
+async function chooseInteraction(values: Values): Promise<Interaction> {
+  if (values["input-responses-file"] !== undefined) {
+    return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
+  }
+  if (values["non-interactive"] || !Deno.stdin.isTerminal()) return nonInteractive();
+  return terminalPrompts();
+}
+
+function chooseOutput(v: string | undefined): ClientOutput {
+  if (v === undefined) return Deno.stdout.isTerminal() ? "pretty" : "mcp-json";
+  if (v === "mcp-json" || v === "json" || v === "jsonl" || v === "pretty") return v;
+  throw new ClientError(
+    "usage",
+    `--output must be mcp-json, json, jsonl or pretty, got ${JSON.stringify(v)}`,
+  );
+}
+
+function warn(message: string): void {
+  console.error(`wmcp: warning: ${message}`);
+}
+
+const line = (v: unknown) => JSON.stringify(v) + "\n";
+
+function renderList(
+  pages: ToolsPage[],
+  meta: Record<string, unknown>,
+  output: ClientOutput,
+): string {
+  const listed = flatten(pages);
+  if (output === "mcp-json") {
+    return line({
+      contractVersion: CONTRACT_VERSION,
+      operation: "tools/list",
+      pages,
+      metadata: { pageCount: pages.length, ...meta },
+    });
+  }
+  const kept = listed.filter((t) => {
+    if (t.problems.length === 0) return true;
+    warn(
+      `leaving tool ${JSON.stringify(t.tool.name)} out of the inventory: ${t.problems.join("; ")}`,
+    );
+    return false;
+  });
+  if (output === "json") {
+    return line({
+      operation: "tools/list",
+      derived: "flattened from every page; not lossless (use --output mcp-json)",
+      tools: kept.map((t) => t.tool),
+      metadata: { pageCount: pages.length, toolCount: kept.length, ...meta },
+    });
+  }
+  if (output === "jsonl") return kept.map((t) => line(t.tool)).join("");
+  return kept.map((t) => {
+    const d = String(t.tool.description ?? "").split("\n")[0];
+    return `${t.tool.name}${t.tool.title ? ` (${t.tool.title})` : ""}\n    ${d}\n`;
+  }).join("") +
+    `${kept.length} tools, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
+}
+
+function renderCall(envelope: Record<string, unknown>, output: ClientOutput): string {
+  if (output === "mcp-json") return line(envelope);
+  const r = envelope.mcpResult as Record<string, unknown> | undefined;
+  if (output === "json" || output === "jsonl") {
+    return line({
+      operation: "tools/call",
+      derived: "structured view; not lossless (use --output mcp-json)",
+      isError: r?.isError === true,
+      structuredContent: r?.structuredContent ?? null,
+      text: Array.isArray(r?.content)
+        ? (r!.content as { type?: string; text?: string }[]).filter((c) => c.type === "text").map((
+          c,
+        ) => c.text)
+        : [],
+      metadata: envelope.metadata,
+    });
+  }
+  if (!r) return "";
+  const parts: string[] = [];
+  for (
+    const c of (r.content as { type?: string; text?: string; mimeType?: string }[] | undefined) ??
+      []
+  ) {
+    parts.push(
+      c.type === "text" ? String(c.text) : `[${c.type}${c.mimeType ? ` ${c.mimeType}` : ""}]`,
+    );
+  }
+  if (r.structuredContent !== undefined && parts.length === 0) {
+    parts.push(JSON.stringify(r.structuredContent, null, 2));
+  }
+  return parts.join("\n") + "\n";
+}
+
+/** Runs one client command; returns the exit code. stdout gets the result, stderr errors and warnings. */
+export async function runClient(command: string, argv: string[]): Promise<number> {
+  let output: ClientOutput = "mcp-json";
+  let session: Session | undefined;
+  const abort = new AbortController();
+  const onSigint = () => abort.abort();
+  let listening = false;
+  try {
+    const { values, positionals } = parse(argv);
+    output = chooseOutput(values.output);
+    let sub: string | undefined;
+    let rest = positionals;
+    if (command === "tools") {
+      [sub, ...rest] = positionals;
+      if (!["list", "show", "call", "run"].includes(sub ?? "")) {
+        throw new ClientError("usage", "tools takes list, show NAME, call NAME or run FILE|-");
+      }
+    }
+    const want = command === "server-info" || sub === "list" ? 0 : 1;
+    if (rest.length !== want) {
+      throw new ClientError(
+        "usage",
+        `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
+      );
+    }
+    const timeoutMs = seconds(values.timeout, "--timeout")!;
+    const maxTimeoutMs = seconds(values["max-timeout"], "--max-timeout");
+    const maxPages = positiveInt(values["max-pages"], "--max-pages");
+    const maxInputRounds = positiveInt(values["max-input-rounds"], "--max-input-rounds");
+    const callArgs = sub === "call" ? await readArguments(values) : undefined;
+    if (
+      sub !== "call" &&
+      (values.arguments !== undefined || values["arguments-file"] !== undefined ||
+        values["arguments-stdin"])
+    ) {
+      throw new ClientError("usage", "--arguments* belong to tools call");
+    }
+    const target = await resolveTarget(values);
+    const interaction = await chooseInteraction(values);
+    Deno.addSignalListener("SIGINT", onSigint);
+    listening = true;
+    session = await openSession({
+      target,
+      protocolVersion: values["protocol-version"],
+      interaction,
+      maxInputRounds,
+      connectTimeoutMs: seconds(values["connect-timeout"], "--connect-timeout")!,
+      serverLogs: values["server-logs"] === true,
+    });
+    const meta = { era: session.era, protocolVersion: session.protocolVersion };
+    const listOptions = { maxPages, signal: abort.signal, timeoutMs };
+
+    if (command === "server-info") {
+      const info = serverInfo(session);
+      await writeStdout(
+        output === "pretty"
+          ? `${JSON.stringify(info.serverInfo)}\n${info.era} ${info.protocolVersion}\n${
+            info.instructions ?? ""
+          }\n`
+          : line(
+            output === "mcp-json"
+              ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
+              : info,
+          ),
+      );
+      return CLIENT_EXIT.ok;
+    }
+    if (sub === "list") {
+      const pages = await listToolsPages(session, {
+        ...listOptions,
+        singlePage: values["single-page"] === true,
+        cursor: values.cursor,
+      });
+      await writeStdout(renderList(pages, meta, output));
+      return CLIENT_EXIT.ok;
+    }
+    if (sub === "show") {
+      const { tool, pages } = await showTool(session, rest[0], listOptions);
+      await writeStdout(
+        output === "pretty" ? JSON.stringify(tool, null, 2) + "\n" : line({
+          contractVersion: CONTRACT_VERSION,
+          operation: "tools/show",
+          tool,
+          metadata: { ...meta, pageCount: pages.length },
+        }),
+      );
+      return CLIENT_EXIT.ok;
+    }
+    // call and run need the tools' schemas (validation) and warm the SDK's header mirroring.
+    const inventory = new Map(
+      flatten(await listToolsPages(session, listOptions)).map((t) => [String(t.tool.name), t.tool]),
+    );
+    await session.client.listTools().catch(() => {});
+    const callOne = (name: string, args: Record<string, unknown>) => {
+      const tool = inventory.get(name);
+      if (!tool) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
+      return callTool(session!, name, args, {
+        timeoutMs,
+        maxTimeoutMs,
+        signal: abort.signal,
+        skipLocalValidation: values["skip-local-validation"] === true,
+        tool,
+        onWarning: warn,
+      });
+    };
+    if (sub === "call") {
+      const outcome = await callOne(rest[0], callArgs!);
+      await writeStdout(renderCall(outcome.envelope, output));
+      if (outcome.error) reportError(outcome.error, output);
+      return outcome.exitCode;
+    }
+    // run: JSONL of {"name","arguments"}; one tools/call each, in order, never a batch.
+    const text = rest[0] === "-"
+      ? await new Response(Deno.stdin.readable).text()
+      : await Deno.readTextFile(resolveFromInvocation(rest[0])).catch((err) => {
+        throw new ClientError("usage", `cannot read ${rest[0]}: ${err.message}`);
+      });
+    const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
+      x.l !== ""
+    );
+    let worst: number = CLIENT_EXIT.ok;
+    for (const [index, { l, n }] of items.entries()) {
+      let code: number;
+      let envelope: Record<string, unknown>;
+      try {
+        const item = JSON.parse(l) as { name?: unknown; arguments?: unknown };
+        if (
+          typeof item.name !== "string" ||
+          (item.arguments !== undefined &&
+            (typeof item.arguments !== "object" || item.arguments === null ||
+              Array.isArray(item.arguments)))
+        ) {
+          throw new ClientError(
+            "usage",
+            `line ${n}: expected {"name": string, "arguments": object}`,
+          );
+        }
+        const outcome = await callOne(item.name, (item.arguments ?? {}) as Record<string, unknown>);
+        envelope = { index, line: n, ...outcome.envelope };
+        if (outcome.error) envelope.clientError = outcome.error.toJSON();
+        code = outcome.exitCode;
+      } catch (err) {
+        const e = err instanceof ClientError
+          ? err
+          : new ClientError("usage", `line ${n}: ${(err as Error).message}`);
+        envelope = {
+          index,
+          line: n,
+          contractVersion: CONTRACT_VERSION,
+          operation: "tools/call",
+          clientError: e.toJSON(),
+        };
+        code = e.exitCode;
+      }
+      await writeStdout(line(envelope));
+      worst = Math.max(worst, code);
+      if (code !== CLIENT_EXIT.ok && !values["keep-going"]) break;
+      if (abort.signal.aborted) break;
+    }
+    return worst;
+  } catch (err) {
+    const e = err instanceof ClientError
+      ? err
+      : new ClientError("protocol", (err as Error).message);
+    reportError(
+      abort.signal.aborted && e.failure !== "usage"
+        ? new ClientError("timeout", `interrupted: ${e.message}`)
+        : e,
+      output,
+    );
+    return abort.signal.aborted && e.failure !== "usage" ? CLIENT_EXIT.timeout : e.exitCode;
+  } finally {
+    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
+    await session?.close();
+  }
+}
+
+function reportError(e: ClientError, output: ClientOutput): void {
+  const text = output === "pretty"
+    ? `error (${e.failure}): ${e.message}\n`
+    : line({ error: e.toJSON() });
+  Deno.stderr.writeSync(new TextEncoder().encode(text));
+}

@@ -1,0 +1,341 @@
+/**
+ * What the client does, returning data (never printing): server info, lossless tools/list
+ * pages, one tool by name, one call, a sequence of calls. Each is built on the raw
+ * responses the session taps below the SDK.
+ */
+import { z } from "zod";
+import { classify, ClientError } from "./errors.ts";
+import type { RawMessage, Session } from "./session.ts";
+import { validate } from "./validate.ts";
+
+/** Version of the lossless output contract. */
+export const CONTRACT_VERSION = "1";
+
+/** Metadata the client adds beside (never inside) a received result. */
+export interface ClientMetadata {
+  era: "modern" | "legacy";
+  protocolVersion: string;
+}
+
+function metadataOf(s: Session): ClientMetadata {
+  return { era: s.era, protocolVersion: s.protocolVersion };
+}
+
+/** server-info: what the server said about itself, as received. */
+export function serverInfo(s: Session): Record<string, unknown> {
+  const c = s.client;
+  const discover = c.getDiscoverResult?.() as Record<string, unknown> | undefined;
+  const out: Record<string, unknown> = {
+    era: s.era,
+    protocolVersion: s.protocolVersion,
+    serverInfo: c.getServerVersion() ?? null,
+    capabilities: c.getServerCapabilities() ?? null,
+    instructions: c.getInstructions() ?? null,
+  };
+  if (discover) out.supportedVersions = discover.supportedVersions ?? null;
+  return out;
+}
+
+const anyResult = z.unknown();
+
+/** Sends one raw request and returns the result exactly as received on the wire. */
+async function rawRequest(
+  s: Session,
+  method: string,
+  params: Record<string, unknown>,
+  signal?: AbortSignal,
+  timeoutMs?: number,
+): Promise<Record<string, unknown>> {
+  const before = s.sent.length;
+  try {
+    await s.client.request(
+      { method, params } as never,
+      anyResult as never,
+      { signal, timeout: timeoutMs } as never,
+    );
+  } catch (err) {
+    throw classify(err, signal?.aborted);
+  }
+  const mine = s.sent.slice(before).filter((r) => r.method === method && r.id !== undefined);
+  const raw = mine.length ? s.responses.get(mine[mine.length - 1].id!) : undefined;
+  if (!raw || !("result" in raw)) {
+    throw new ClientError("protocol", `no raw ${method} result was captured`);
+  }
+  return raw.result as Record<string, unknown>;
+}
+
+/** One received tools/list page. */
+export interface ToolsPage {
+  requestCursor: string | null;
+  mcpResult: Record<string, unknown>;
+}
+
+/** Options of listTools. */
+export interface ListOptions {
+  singlePage?: boolean;
+  cursor?: string;
+  maxPages: number;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * Follows nextCursor until it is absent (an empty string is a cursor). A repeated cursor or
+ * more than maxPages pages is a protocol error rather than a loop.
+ */
+export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsPage[]> {
+  const pages: ToolsPage[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined = o.cursor;
+  while (true) {
+    if (pages.length >= o.maxPages) {
+      throw new ClientError(
+        "protocol",
+        `tools/list did not end within --max-pages ${o.maxPages} pages`,
+        {
+          details: { pages: pages.length },
+        },
+      );
+    }
+    const result = await rawRequest(
+      s,
+      "tools/list",
+      cursor === undefined ? {} : { cursor },
+      o.signal,
+      o.timeoutMs,
+    );
+    pages.push({ requestCursor: cursor ?? null, mcpResult: result });
+    if (!Array.isArray(result.tools)) {
+      throw new ClientError("invalid-result", "a tools/list page has no tools array", {
+        details: result,
+      });
+    }
+    const next = result.nextCursor;
+    if (o.singlePage || next === undefined || next === null) return pages;
+    if (typeof next !== "string") {
+      throw new ClientError("invalid-result", "nextCursor is not a string");
+    }
+    if (seen.has(next) || next === o.cursor) {
+      throw new ClientError(
+        "protocol",
+        `tools/list repeated the cursor ${JSON.stringify(next)}; stopped`,
+        {
+          details: { pages: pages.length },
+        },
+      );
+    }
+    seen.add(next);
+    cursor = next;
+  }
+}
+
+/** A tool as listed, with the problems found in it (tools with problems stay in the pages). */
+export interface ListedTool {
+  tool: Record<string, unknown>;
+  problems: string[];
+}
+
+const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+
+/** Checks a tool's x-mcp-header annotations (names must be valid header tokens on primitive properties). */
+function toolProblems(tool: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (typeof tool.name !== "string") problems.push("name is not a string");
+  const props =
+    (tool.inputSchema as { properties?: Record<string, Record<string, unknown>> } | undefined)
+      ?.properties;
+  const names = new Set<string>();
+  for (const [prop, schema] of Object.entries(props ?? {})) {
+    const h = schema?.["x-mcp-header"];
+    if (h === undefined) continue;
+    const type = schema.type;
+    if (typeof h !== "string" || !HEADER_NAME.test(h)) {
+      problems.push(`${prop}: invalid x-mcp-header ${JSON.stringify(h)}`);
+    } else if (names.has(h.toLowerCase())) problems.push(`${prop}: duplicate x-mcp-header ${h}`);
+    else if (!["string", "number", "integer", "boolean"].includes(String(type))) {
+      problems.push(`${prop}: x-mcp-header on a non-primitive property`);
+    }
+    if (typeof h === "string") names.add(h.toLowerCase());
+  }
+  return problems;
+}
+
+/** The flattened inventory: every page's tools in order, with problems found. */
+export function flatten(pages: ToolsPage[]): ListedTool[] {
+  return pages.flatMap((p) =>
+    (p.mcpResult.tools as Record<string, unknown>[]).map((tool) => ({
+      tool,
+      problems: toolProblems(tool),
+    }))
+  );
+}
+
+/** tools show: all pages, then NAME picked locally (case-sensitive). */
+export async function showTool(
+  s: Session,
+  name: string,
+  o: ListOptions,
+): Promise<{ tool: Record<string, unknown>; pages: ToolsPage[] }> {
+  const pages = await listToolsPages(s, o);
+  const hit = flatten(pages).find((t) => t.tool.name === name);
+  if (!hit) {
+    const near = flatten(pages).map((t) => String(t.tool.name)).filter((n) =>
+      n.toLowerCase() === name.toLowerCase()
+    );
+    throw new ClientError(
+      "usage",
+      `no tool named ${JSON.stringify(name)}${
+        near.length ? ` (did you mean ${near.join(", ")}?)` : ""
+      }`,
+    );
+  }
+  return { tool: hit.tool, pages };
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  timeoutMs: number;
+  maxTimeoutMs?: number;
+  signal: AbortSignal;
+  skipLocalValidation: boolean;
+  /** The tool's definition, when known (for validation). */
+  tool?: Record<string, unknown>;
+  onWarning: (message: string) => void;
+}
+
+/** The outcome of one tools/call. */
+export interface CallOutcome {
+  envelope: Record<string, unknown>;
+  exitCode: number;
+  error?: ClientError;
+}
+
+/** Calls one tool; the envelope keeps the whole received result plus client metadata beside it. */
+export async function callTool(
+  s: Session,
+  name: string,
+  args: Record<string, unknown>,
+  o: CallOptions,
+): Promise<CallOutcome> {
+  if (o.tool && !o.skipLocalValidation) {
+    const v = validate(o.tool.inputSchema, args);
+    if (v.ok === false) {
+      throw new ClientError(
+        "usage",
+        `arguments do not match ${name}'s inputSchema: ${v.errors.join("; ")}`,
+        {
+          details: { errors: v.errors },
+        },
+      );
+    }
+    if (v.ok === "skipped") o.onWarning(`not validating arguments locally: ${v.why}`);
+  }
+  const before = s.sent.length;
+  let sdkError: unknown;
+  try {
+    await s.client.callTool({ name, arguments: args }, {
+      timeout: o.timeoutMs,
+      maxTotalTimeout: o.maxTimeoutMs,
+      resetTimeoutOnProgress: true,
+      onprogress: () => {},
+      signal: o.signal,
+      allowInputRequired: true,
+    } as never);
+  } catch (err) {
+    sdkError = err;
+  }
+  const calls = s.sent.slice(before).filter((r) => r.method === "tools/call" && r.id !== undefined);
+  const last = calls.length ? s.responses.get(calls[calls.length - 1].id!) : undefined;
+  const meta = { ...metadataOf(s), rounds: calls.length };
+  if (!last || (sdkError !== undefined && !("result" in last))) {
+    if (last && "error" in last) {
+      const e = last.error as { code?: number; message?: string; data?: unknown };
+      const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
+        rpcCode: e.code,
+        details: e.data,
+      });
+      return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
+    }
+    const error = classify(sdkError ?? new Error("no response"), o.signal.aborted);
+    return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
+  }
+  if ("error" in last) {
+    const e = last.error as { code?: number; message?: string; data?: unknown };
+    const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
+      rpcCode: e.code,
+      details: e.data,
+    });
+    return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
+  }
+  const result = last.result as Record<string, unknown>;
+  const envelope = {
+    contractVersion: CONTRACT_VERSION,
+    operation: "tools/call",
+    mcpResult: result,
+    metadata: meta,
+  };
+  const resultType = result.resultType;
+  if (resultType === "input_required") {
+    const error = new ClientError(
+      "input-required",
+      "the server needs input that this run did not provide",
+      {
+        details: { inputRequests: result.inputRequests ?? null },
+      },
+    );
+    return { envelope, exitCode: error.exitCode, error };
+  }
+  if (resultType !== undefined && resultType !== "complete") {
+    const error = new ClientError(
+      "invalid-result",
+      `unrecognized resultType ${JSON.stringify(resultType)}`,
+    );
+    return { envelope, exitCode: error.exitCode, error };
+  }
+  if (!Array.isArray(result.content)) {
+    const error = new ClientError("invalid-result", "the tools/call result has no content array");
+    return { envelope, exitCode: error.exitCode, error };
+  }
+  if (result.isError === true) return { envelope, exitCode: 1 };
+  const outputSchema = o.tool?.outputSchema;
+  if (outputSchema !== undefined) {
+    if (!("structuredContent" in result)) {
+      const error = new ClientError(
+        "invalid-result",
+        `${name} declares an outputSchema but sent no structuredContent`,
+      );
+      return { envelope, exitCode: error.exitCode, error };
+    }
+    const v = validate(outputSchema, result.structuredContent);
+    if (v.ok === false) {
+      const error = new ClientError(
+        "invalid-result",
+        `structuredContent does not match ${name}'s outputSchema`,
+        {
+          details: { errors: v.errors },
+        },
+      );
+      return { envelope, exitCode: error.exitCode, error };
+    }
+    if (v.ok === "skipped") o.onWarning(`not validating structuredContent: ${v.why}`);
+  }
+  if (sdkError !== undefined) {
+    // The wire result is complete but the SDK refused it: report what the SDK said.
+    const error = classify(sdkError);
+    return { envelope, exitCode: error.exitCode, error };
+  }
+  return { envelope, exitCode: 0 };
+}
+
+function errorEnvelope(
+  meta: Record<string, unknown>,
+  raw: RawMessage | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    contractVersion: CONTRACT_VERSION,
+    operation: "tools/call",
+    metadata: meta,
+  };
+  if (raw && "error" in raw) out.mcpError = raw.error;
+  return out;
+}

@@ -1,0 +1,87 @@
+/** Reads a standard `mcpServers` configuration file (as desktop MCP hosts use) into a target. */
+import { ClientError } from "./errors.ts";
+
+/** Where the client connects. */
+export type Target =
+  | {
+    kind: "stdio";
+    command: string;
+    args: string[];
+    env?: Record<string, string>;
+    cwd?: string;
+    label: string;
+  }
+  | { kind: "http"; url: URL; headers: Record<string, string>; label: string };
+
+/** Replaces ${VAR} with the environment's value; a missing variable is a usage error naming it. */
+export function expandVars(value: string, where: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+    const v = Deno.env.get(name);
+    if (v === undefined) {
+      throw new ClientError("usage", `${where} refers to \${${name}}, which is not set`);
+    }
+    return v;
+  });
+}
+
+function stringRecord(v: unknown, where: string): Record<string, string> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new ClientError("usage", `${where} must be an object of strings`);
+  }
+  const out: Record<string, string> = {};
+  for (const [k, s] of Object.entries(v)) {
+    if (typeof s !== "string") throw new ClientError("usage", `${where}.${k} must be a string`);
+    out[k] = expandVars(s, `${where}.${k}`);
+  }
+  return out;
+}
+
+/** Loads server NAME from a config file: `{command,args,env,cwd}` (stdio) or `{url,headers}` (HTTP). */
+export async function targetFromConfig(path: string, name: string): Promise<Target> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await Deno.readTextFile(path));
+  } catch (err) {
+    throw new ClientError("usage", `cannot read --config ${path}: ${(err as Error).message}`);
+  }
+  const servers = (parsed as { mcpServers?: unknown })?.mcpServers;
+  if (!servers || typeof servers !== "object") {
+    throw new ClientError("usage", `${path} has no "mcpServers" object`);
+  }
+  const entry = (servers as Record<string, unknown>)[name];
+  if (!entry || typeof entry !== "object") {
+    throw new ClientError(
+      "usage",
+      `${path} has no server named ${JSON.stringify(name)}; it has: ${
+        Object.keys(servers).join(", ")
+      }`,
+    );
+  }
+  const e = entry as Record<string, unknown>;
+  const where = `mcpServers.${name}`;
+  if (typeof e.url === "string") {
+    let url: URL;
+    try {
+      url = new URL(expandVars(e.url, `${where}.url`));
+    } catch {
+      throw new ClientError("usage", `${where}.url is not a URL`);
+    }
+    return { kind: "http", url, headers: stringRecord(e.headers, `${where}.headers`), label: name };
+  }
+  if (typeof e.command !== "string" || e.command.length === 0) {
+    throw new ClientError("usage", `${where} needs "command" (stdio) or "url" (HTTP)`);
+  }
+  const args = e.args === undefined ? [] : e.args;
+  if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) {
+    throw new ClientError("usage", `${where}.args must be an array of strings`);
+  }
+  return {
+    kind: "stdio",
+    command: e.command,
+    args: args as string[],
+    env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
+    cwd: typeof e.cwd === "string" ? e.cwd : undefined,
+    label: name,
+  };
+}

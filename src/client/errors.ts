@@ -1,0 +1,111 @@
+/** Failure classes of the MCP tool client, one exit code each. */
+
+/** Exit codes of the client commands (INTERFACES.md, "Bundled ad hoc MCP tool client"). */
+export const CLIENT_EXIT = {
+  ok: 0,
+  toolError: 1,
+  usage: 2,
+  transport: 3,
+  protocol: 4,
+  invalidResult: 5,
+  inputRequired: 6,
+  timeout: 7,
+} as const;
+
+/** A failure class. */
+export type FailureClass =
+  | "usage"
+  | "transport"
+  | "protocol"
+  | "invalid-result"
+  | "input-required"
+  | "timeout";
+
+const EXIT_OF: Record<FailureClass, number> = {
+  usage: CLIENT_EXIT.usage,
+  transport: CLIENT_EXIT.transport,
+  protocol: CLIENT_EXIT.protocol,
+  "invalid-result": CLIENT_EXIT.invalidResult,
+  "input-required": CLIENT_EXIT.inputRequired,
+  timeout: CLIENT_EXIT.timeout,
+};
+
+/** A classified client failure. */
+export class ClientError extends Error {
+  readonly failure: FailureClass;
+  /** JSON-RPC error code, for protocol errors. */
+  readonly rpcCode?: number;
+  /** Extra structured detail (the JSON-RPC error data, the invalid result, ...). */
+  readonly details?: unknown;
+
+  constructor(
+    failure: FailureClass,
+    message: string,
+    options: { rpcCode?: number; details?: unknown; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ClientError";
+    this.failure = failure;
+    this.rpcCode = options.rpcCode;
+    this.details = options.details;
+  }
+
+  /** The exit code of this class. */
+  get exitCode(): number {
+    return EXIT_OF[this.failure];
+  }
+
+  /** The JSON error object printed on stderr. */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = {
+      class: this.failure,
+      exitCode: this.exitCode,
+      message: this.message,
+    };
+    if (this.rpcCode !== undefined) out.code = this.rpcCode;
+    if (this.details !== undefined) out.details = this.details;
+    return out;
+  }
+}
+
+/** Classifies anything the SDK or the transport threw. */
+export function classify(err: unknown, aborted = false): ClientError {
+  if (err instanceof ClientError) return err;
+  const e = err as { name?: string; code?: unknown; message?: string; data?: unknown };
+  const message = e?.message ?? String(err);
+  if (aborted) return new ClientError("timeout", `cancelled: ${message}`, { cause: err });
+  // SDK errors carry string codes; JSON-RPC errors numeric ones.
+  if (typeof e?.code === "string") {
+    const code = e.code.toUpperCase();
+    if (code.includes("TIMEOUT")) return new ClientError("timeout", message, { cause: err });
+    if (code.includes("INPUT_REQUIRED")) {
+      return new ClientError("input-required", message, { cause: err });
+    }
+    if (code.includes("ERA_NEGOTIATION") || code.includes("UNSUPPORTED")) {
+      return new ClientError("protocol", message, { cause: err });
+    }
+    if (code.includes("PAGINATION")) return new ClientError("protocol", message, { cause: err });
+    if (
+      code.includes("CONNECT") || code.includes("CLOSED") || code.includes("TRANSPORT") ||
+      code.includes("NOT_CONNECTED")
+    ) {
+      return new ClientError("transport", message, { cause: err });
+    }
+  }
+  if (typeof e?.code === "number") {
+    if (e.code === -32001 && /timed out/i.test(message)) {
+      return new ClientError("timeout", message, { cause: err });
+    }
+    return new ClientError("protocol", message, { rpcCode: e.code, details: e.data, cause: err });
+  }
+  if (/output schema|structured content|structuredContent/i.test(message)) {
+    return new ClientError("invalid-result", message, { cause: err });
+  }
+  if (
+    err instanceof TypeError ||
+    /ECONNREFUSED|fetch|connect|spawn|ENOENT|closed|EPIPE|network/i.test(message)
+  ) {
+    return new ClientError("transport", message, { cause: err });
+  }
+  return new ClientError("protocol", message, { cause: err });
+}

@@ -1,0 +1,218 @@
+/**
+ * How the client answers elicitations: not at all (non-interactive: elicitation is not
+ * advertised; a legacy request that arrives anyway is declined), from a responses file
+ * given in advance, or by prompting on a terminal.
+ */
+import { ClientError } from "./errors.ts";
+
+/** A form elicitation's parameters (the fields the client uses). */
+export interface ElicitParams {
+  message?: string;
+  mode?: string;
+  requestedSchema?: {
+    type?: string;
+    properties?: Record<string, PropertySchema>;
+    required?: string[];
+  };
+}
+
+interface PropertySchema {
+  type?: string;
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  oneOf?: { const?: unknown; title?: string }[];
+  minimum?: number;
+  maximum?: number;
+}
+
+/** An elicitation answer. */
+export interface ElicitAnswer {
+  [key: string]: unknown;
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, unknown>;
+}
+
+/** The answering policy of one client run. */
+export interface Interaction {
+  /** Whether the client declares the elicitation capability (only when it can answer). */
+  readonly advertisesElicitation: boolean;
+  /** Answers one elicitation. */
+  elicit(params: ElicitParams): Promise<ElicitAnswer>;
+  /** How many elicitations were answered. */
+  readonly answered: number;
+}
+
+/** Non-interactive: nothing advertised; anything that arrives anyway is declined. */
+export function nonInteractive(): Interaction {
+  let answered = 0;
+  return {
+    advertisesElicitation: false,
+    elicit: () => {
+      answered++;
+      return Promise.resolve({ action: "decline" });
+    },
+    get answered() {
+      return answered;
+    },
+  };
+}
+
+/**
+ * Answers from a file given in advance: `{"responses": [answer, ...]}` where each answer is
+ * `{"action":"accept","content":{...}}`, `{"action":"decline"}` or `{"action":"cancel"}`,
+ * used in order; optional `"default"` answers any elicitation past the list (else cancel).
+ */
+export async function fromResponsesFile(path: string): Promise<Interaction> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await Deno.readTextFile(path));
+  } catch (err) {
+    throw new ClientError(
+      "usage",
+      `cannot read --input-responses-file ${path}: ${(err as Error).message}`,
+    );
+  }
+  const p = parsed as { responses?: unknown; default?: unknown };
+  if (!Array.isArray(p?.responses)) {
+    throw new ClientError("usage", `${path} must be {"responses": [...], "default"?: {...}}`);
+  }
+  const check = (a: unknown, where: string): ElicitAnswer => {
+    const x = a as ElicitAnswer;
+    if (!x || !["accept", "decline", "cancel"].includes(x.action)) {
+      throw new ClientError("usage", `${where}: action must be accept, decline or cancel`);
+    }
+    if (x.action === "accept" && (typeof x.content !== "object" || x.content === null)) {
+      throw new ClientError("usage", `${where}: accept needs a content object`);
+    }
+    return x;
+  };
+  const queue = p.responses.map((a, i) => check(a, `${path} responses[${i}]`));
+  const fallback = p.default === undefined ? undefined : check(p.default, `${path} default`);
+  let answered = 0;
+  return {
+    advertisesElicitation: true,
+    elicit: () => {
+      answered++;
+      return Promise.resolve(queue.shift() ?? fallback ?? { action: "cancel" });
+    },
+    get answered() {
+      return answered;
+    },
+  };
+}
+
+/** Reads one line from a terminal. */
+async function readLine(prompt: string): Promise<string | null> {
+  await Deno.stderr.write(new TextEncoder().encode(prompt));
+  const buf = new Uint8Array(4096);
+  let line = "";
+  while (true) {
+    const n = await Deno.stdin.read(buf);
+    if (n === null) return line.length ? line : null;
+    line += new TextDecoder().decode(buf.subarray(0, n));
+    const nl = line.indexOf("\n");
+    if (nl !== -1) return line.slice(0, nl).replace(/\r$/, "");
+  }
+}
+
+function parseValue(
+  raw: string,
+  schema: PropertySchema,
+): { ok: true; value: unknown } | { ok: false; why: string } {
+  const choices = schema.enum ?? schema.oneOf?.map((o) => o.const);
+  if (choices) {
+    const byIndex = /^\d+$/.test(raw) ? choices[Number(raw) - 1] : undefined;
+    const hit = choices.find((c) => String(c) === raw) ?? byIndex;
+    return hit === undefined
+      ? { ok: false, why: `choose one of ${choices.join(", ")}` }
+      : { ok: true, value: hit };
+  }
+  switch (schema.type) {
+    case "boolean":
+      if (/^(y|yes|true|1)$/i.test(raw)) return { ok: true, value: true };
+      if (/^(n|no|false|0)$/i.test(raw)) return { ok: true, value: false };
+      return { ok: false, why: "answer yes or no" };
+    case "integer":
+    case "number": {
+      const n = Number(raw);
+      if (
+        raw.trim() === "" || !Number.isFinite(n) ||
+        (schema.type === "integer" && !Number.isInteger(n))
+      ) {
+        return { ok: false, why: `enter ${schema.type === "integer" ? "an integer" : "a number"}` };
+      }
+      if (schema.minimum !== undefined && n < schema.minimum) {
+        return { ok: false, why: `at least ${schema.minimum}` };
+      }
+      if (schema.maximum !== undefined && n > schema.maximum) {
+        return { ok: false, why: `at most ${schema.maximum}` };
+      }
+      return { ok: true, value: n };
+    }
+    default:
+      return { ok: true, value: raw };
+  }
+}
+
+/**
+ * Prompts on the terminal (stderr for prompts, stdin for answers): each field of the form
+ * (string, number, integer, boolean, enums; an empty answer takes the default), then
+ * accept, decline or cancel. Server text is only printed, never run.
+ */
+export function terminalPrompts(): Interaction {
+  let answered = 0;
+  return {
+    advertisesElicitation: true,
+    async elicit(params) {
+      answered++;
+      if (params.mode === "url") return { action: "decline" };
+      const say = (s: string) => Deno.stderr.write(new TextEncoder().encode(s + "\n"));
+      await say(`\nThe server asks: ${params.message ?? "(no message)"}`);
+      const props = params.requestedSchema?.properties ?? {};
+      const required = new Set(params.requestedSchema?.required ?? []);
+      const content: Record<string, unknown> = {};
+      for (const [name, schema] of Object.entries(props)) {
+        const choices = schema.enum ?? schema.oneOf?.map((o) => o.const);
+        const hint = [
+          schema.type ?? "string",
+          choices ? `one of ${choices.join(" | ")}` : "",
+          schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : "",
+          required.has(name) ? "required" : "optional",
+        ].filter(Boolean).join(", ");
+        while (true) {
+          const raw = await readLine(
+            `  ${schema.title ?? name} (${hint})${
+              schema.description ? ` - ${schema.description}` : ""
+            }: `,
+          );
+          if (raw === null) return { action: "cancel" };
+          if (raw === "") {
+            if (schema.default !== undefined) content[name] = schema.default;
+            else if (required.has(name)) {
+              await say("    a value is required");
+              continue;
+            }
+            break;
+          }
+          const v = parseValue(raw, schema);
+          if (v.ok) {
+            content[name] = v.value;
+            break;
+          }
+          await say(`    ${v.why}`);
+        }
+      }
+      while (true) {
+        const choice = await readLine("  [a]ccept, [d]ecline or [c]ancel? ");
+        if (choice === null || /^c/i.test(choice)) return { action: "cancel" };
+        if (/^a/i.test(choice)) return { action: "accept", content };
+        if (/^d/i.test(choice)) return { action: "decline" };
+      }
+    },
+    get answered() {
+      return answered;
+    },
+  };
+}
