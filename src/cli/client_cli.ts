@@ -341,6 +341,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
         maxTimeoutMs,
         signal: abort.signal,
         skipLocalValidation: values["skip-local-validation"] === true,
+        returnInputRequired: !interaction.advertisesElicitation,
         tool,
         onWarning: warn,
       });

@@ -198,6 +198,8 @@ export interface CallOptions {
   maxTimeoutMs?: number;
   signal: AbortSignal;
   skipLocalValidation: boolean;
+  /** Return an input_required result as is (the run cannot answer it) instead of fulfilling it. */
+  returnInputRequired: boolean;
   /** The tool's definition, when known (for validation). */
   tool?: Record<string, unknown>;
   onWarning: (message: string) => void;
@@ -239,7 +241,7 @@ export async function callTool(
       resetTimeoutOnProgress: true,
       onprogress: () => {},
       signal: o.signal,
-      allowInputRequired: true,
+      allowInputRequired: o.returnInputRequired,
     } as never);
   } catch (err) {
     sdkError = err;

@@ -103,18 +103,31 @@ export async function fromResponsesFile(path: string): Promise<Interaction> {
   };
 }
 
-/** Reads one line from a terminal. */
-async function readLine(prompt: string): Promise<string | null> {
-  await Deno.stderr.write(new TextEncoder().encode(prompt));
+/** A line reader over stdin that keeps what it read past the current line for the next call. */
+function lineReader(): (prompt: string) => Promise<string | null> {
+  let pending = "";
+  let ended = false;
+  const dec = new TextDecoder();
   const buf = new Uint8Array(4096);
-  let line = "";
-  while (true) {
-    const n = await Deno.stdin.read(buf);
-    if (n === null) return line.length ? line : null;
-    line += new TextDecoder().decode(buf.subarray(0, n));
-    const nl = line.indexOf("\n");
-    if (nl !== -1) return line.slice(0, nl).replace(/\r$/, "");
-  }
+  return async (prompt) => {
+    await Deno.stderr.write(new TextEncoder().encode(prompt));
+    while (true) {
+      const nl = pending.indexOf("\n");
+      if (nl !== -1) {
+        const line = pending.slice(0, nl).replace(/\r$/, "");
+        pending = pending.slice(nl + 1);
+        return line;
+      }
+      if (ended) {
+        const rest = pending;
+        pending = "";
+        return rest.length ? rest : null;
+      }
+      const n = await Deno.stdin.read(buf);
+      if (n === null) ended = true;
+      else pending += dec.decode(buf.subarray(0, n), { stream: true });
+    }
+  };
 }
 
 function parseValue(
@@ -163,6 +176,7 @@ function parseValue(
  */
 export function terminalPrompts(): Interaction {
   let answered = 0;
+  const readLine = lineReader();
   return {
     advertisesElicitation: true,
     async elicit(params) {
