@@ -1,6 +1,6 @@
 /** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
 import { parseArgs } from "node:util";
-import { resolveFromInvocation } from "../config.ts";
+import { resolveFromInvocation, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {
@@ -210,6 +210,9 @@ function renderList(
 function renderCall(envelope: Record<string, unknown>, output: ClientOutput): string {
   if (output === "mcp-json") return line(envelope);
   const r = envelope.mcpResult as Record<string, unknown> | undefined;
+  // No result arrived (timeout, cancellation, transport or JSON-RPC error): a derived view has
+  // nothing to derive (it would claim isError: false); the error on stderr reports the failure.
+  if (!r) return "";
   if (output === "json" || output === "jsonl") {
     return line({
       operation: "tools/call",
@@ -224,7 +227,6 @@ function renderCall(envelope: Record<string, unknown>, output: ClientOutput): st
       metadata: envelope.metadata,
     });
   }
-  if (!r) return "";
   const parts: string[] = [];
   for (
     const c of (r.content as { type?: string; text?: string; mimeType?: string }[] | undefined) ??
@@ -330,12 +332,22 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     // call and run need the tools' schemas (validation) and warm the SDK's header mirroring.
     const inventory = new Map(
-      flatten(await listToolsPages(session, listOptions)).map((t) => [String(t.tool.name), t.tool]),
+      flatten(await listToolsPages(session, listOptions)).map((t) => [String(t.tool.name), t]),
     );
-    await session.client.listTools().catch(() => {});
+    if (session.era === "modern" && target.kind === "http") {
+      // The SDK mirrors x-mcp-header arguments into Mcp-Param-* only for tools it has listed.
+      await session.client.listTools().catch((err) =>
+        warn(`tools/list for header mirroring failed: ${err.message}`)
+      );
+    }
     const callOne = (name: string, args: Record<string, unknown>) => {
-      const tool = inventory.get(name);
-      if (!tool) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
+      const listed = inventory.get(name);
+      if (!listed) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
+      if (listed.problems.length > 0) {
+        // A tool the flattened inventory leaves out is never called.
+        throw new ClientError("usage", `refusing to call ${name}: ${listed.problems.join("; ")}`);
+      }
+      const tool = listed.tool;
       return callTool(session!, name, args, {
         timeoutMs,
         maxTimeoutMs,
@@ -402,8 +414,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     return worst;
   } catch (err) {
+    // readArguments (shared with `op`) reports bad argument sources as UsageError.
     const e = err instanceof ClientError
       ? err
+      : err instanceof UsageError
+      ? new ClientError("usage", err.message)
       : new ClientError("protocol", (err as Error).message);
     reportError(
       abort.signal.aborted && e.failure !== "usage"

@@ -152,7 +152,8 @@ function toolProblems(tool: Record<string, unknown>): string[] {
     if (typeof h !== "string" || !HEADER_NAME.test(h)) {
       problems.push(`${prop}: invalid x-mcp-header ${JSON.stringify(h)}`);
     } else if (names.has(h.toLowerCase())) problems.push(`${prop}: duplicate x-mcp-header ${h}`);
-    else if (!["string", "number", "integer", "boolean"].includes(String(type))) {
+    // Header values must be exact: floating-point numbers are not allowed (SEP-2243).
+    else if (!["string", "integer", "boolean"].includes(String(type))) {
       problems.push(`${prop}: x-mcp-header on a non-primitive property`);
     }
     if (typeof h === "string") names.add(h.toLowerCase());
@@ -322,7 +323,12 @@ export async function callTool(
     if (v.ok === "skipped") o.onWarning(`not validating structuredContent: ${v.why}`);
   }
   if (sdkError !== undefined) {
-    // The wire result is complete but the SDK refused it: report what the SDK said.
+    // The wire result passed every check of ours; an absent resultType means complete
+    // (the spec tells clients to assume so), so the SDK's stricter refusal is a warning.
+    if (resultType === undefined && /resultType/.test(String((sdkError as Error)?.message))) {
+      o.onWarning(`the result has no resultType; treated as complete`);
+      return { envelope, exitCode: 0 };
+    }
     const error = classify(sdkError);
     return { envelope, exitCode: error.exitCode, error };
   }

@@ -76,12 +76,13 @@ export async function targetFromConfig(path: string, name: string): Promise<Targ
   if (!Array.isArray(args) || args.some((a) => typeof a !== "string")) {
     throw new ClientError("usage", `${where}.args must be an array of strings`);
   }
+  // ${VAR} is expanded in every string field hosts expand it in: command, args, env, cwd.
   return {
     kind: "stdio",
-    command: e.command,
-    args: args as string[],
+    command: expandVars(e.command, `${where}.command`),
+    args: (args as string[]).map((a, i) => expandVars(a, `${where}.args[${i}]`)),
     env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
-    cwd: typeof e.cwd === "string" ? e.cwd : undefined,
+    cwd: typeof e.cwd === "string" ? expandVars(e.cwd, `${where}.cwd`) : undefined,
     label: name,
   };
 }

@@ -81,7 +81,22 @@ export function classify(err: unknown, aborted = false): ClientError {
     if (code.includes("INPUT_REQUIRED")) {
       return new ClientError("input-required", message, { cause: err });
     }
+    // An HTTP-level refusal (SdkHttpError 401/403: no or wrong credentials) never reached
+    // JSON-RPC: the SDK reports it as a transport (HTTP) error, not a protocol error.
+    const status = (err as { status?: unknown }).status;
+    if (
+      code.startsWith("CLIENT_HTTP_AUTH") || code === "CLIENT_HTTP_FORBIDDEN" || status === 401 ||
+      status === 403
+    ) {
+      return new ClientError("transport", message, { cause: err });
+    }
     if (code.includes("ERA_NEGOTIATION") || code.includes("UNSUPPORTED")) {
+      // A probe that never reached the server (connection refused, reset) fails negotiation
+      // with the network error as its cause: that is a transport failure.
+      const cause = (err as { cause?: unknown }).cause;
+      if (cause !== undefined && cause !== err && classify(cause).failure === "transport") {
+        return new ClientError("transport", message, { cause: err });
+      }
       return new ClientError("protocol", message, { cause: err });
     }
     if (code.includes("PAGINATION")) return new ClientError("protocol", message, { cause: err });

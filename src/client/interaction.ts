@@ -93,14 +93,25 @@ export async function fromResponsesFile(path: string): Promise<Interaction> {
   let answered = 0;
   return {
     advertisesElicitation: true,
-    elicit: () => {
+    elicit: (params) => {
       answered++;
-      return Promise.resolve(queue.shift() ?? fallback ?? { action: "cancel" });
+      const answer = queue.shift() ?? fallback ?? { action: "cancel" };
+      return Promise.resolve(withDefaults(answer, params));
     },
     get answered() {
       return answered;
     },
   };
+}
+
+/** An accepted answer gets the form's defaults for every field it leaves out (as a prompt's empty answer would). */
+export function withDefaults(answer: ElicitAnswer, params: ElicitParams): ElicitAnswer {
+  if (answer.action !== "accept") return answer;
+  const content = { ...(answer.content ?? {}) };
+  for (const [name, schema] of Object.entries(params.requestedSchema?.properties ?? {})) {
+    if (!(name in content) && schema.default !== undefined) content[name] = schema.default;
+  }
+  return { ...answer, content };
 }
 
 /** A line reader over stdin that keeps what it read past the current line for the next call. */

@@ -61,6 +61,43 @@ function transportFor(target: Target, serverLogs: boolean) {
   });
 }
 
+/**
+ * Deno's `node:child_process` marks a child as signalled as soon as `kill()` is called, even
+ * when the child ignores the signal. The SDK's reaper of the disposable `server/discover`
+ * probe sibling (stdio, `auto` mode) sends SIGTERM, then skips its SIGKILL because the child
+ * "has a signal code", and awaits an exit that never comes: a server that ignores SIGTERM
+ * hangs the connect forever. Escalate to SIGKILL ourselves when the reaper has not finished
+ * shortly after its own one-second grace (a child not yet exited has not been reaped, so its
+ * pid cannot have been reused).
+ */
+const SIBLING_KILL_AFTER_MS = 1500;
+{
+  const proto = StdioClientTransport.prototype as unknown as {
+    _dispose?: (this: StdioClientTransport) => Promise<void>;
+  };
+  const reap = proto._dispose;
+  if (typeof reap === "function") {
+    proto._dispose = async function (this: StdioClientTransport) {
+      const pid = this.pid;
+      let done = false;
+      const timer = setTimeout(() => {
+        if (done || !pid) return;
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }, SIBLING_KILL_AFTER_MS);
+      try {
+        await reap.call(this);
+      } finally {
+        done = true;
+        clearTimeout(timer);
+      }
+    };
+  }
+}
+
 /** The environment a stdio child inherits: a short allow-list, never our secrets. */
 function defaultEnv(): Record<string, string> {
   const keep = [
@@ -114,10 +151,28 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     );
   }
   const transport = transportFor(target, options.serverLogs);
+  // Remember a stdio child's pid as soon as it exists: the SDK forgets it when connecting fails.
+  let childPid: number | null = null;
+  if (transport instanceof StdioClientTransport) {
+    const start = transport.start.bind(transport);
+    transport.start = async () => {
+      await start();
+      childPid = transport.pid;
+    };
+  }
+  const killChild = () => {
+    if (childPid === null) return;
+    try {
+      Deno.kill(childPid, "SIGKILL");
+    } catch {
+      // already exited
+    }
+  };
   try {
     await client.connect(transport, { timeout: options.connectTimeoutMs });
   } catch (err) {
     await client.close().catch(() => {});
+    killChild();
     throw classify(err);
   }
   const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
@@ -140,11 +195,19 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     (inner as (m: unknown, e?: unknown) => void)(message, extra);
   }) as typeof transport.onmessage;
   const send = transport.send.bind(transport);
+  // Notifications (notifications/cancelled above all) are sent without being awaited by the
+  // SDK; closing must not abort them in flight.
+  const inFlight = new Set<Promise<void>>();
   transport.send = ((message: RawMessage, opts?: unknown) => {
     if (typeof message.method === "string") {
       sent.push({ id: message.id as string | number | undefined, method: message.method });
     }
-    return (send as (m: unknown, o?: unknown) => Promise<void>)(message, opts);
+    const p = (send as (m: unknown, o?: unknown) => Promise<void>)(message, opts);
+    if (!("id" in message)) {
+      const tracked = p.catch(() => {}).finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+    }
+    return p;
   }) as typeof transport.send;
 
   return {
@@ -154,17 +217,20 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     responses,
     sent,
     close: async () => {
-      const pid = transport instanceof StdioClientTransport ? transport.pid : null;
-      await client.close().catch(() => {});
-      if (pid) {
-        // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
-        // last step does nothing, so make sure the child is gone.
-        try {
-          Deno.kill(pid, "SIGKILL");
-        } catch {
-          // already exited
-        }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...inFlight]),
+        new Promise((r) => (timer = setTimeout(r, 1000))),
+      ]);
+      clearTimeout(timer);
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+        // A legacy HTTP session is ended explicitly (DELETE), not left to expire.
+        await transport.terminateSession().catch(() => {});
       }
+      await client.close().catch(() => {});
+      // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
+      // last step does nothing, so make sure the child is gone.
+      killChild();
     },
   };
 }

@@ -1,0 +1,958 @@
+/**
+ * The bundled MCP tool client against this project's own servers: the bundled stdio server
+ * (default target) and serve_http.ts (--endpoint), in both protocol eras, as real child
+ * processes on 127.0.0.1.
+ */
+import assert from "node:assert/strict";
+import {
+  type HttpServerProcess,
+  makeWorkspace,
+  MODERN,
+  READ_TOOLS,
+  SERVE_STDIO,
+  startHttpServer,
+} from "../server/_harness.ts";
+import {
+  assertExit,
+  assertFailure,
+  closedPort,
+  describe,
+  type Json,
+  lingeringStdioServers,
+  pool,
+  runClient,
+  spawnClient,
+  startRecordingProxy,
+  stdioServersFor,
+  stdoutJson,
+  stdoutLines,
+} from "./_client.ts";
+
+const FILES = { "hello.txt": "hi there\n", "sub/a.txt": "alpha\n" };
+
+/** The protocol-version flags and what each must negotiate. */
+const VERSIONS = [
+  { flag: "auto", era: "modern", version: MODERN },
+  { flag: MODERN, era: "modern", version: MODERN },
+  { flag: "2025-11-25", era: "legacy", version: "2025-11-25" },
+  { flag: "2025-06-18", era: "legacy", version: "2025-06-18" },
+  { flag: "2024-11-05", era: "legacy", version: "2024-11-05" },
+] as const;
+
+/** Removes a temp dir, tolerating its absence. */
+async function removeDir(path: string): Promise<void> {
+  await Deno.remove(path, { recursive: true }).catch(() => {});
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+/** Asserts one tools/call envelope on stdout (lossless mcp-json) and returns it. */
+function callEnvelope(stdout: Json, era: string, version: string): Json {
+  assert.equal(stdout.contractVersion, "1");
+  assert.equal(stdout.operation, "tools/call");
+  assert.equal(stdout.metadata.era, era);
+  assert.equal(stdout.metadata.protocolVersion, version);
+  assert.equal(typeof stdout.metadata.rounds, "number");
+  const r = stdout.mcpResult;
+  assert.ok(Array.isArray(r.content), "the received content array is kept");
+  if (era === "modern") {
+    assert.equal(r.resultType, "complete");
+    assert.equal(r._meta["io.modelcontextprotocol/serverInfo"].name, "wmcp");
+  } else {
+    assert.equal(r.resultType, undefined, "a legacy result has no resultType");
+  }
+  return stdout;
+}
+
+Deno.test("client against its own servers: every command over both transports and every era", async (t) => {
+  const root = await makeWorkspace(FILES);
+  const server = await startHttpServer(root);
+  try {
+    const transports = [
+      { name: "bundled stdio", target: ["--root", root] },
+      { name: "http", target: ["--endpoint", server.url] },
+    ];
+    const read = [root];
+    for (const tr of transports) {
+      for (const v of VERSIONS) {
+        await t.step(`${tr.name} --protocol-version ${v.flag}`, async () => {
+          const base = [...tr.target, "--protocol-version", v.flag];
+          const [info, list, show, ok, outside] = await pool([
+            () => runClient(["server-info", ...base], { read }),
+            () => runClient(["tools", "list", ...base], { read }),
+            () => runClient(["tools", "show", "read_file", ...base], { read }),
+            () =>
+              runClient([
+                "tools",
+                "call",
+                "read_file",
+                "--arguments",
+                '{"path":"hello.txt"}',
+                ...base,
+              ], { read }),
+            () =>
+              runClient([
+                "tools",
+                "call",
+                "read_file",
+                "--arguments",
+                '{"path":"../outside.txt"}',
+                ...base,
+              ], { read }),
+          ]);
+
+          assertExit(info, 0);
+          const i = stdoutJson(info);
+          assert.equal(i.contractVersion, "1");
+          assert.equal(i.operation, "server-info");
+          assert.equal(i.era, v.era);
+          assert.equal(i.protocolVersion, v.version);
+          assert.equal(i.serverInfo.name, "wmcp");
+          assert.ok(i.capabilities.tools, "the server's capabilities are shown");
+          assert.match(i.instructions, /read-only/);
+          if (v.era === "modern") assert.ok(i.supportedVersions.includes(MODERN));
+
+          // tools list: one page (default page size 50), lossless; stdout holds only the envelope.
+          assertExit(list, 0);
+          assert.equal(list.stderr, "", "--server-logs is off: nothing on stderr");
+          const l = stdoutJson(list);
+          assert.equal(l.contractVersion, "1");
+          assert.equal(l.operation, "tools/list");
+          assert.deepEqual(l.metadata, { pageCount: 1, era: v.era, protocolVersion: v.version });
+          assert.equal(l.pages.length, 1);
+          assert.equal(l.pages[0].requestCursor, null);
+          const page = l.pages[0].mcpResult;
+          assert.deepEqual(page.tools.map((x: Json) => x.name), READ_TOOLS);
+          assert.equal(page.nextCursor, undefined);
+          if (v.era === "modern") {
+            assert.equal(page.resultType, "complete");
+            assert.equal(page.ttlMs, 60000);
+            assert.equal(page.cacheScope, "public");
+          } else {
+            assert.equal(page.resultType, undefined);
+            assert.equal(page.ttlMs, undefined);
+          }
+
+          assertExit(show, 0);
+          const s = stdoutJson(show);
+          assert.equal(s.operation, "tools/show");
+          assert.equal(s.tool.name, "read_file");
+          assert.equal(s.tool.inputSchema.properties.path.type, "string");
+          assert.equal(s.tool.annotations.readOnlyHint, true);
+          assert.equal(s.metadata.era, v.era);
+          assert.equal(s.metadata.protocolVersion, v.version);
+
+          assertExit(ok, 0);
+          assert.equal(ok.stderr, "");
+          const c = callEnvelope(stdoutJson(ok), v.era, v.version);
+          assert.equal(c.metadata.rounds, 1);
+          assert.equal(c.mcpResult.isError, undefined);
+          assert.equal(c.mcpResult.structuredContent.path, "hello.txt");
+          assert.equal(c.mcpResult.structuredContent.content, "hi there\n");
+          assert.deepEqual(JSON.parse(c.mcpResult.content[0].text), c.mcpResult.structuredContent);
+
+          // A tool error is exit 1 with the whole envelope on stdout (and no client error).
+          assertExit(outside, 1);
+          assert.equal(outside.stderr, "", describe(outside));
+          const o = callEnvelope(stdoutJson(outside), v.era, v.version);
+          assert.equal(o.mcpResult.isError, true);
+          assert.equal(o.mcpResult.structuredContent.error.code, "OUTSIDE_WORKSPACE");
+          assert.equal(o.mcpResult.structuredContent.error.argument, "path");
+        });
+      }
+
+      await t.step(
+        `${tr.name}: names are case-sensitive, local validation, unknown version`,
+        async () => {
+          for (const flag of ["auto", "2025-11-25"]) {
+            const base = [...tr.target, "--protocol-version", flag];
+            const era = flag === "auto" ? "modern" : "legacy";
+            const version = flag === "auto" ? MODERN : flag;
+            const [wrongCase, invalid, skipped] = await pool([
+              () => runClient(["tools", "show", "READ_FILE", ...base], { read }),
+              () =>
+                runClient(["tools", "call", "read_file", "--arguments", '{"path":5}', ...base], {
+                  read,
+                }),
+              () =>
+                runClient([
+                  "tools",
+                  "call",
+                  "read_file",
+                  "--arguments",
+                  '{"path":5}',
+                  "--skip-local-validation",
+                  ...base,
+                ], { read }),
+            ]);
+            const w = assertFailure(wrongCase, "usage", 2);
+            assert.match(w.message, /READ_FILE/);
+            assert.match(w.message, /did you mean read_file/);
+            assert.equal(wrongCase.stdout, "");
+
+            // Local validation refuses before anything is sent.
+            const e = assertFailure(invalid, "usage", 2);
+            assert.match(e.message, /inputSchema/);
+            assert.ok(e.details.errors.some((x: string) => x.includes("/path")), describe(invalid));
+            assert.equal(invalid.stdout, "");
+
+            // Sent anyway: the server answers with a typed INVALID_ARGUMENT tool error.
+            assertExit(skipped, 1);
+            const sk = callEnvelope(stdoutJson(skipped), era, version);
+            assert.equal(sk.mcpResult.isError, true);
+            assert.equal(sk.mcpResult.structuredContent.error.code, "INVALID_ARGUMENT");
+            assert.equal(sk.mcpResult.structuredContent.error.argument, "path");
+          }
+          const unknown = await runClient(
+            ["server-info", ...tr.target, "--protocol-version", "2099-01-01"],
+            { read },
+          );
+          const u = assertFailure(unknown, "usage", 2);
+          assert.match(u.message, /--protocol-version/);
+          assert.equal(unknown.stdout, "");
+        },
+      );
+    }
+
+    await t.step(
+      "bundled stdio: --server-logs shows the server's log on stderr, never stdout",
+      async () => {
+        const r = await runClient(["tools", "list", "--root", root, "--server-logs"], { read });
+        assertExit(r, 0);
+        const l = stdoutJson(r);
+        assert.equal(l.pages[0].mcpResult.tools.length, READ_TOOLS.length);
+        assert.match(r.stderr, /wmcp: serving .* over stdio/);
+      },
+    );
+  } finally {
+    await server.stop();
+    await removeDir(root);
+  }
+});
+
+Deno.test("client paging: lossless pages, --single-page, --cursor, --max-pages", async (t) => {
+  const root = await makeWorkspace(FILES);
+  const server = await startHttpServer(root, { args: ["--page-size", "2"] });
+  const cfgDir = await Deno.makeTempDir({ prefix: "wmcp-client-cfg-" });
+  const read = [root, cfgDir];
+  const http = ["--endpoint", server.url];
+  try {
+    const pagesOf = (l: Json) => l.pages.map((p: Json) => p.mcpResult);
+    let firstCursor = "";
+
+    await t.step("modern: 4 pages for 7 tools, each kept as received", async () => {
+      const r = await runClient(["tools", "list", ...http], { read });
+      assertExit(r, 0);
+      const l = stdoutJson(r);
+      assert.deepEqual(l.metadata, { pageCount: 4, era: "modern", protocolVersion: MODERN });
+      const pages = pagesOf(l);
+      assert.deepEqual(pages.map((p: Json) => p.tools.length), [2, 2, 2, 1]);
+      assert.deepEqual(pages.flatMap((p: Json) => p.tools.map((x: Json) => x.name)), READ_TOOLS);
+      for (const [n, p] of pages.entries()) {
+        assert.equal(p.resultType, "complete");
+        assert.equal(p.ttlMs, 60000);
+        assert.equal(p.cacheScope, "public");
+        if (n < 3) assert.equal(typeof p.nextCursor, "string");
+        else assert.ok(!("nextCursor" in p), "the last page has no nextCursor");
+      }
+      // Each page records the cursor it was requested with.
+      assert.deepEqual(
+        l.pages.map((p: Json) => p.requestCursor),
+        [null, pages[0].nextCursor, pages[1].nextCursor, pages[2].nextCursor],
+      );
+      firstCursor = pages[0].nextCursor;
+    });
+
+    await t.step("forced legacy 2025-11-25: the same pages without modern fields", async () => {
+      const r = await runClient(["tools", "list", ...http, "--protocol-version", "2025-11-25"], {
+        read,
+      });
+      assertExit(r, 0);
+      const l = stdoutJson(r);
+      assert.deepEqual(l.metadata, {
+        pageCount: 4,
+        era: "legacy",
+        protocolVersion: "2025-11-25",
+      });
+      const pages = pagesOf(l);
+      assert.deepEqual(pages.flatMap((p: Json) => p.tools.map((x: Json) => x.name)), READ_TOOLS);
+      for (const [n, p] of pages.entries()) {
+        assert.ok(!("resultType" in p), "no resultType on a legacy page");
+        assert.ok(!("ttlMs" in p) && !("cacheScope" in p));
+        assert.equal(typeof p.nextCursor, n < 3 ? "string" : "undefined");
+      }
+    });
+
+    await t.step("--single-page, --cursor, --max-pages, show across pages", async () => {
+      const [single, cursor, capped, show] = await pool([
+        () => runClient(["tools", "list", "--single-page", ...http], { read }),
+        () => runClient(["tools", "list", "--cursor", firstCursor, ...http], { read }),
+        () => runClient(["tools", "list", "--max-pages", "2", ...http], { read }),
+        () => runClient(["tools", "show", "search_text", ...http], { read }),
+      ]);
+      assertExit(single, 0);
+      const s = stdoutJson(single);
+      assert.equal(s.pages.length, 1);
+      assert.equal(s.metadata.pageCount, 1);
+      assert.equal(s.pages[0].mcpResult.nextCursor, firstCursor, "the next cursor is kept");
+      assert.deepEqual(s.pages[0].mcpResult.tools.map((x: Json) => x.name), READ_TOOLS.slice(0, 2));
+
+      assertExit(cursor, 0);
+      const c = stdoutJson(cursor);
+      assert.equal(c.pages.length, 3);
+      assert.equal(c.pages[0].requestCursor, firstCursor);
+      assert.deepEqual(
+        c.pages.flatMap((p: Json) => p.mcpResult.tools.map((x: Json) => x.name)),
+        READ_TOOLS.slice(2),
+      );
+
+      const e = assertFailure(capped, "protocol", 4);
+      assert.match(e.message, /--max-pages 2/);
+      assert.equal(capped.stdout, "");
+
+      assertExit(show, 0);
+      const sh = stdoutJson(show);
+      assert.equal(sh.tool.name, "search_text");
+      assert.equal(sh.metadata.pageCount, 4);
+    });
+
+    await t.step("a stdio server from --config pages the same way", async () => {
+      const cfg = `${cfgDir}/servers.json`;
+      await Deno.writeTextFile(
+        cfg,
+        JSON.stringify({
+          mcpServers: {
+            paged: {
+              command: Deno.execPath(),
+              args: [
+                "run",
+                "--quiet",
+                "--no-prompt",
+                `--allow-read=${root}`,
+                SERVE_STDIO,
+                "--root",
+                root,
+                "--page-size",
+                "2",
+              ],
+            },
+          },
+        }),
+      );
+      for (const flag of ["auto", "2025-11-25"]) {
+        const r = await runClient(
+          ["tools", "list", "--config", cfg, "--server", "paged", "--protocol-version", flag],
+          { read },
+        );
+        assertExit(r, 0);
+        const l = stdoutJson(r);
+        assert.equal(l.metadata.pageCount, 4);
+        assert.equal(l.metadata.era, flag === "auto" ? "modern" : "legacy");
+        assert.deepEqual(
+          l.pages.flatMap((p: Json) => p.mcpResult.tools.map((x: Json) => x.name)),
+          READ_TOOLS,
+        );
+      }
+      assert.deepEqual(await lingeringStdioServers(root), []);
+    });
+  } finally {
+    await server.stop();
+    await removeDir(root);
+    await removeDir(cfgDir);
+  }
+});
+
+Deno.test("client output modes and argument sources", async (t) => {
+  const root = await makeWorkspace(FILES);
+  const server = await startHttpServer(root, { args: ["--page-size", "2"] });
+  const argsDir = await Deno.makeTempDir({ prefix: "wmcp-client-args-" });
+  const read = [root, argsDir];
+  const http = ["--endpoint", server.url];
+  const call = ["tools", "call", "read_file", "--arguments", '{"path":"hello.txt"}', ...http];
+  try {
+    await t.step("tools list: json (derived), jsonl (one tool a line), pretty (text)", async () => {
+      const [json, jsonl, pretty] = await pool([
+        () => runClient(["tools", "list", "--output", "json", ...http], { read }),
+        () => runClient(["tools", "list", "--output", "jsonl", ...http], { read }),
+        () => runClient(["tools", "list", "--output", "pretty", ...http], { read }),
+      ]);
+      assertExit(json, 0);
+      const j = stdoutJson(json);
+      assert.equal(j.operation, "tools/list");
+      assert.match(j.derived, /not lossless/);
+      assert.ok(!("pages" in j) && !("contractVersion" in j));
+      assert.deepEqual(j.tools.map((x: Json) => x.name), READ_TOOLS);
+      assert.equal(j.metadata.pageCount, 4);
+      assert.equal(j.metadata.toolCount, 7);
+      assert.equal(j.metadata.era, "modern");
+
+      assertExit(jsonl, 0);
+      const lines = stdoutLines(jsonl);
+      assert.deepEqual(lines.map((x: Json) => x.name), READ_TOOLS);
+      assert.ok(lines.every((x: Json) => typeof x.inputSchema === "object"));
+
+      assertExit(pretty, 0);
+      assert.equal(pretty.stderr, "");
+      assert.ok(!pretty.stdout.trimStart().startsWith("{"), "pretty is not JSON");
+      assert.match(pretty.stdout, /^read_file \(Read a text file\)$/m);
+      assert.match(pretty.stdout, /^7 tools, 4 page\(s\), modern 2026-07-28$/m);
+    });
+
+    await t.step("tools call: json, jsonl, pretty", async () => {
+      const [json, jsonl, pretty] = await pool([
+        () => runClient([...call, "--output", "json"], { read }),
+        () => runClient([...call, "--output", "jsonl"], { read }),
+        () => runClient([...call, "--output", "pretty"], { read }),
+      ]);
+      assertExit(json, 0);
+      const j = stdoutJson(json);
+      assert.equal(j.operation, "tools/call");
+      assert.match(j.derived, /not lossless/);
+      assert.equal(j.isError, false);
+      assert.equal(j.structuredContent.content, "hi there\n");
+      assert.deepEqual(JSON.parse(j.text[0]), j.structuredContent);
+      assert.equal(j.metadata.era, "modern");
+      assert.ok(!("mcpResult" in j));
+
+      assertExit(jsonl, 0);
+      assert.deepEqual(stdoutJson(jsonl), j);
+
+      assertExit(pretty, 0);
+      assert.ok(
+        !pretty.stdout.includes("contractVersion"),
+        "pretty shows the content, no envelope",
+      );
+      assert.deepEqual(JSON.parse(pretty.stdout), j.structuredContent);
+    });
+
+    await t.step("pretty failures are human text on stderr", async () => {
+      const r = await runClient(["tools", "show", "READ_FILE", "--output", "pretty", ...http], {
+        read,
+      });
+      assertExit(r, 2);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /^error \(usage\): no tool named "READ_FILE"/);
+    });
+
+    await t.step("--arguments-file, --arguments-stdin; two sources are a usage error", async () => {
+      const file = `${argsDir}/args.json`;
+      await Deno.writeTextFile(file, '{"path":"sub/a.txt"}');
+      const base = ["tools", "call", "read_file", ...http];
+      const [fromFile, fromStdin, two, bad] = await pool([
+        () => runClient([...base, "--arguments-file", file], { read }),
+        () => runClient([...base, "--arguments-stdin"], { read, stdin: '{"path":"sub/a.txt"}\n' }),
+        () => runClient([...base, "--arguments-file", file, "--arguments", "{}"], { read }),
+        () => runClient([...base, "--arguments", "[1]"], { read }),
+      ]);
+      for (const r of [fromFile, fromStdin]) {
+        assertExit(r, 0);
+        assert.equal(stdoutJson(r).mcpResult.structuredContent.content, "alpha\n");
+      }
+      const e = assertFailure(two, "usage", 2);
+      assert.match(e.message, /at most one/);
+      assert.equal(two.stdout, "");
+      assertFailure(bad, "usage", 2);
+    });
+  } finally {
+    await server.stop();
+    await removeDir(root);
+    await removeDir(argsDir);
+  }
+});
+
+Deno.test("tools run: JSONL of calls, --keep-going, worst exit code, invalid lines", async (t) => {
+  const root = await makeWorkspace(FILES);
+  const dir = await Deno.makeTempDir({ prefix: "wmcp-client-run-" });
+  const read = [root, dir];
+  try {
+    const calls = `${dir}/calls.jsonl`;
+    await Deno.writeTextFile(
+      calls,
+      [
+        '{"name":"read_file","arguments":{"path":"hello.txt"}}',
+        "",
+        '{"name":"read_file","arguments":{"path":"../outside.txt"}}',
+        '{"name":"workspace_info"}',
+        "",
+      ].join("\n"),
+    );
+    const invalid = `${dir}/invalid.jsonl`;
+    await Deno.writeTextFile(
+      invalid,
+      [
+        '{"name":"workspace_info"}',
+        "this is not json",
+        '{"name":"read_file","arguments":{"path":"../outside.txt"}}',
+      ].join("\n"),
+    );
+    const base = ["--root", root];
+    const [keepGoing, stops, bad, badStop, stdin] = await pool([
+      () => runClient(["tools", "run", calls, "--keep-going", ...base], { read }),
+      () => runClient(["tools", "run", calls, ...base], { read }),
+      () => runClient(["tools", "run", invalid, "--keep-going", ...base], { read }),
+      () => runClient(["tools", "run", invalid, ...base], { read }),
+      async () =>
+        runClient(["tools", "run", "-", "--keep-going", ...base], {
+          read,
+          stdin: await Deno.readTextFile(calls),
+        }),
+    ]);
+
+    await t.step("--keep-going: three envelopes with index and line, exit 1", () => {
+      for (const r of [keepGoing, stdin]) {
+        assertExit(r, 1);
+        const out = stdoutLines(r);
+        assert.equal(out.length, 3, describe(r));
+        assert.deepEqual(out.map((x: Json) => [x.index, x.line]), [[0, 1], [1, 3], [2, 4]]);
+        for (const x of out) {
+          assert.equal(x.contractVersion, "1");
+          assert.equal(x.operation, "tools/call");
+          assert.equal(x.metadata.era, "modern");
+        }
+        assert.equal(out[0].mcpResult.structuredContent.content, "hi there\n");
+        assert.equal(out[1].mcpResult.isError, true);
+        assert.equal(out[1].mcpResult.structuredContent.error.code, "OUTSIDE_WORKSPACE");
+        assert.equal(out[2].mcpResult.structuredContent.mode, "read-only");
+      }
+    });
+
+    await t.step("without --keep-going: stops after the failing call", () => {
+      assertExit(stops, 1);
+      const out = stdoutLines(stops);
+      assert.deepEqual(out.map((x: Json) => x.index), [0, 1]);
+      assert.equal(out[1].mcpResult.isError, true);
+    });
+
+    await t.step("an invalid line is a usage envelope; the worst exit code wins", () => {
+      assertExit(bad, 2);
+      const out = stdoutLines(bad);
+      assert.equal(out.length, 3, describe(bad));
+      assert.equal(out[0].mcpResult.structuredContent.mode, "read-only");
+      assert.equal(out[1].index, 1);
+      assert.equal(out[1].line, 2);
+      assert.equal(out[1].clientError.class, "usage");
+      assert.equal(out[1].clientError.exitCode, 2);
+      assert.ok(!("mcpResult" in out[1]));
+      assert.equal(out[2].mcpResult.isError, true);
+
+      assertExit(badStop, 2);
+      assert.deepEqual(stdoutLines(badStop).map((x: Json) => x.index), [0, 1]);
+    });
+  } finally {
+    await removeDir(root);
+    await removeDir(dir);
+  }
+});
+
+Deno.test("client bearer token from --bearer-token-env; never printed", async () => {
+  const token = `tok-${crypto.randomUUID()}`;
+  const root = await makeWorkspace(FILES);
+  const server = await startHttpServer(root, { env: { WMCP_TOKEN: token } });
+  const read = [root];
+  try {
+    const http = ["--endpoint", server.url];
+    const call = ["tools", "call", "read_file", "--arguments", '{"path":"hello.txt"}', ...http];
+    const runs = await pool(
+      ["auto", "2025-11-25"].flatMap((flag) => {
+        const v = ["--protocol-version", flag];
+        return [
+          () =>
+            runClient([...call, ...v, "--bearer-token-env", "WMCP_TEST_BEARER"], {
+              read,
+              env: { WMCP_TEST_BEARER: token },
+            }),
+          () => runClient([...call, ...v], { read }),
+          () =>
+            runClient([...call, ...v, "--bearer-token-env", "WMCP_TEST_BEARER"], {
+              read,
+              env: { WMCP_TEST_BEARER: `${token}-wrong` },
+            }),
+          () => runClient(["tools", "list", ...http, ...v], { read }),
+        ];
+      }),
+    );
+    for (let i = 0; i < runs.length; i += 4) {
+      const [good, none, wrong, list] = runs.slice(i, i + 4);
+      assertExit(good, 0);
+      assert.equal(stdoutJson(good).mcpResult.structuredContent.content, "hi there\n");
+      // A 401 is an HTTP-level refusal: the SDK raises an SdkHttpError (status 401), not a
+      // JSON-RPC error, so the client classifies it as a transport failure.
+      for (const r of [none, wrong, list]) {
+        assertFailure(r, "transport", 3);
+        assert.equal(r.stdout, "");
+      }
+    }
+    for (const r of runs) {
+      assert.ok(!r.stdout.includes(token) && !r.stderr.includes(token), "the token never leaks");
+    }
+    const unset = await runClient([...call, "--bearer-token-env", "WMCP_TEST_UNSET_VAR"], { read });
+    assertFailure(unset, "usage", 2);
+  } finally {
+    await server.stop();
+    await removeDir(root);
+  }
+});
+
+Deno.test("client confirmation through --input-responses-file and --non-interactive", async (t) => {
+  const root = await makeWorkspace(FILES);
+  const server = await startHttpServer(root, { write: true });
+  const dir = await Deno.makeTempDir({ prefix: "wmcp-client-answers-" });
+  const read = [root, dir];
+  try {
+    const accept = `${dir}/accept.json`;
+    const decline = `${dir}/decline.json`;
+    await Deno.writeTextFile(
+      accept,
+      JSON.stringify({ responses: [{ action: "accept", content: { confirm: true } }] }),
+    );
+    await Deno.writeTextFile(decline, JSON.stringify({ responses: [{ action: "decline" }] }));
+    const transports = [
+      { name: "bundled", target: ["--root", root, "--write"] },
+      { name: "http", target: ["--endpoint", server.url] },
+    ];
+    for (const tr of transports) {
+      for (const flag of ["auto", "2025-11-25"]) {
+        await t.step(`${tr.name} ${flag}`, async () => {
+          const modern = flag === "auto";
+          const name = (kind: string) => `victim-${tr.name}-${flag}-${kind}.txt`;
+          for (const kind of ["accept", "decline", "none"]) {
+            await Deno.writeTextFile(`${root}/${name(kind)}`, "x");
+          }
+          const del = (kind: string, extra: string[]) =>
+            runClient([
+              "tools",
+              "call",
+              "delete_path",
+              "--arguments",
+              JSON.stringify({ path: name(kind) }),
+              ...tr.target,
+              "--protocol-version",
+              flag,
+              ...extra,
+            ], { read });
+          const [acc, dec, none] = await pool([
+            () => del("accept", ["--input-responses-file", accept]),
+            () => del("decline", ["--input-responses-file", decline]),
+            () => del("none", ["--non-interactive"]),
+          ]);
+
+          assertExit(acc, 0);
+          const a = stdoutJson(acc);
+          assert.equal(a.mcpResult.structuredContent.deleted, true);
+          assert.equal(a.metadata.era, modern ? "modern" : "legacy");
+          // Modern: input_required, then the retry with the answer; legacy: elicitation/create
+          // inside the one tools/call.
+          assert.equal(a.metadata.rounds, modern ? 2 : 1);
+          assert.equal(await exists(`${root}/${name("accept")}`), false);
+
+          assertExit(dec, 1);
+          const d = stdoutJson(dec);
+          assert.equal(d.mcpResult.isError, true);
+          assert.equal(d.mcpResult.structuredContent.error.code, "CONFIRMATION_REQUIRED");
+          assert.equal(d.mcpResult.structuredContent.error.details.action, "decline");
+          assert.equal(await exists(`${root}/${name("decline")}`), true);
+
+          // Non-interactive: the client does not advertise elicitation, so the server says so.
+          assertExit(none, 1);
+          const n = stdoutJson(none);
+          assert.equal(n.mcpResult.isError, true);
+          assert.equal(n.mcpResult.structuredContent.error.code, "CONFIRMATION_REQUIRED");
+          assert.match(
+            n.mcpResult.structuredContent.error.message,
+            /did not declare the elicitation capability/,
+          );
+          assert.equal(n.metadata.rounds, 1);
+          assert.equal(await exists(`${root}/${name("none")}`), true);
+        });
+      }
+    }
+    assert.deepEqual(await lingeringStdioServers(root), []);
+  } finally {
+    await server.stop();
+    await removeDir(root);
+    await removeDir(dir);
+  }
+});
+
+Deno.test("client transport failures: closed port, missing command", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wmcp-client-tr-" });
+  try {
+    const cfg = `${dir}/servers.json`;
+    await Deno.writeTextFile(
+      cfg,
+      JSON.stringify({
+        mcpServers: { ghost: { command: `${dir}/no-such-server`, args: ["--stdio"] } },
+      }),
+    );
+    const port = closedPort();
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const read = [dir];
+    const runs = await pool([
+      ...["auto", MODERN, "2025-11-25"].map((flag) => () =>
+        runClient(["tools", "list", "--endpoint", url, "--protocol-version", flag], { read })
+      ),
+      () => runClient(["server-info", "--config", cfg, "--server", "ghost"], { read }),
+      () =>
+        runClient([
+          "tools",
+          "list",
+          "--config",
+          cfg,
+          "--server",
+          "ghost",
+          "--protocol-version",
+          "2025-11-25",
+        ], { read }),
+    ]);
+    for (const r of runs) {
+      assertFailure(r, "transport", 3);
+      assert.equal(r.stdout, "");
+    }
+  } finally {
+    await removeDir(dir);
+  }
+});
+
+// When connecting fails (here: --connect-timeout on a stdio server that never answers), the
+// SDK has already forgotten the child; the session kills it from the pid it recorded at start,
+// so a configured server that ignores stdin EOF does not outlive the client.
+Deno.test({
+  name: "a stdio server that never answers is stopped after the connect timeout",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "wmcp-client-mute-" });
+    // A unique duration marks this test's processes in `ps`.
+    const marker = `sleep 777.${Math.floor(Math.random() * 1e6)}`;
+    const left = async () => {
+      const out = await new Deno.Command("ps", { args: ["-eo", "pid=,args="], stdout: "piped" })
+        .output();
+      return new TextDecoder().decode(out.stdout).split("\n").filter((l) => l.endsWith(marker));
+    };
+    try {
+      const cfg = `${dir}/servers.json`;
+      const [command, arg] = marker.split(" ");
+      await Deno.writeTextFile(
+        cfg,
+        JSON.stringify({ mcpServers: { mute: { command, args: [arg] } } }),
+      );
+      for (const flag of ["auto", "2025-11-25"]) {
+        const r = await runClient([
+          "server-info",
+          "--config",
+          cfg,
+          "--server",
+          "mute",
+          "--connect-timeout",
+          "0.5",
+          "--protocol-version",
+          flag,
+        ], { read: [dir] });
+        assertFailure(r, "timeout", 7);
+      }
+      let still = await left();
+      for (let i = 0; i < 40 && still.length > 0; i++) {
+        await sleep(50);
+        still = await left();
+      }
+      assert.deepEqual(still, [], "the unanswering server was left running");
+    } finally {
+      for (const l of await left()) {
+        try {
+          Deno.kill(Number(l.trim().split(/\s+/)[0]), "SIGKILL");
+        } catch { /* gone */ }
+      }
+      await removeDir(dir);
+    }
+  },
+});
+
+/** A tree that a backtracking-heavy regex search takes several seconds to cross. */
+async function makeBigTree(): Promise<string> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-client-big-" }));
+  const line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n";
+  const blob = new TextEncoder().encode(
+    line.repeat(Math.ceil(16384 / line.length)).slice(0, 16384),
+  );
+  for (let d = 0; d < 40; d++) {
+    await Deno.mkdir(`${root}/d${d}`);
+    await Promise.all(
+      Array.from({ length: 200 }, (_, f) => Deno.writeFile(`${root}/d${d}/f${f}.txt`, blob)),
+    );
+  }
+  return root;
+}
+
+/** search_text arguments that cross every line of the big tree and match nothing. */
+const SLOW_SEARCH = JSON.stringify({ query: "\\w+\\s\\w+\\s\\w+zz", regex: true });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until check() holds or waitMs passed; returns the last verdict. */
+async function eventually(check: () => boolean, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await sleep(25);
+  }
+  return true;
+}
+
+/**
+ * Interrupts (SIGINT) a client's long search_text over HTTP, through a recording proxy, once
+ * the tools/call went out; returns the run, what the proxy saw, and whether the server logged
+ * that it cancelled the operation.
+ */
+async function interruptOverHttp(root: string, server: HttpServerProcess, flag: string) {
+  const proxy = startRecordingProxy(server.url);
+  try {
+    const logged = server.stderr().split('"event":"cancelled"').length;
+    const run = spawnClient([
+      "tools",
+      "call",
+      "search_text",
+      "--endpoint",
+      proxy.url,
+      "--arguments",
+      SLOW_SEARCH,
+      "--protocol-version",
+      flag,
+    ], { read: [root] });
+    await proxy.seen("tools/call");
+    await sleep(300);
+    run.child.kill("SIGINT");
+    const r = await run.done;
+    // The server stops a cancelled operation within 100 ms; allow for a loaded machine.
+    const cancelled = await eventually(
+      () => server.stderr().split('"event":"cancelled"').length > logged,
+      2000,
+    );
+    return { r, requests: [...proxy.requests], cancelled };
+  } finally {
+    await proxy.close();
+  }
+}
+
+Deno.test("client timeouts and cancellation on a long search_text", async (t) => {
+  const root = await makeBigTree();
+  const read = [root];
+  const search = ["tools", "call", "search_text", "--root", root, "--arguments", SLOW_SEARCH];
+  try {
+    await t.step(
+      "progress resets the inactivity timer: --timeout 0.3 alone lets it finish",
+      async () => {
+        const r = await runClient([...search, "--timeout", "0.3"], { read });
+        assertExit(r, 0);
+        const c = stdoutJson(r);
+        assert.equal(c.mcpResult.structuredContent.filesSearched, 8000);
+        assert.equal(c.mcpResult.structuredContent.matches.length, 0);
+        // The search alone is well over 1.5 s (plus the client's and server's start-up).
+        assert.ok(r.ms > 2000, `the search took only ${Math.round(r.ms)} ms; grow the tree`);
+      },
+    );
+
+    await t.step("--max-timeout holds while progress arrives: exit 7, promptly", async () => {
+      const limits = ["--timeout", "0.3", "--max-timeout", "0.5"];
+      const [r, json] = await Promise.all([
+        runClient([...search, ...limits], { read }),
+        runClient([...search, ...limits, "--output", "json"], { read }),
+      ]);
+      const e = assertFailure(r, "timeout", 7);
+      assert.match(e.message, /timeout/i);
+      assert.ok(r.ms < 5000, `took ${Math.round(r.ms)} ms`);
+      // The lossless envelope says no result arrived; the derived view has nothing to show
+      // (it must not claim isError: false for a call that never completed).
+      assert.ok(!("mcpResult" in stdoutJson(r)), describe(r));
+      assertFailure(json, "timeout", 7);
+      assert.equal(json.stdout, "", describe(json));
+      assert.deepEqual(await lingeringStdioServers(root), [], "the bundled server is gone");
+    });
+
+    await t.step("SIGINT during the call: exit 7 and the bundled server is gone", async () => {
+      const run = spawnClient(search, { read });
+      // The SIGINT listener is in place before the server is spawned: wait for the server,
+      // then a little more so the call is in flight.
+      const deadline = Date.now() + 15_000;
+      while ((await stdioServersFor(root)).length === 0) {
+        assert.ok(Date.now() < deadline, "the bundled server never started");
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await new Promise((r) => setTimeout(r, 700));
+      const sent = performance.now();
+      run.child.kill("SIGINT");
+      const r = await run.done;
+      const e = assertFailure(r, "timeout", 7);
+      assert.match(e.message, /interrupted|cancelled/);
+      assert.ok(performance.now() - sent < 3000, "the client stopped promptly");
+      assert.deepEqual(await lingeringStdioServers(root), [], "the bundled server is gone");
+    });
+
+    await t.step(
+      "modern HTTP: SIGINT closes the request's stream; the server cancels",
+      async () => {
+        const server = await startHttpServer(root);
+        try {
+          const { r, cancelled } = await interruptOverHttp(root, server, "auto");
+          assertFailure(r, "timeout", 7);
+          assert.ok(cancelled, `the server did not cancel the search: ${server.stderr()}`);
+        } finally {
+          await server.stop();
+        }
+      },
+    );
+  } finally {
+    await removeDir(root);
+  }
+});
+
+// The SDK sends notifications/cancelled without awaiting it; closing the HTTP transport at
+// once would abort that POST and the legacy server would run the operation to completion.
+// Session.close lets pending sends settle (at most 1 s) first.
+Deno.test({
+  name: "legacy HTTP: an interrupted call is cancelled on the server (notifications/cancelled)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const root = await makeBigTree();
+    const server = await startHttpServer(root);
+    try {
+      const { r, requests, cancelled } = await interruptOverHttp(root, server, "2025-11-25");
+      assertFailure(r, "timeout", 7);
+      assert.ok(requests.some((x) => x.rpc === "notifications/cancelled"), "cancel was sent");
+      assert.ok(cancelled, `the server did not cancel the search: ${server.stderr()}`);
+    } finally {
+      await server.stop();
+      await removeDir(root);
+    }
+  },
+});
+
+// A legacy HTTP session is ended with DELETE (transport.terminateSession) when the client is
+// done; otherwise each run would hold a server session until its 30-minute idle sweep.
+Deno.test({
+  name: "legacy HTTP: the client ends its session with DELETE",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const root = await makeWorkspace(FILES);
+    const server = await startHttpServer(root);
+    const proxy = startRecordingProxy(server.url);
+    try {
+      const r = await runClient(
+        ["server-info", "--endpoint", proxy.url, "--protocol-version", "2025-11-25"],
+        { read: [root] },
+      );
+      assertExit(r, 0);
+      const init = proxy.requests.find((x) => x.sessionId !== null);
+      assert.ok(init, "the session was used");
+      assert.ok(
+        proxy.requests.some((x) => x.httpMethod === "DELETE" && x.sessionId === init.sessionId),
+        `no DELETE for the session: ${JSON.stringify(proxy.requests)}`,
+      );
+    } finally {
+      await proxy.close();
+      await server.stop();
+      await removeDir(root);
+    }
+  },
+});
