@@ -336,9 +336,18 @@ export async function runClient(command: string, argv: string[]): Promise<number
     );
     if (session.era === "modern" && target.kind === "http") {
       // The SDK mirrors x-mcp-header arguments into Mcp-Param-* only for tools it has listed.
-      await session.client.listTools().catch((err) =>
-        warn(`tools/list for header mirroring failed: ${err.message}`)
-      );
+      // The SDK warns (console.warn) about each tool it excludes; we already said so once.
+      const sdkWarn = console.warn;
+      console.warn = (...a: unknown[]) => {
+        if (!String(a[0]).startsWith("[mcp-sdk] excluding tool")) sdkWarn(...a);
+      };
+      try {
+        await session.client.listTools().catch((err) =>
+          warn(`tools/list for header mirroring failed: ${err.message}`)
+        );
+      } finally {
+        console.warn = sdkWarn;
+      }
     }
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);

@@ -135,28 +135,56 @@ export interface ListedTool {
   problems: string[];
 }
 
-const HEADER_NAME = /^[A-Za-z0-9-]+$/;
+/** An HTTP field name: an RFC 9110 token. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
-/** Checks a tool's x-mcp-header annotations (names must be valid header tokens on primitive properties). */
+/** Every place below `node` (a schema) that declares x-mcp-header, as JSON-pointer-like paths. */
+function headerDeclarations(node: unknown, path: string, out: string[]): void {
+  if (Array.isArray(node)) {
+    node.forEach((v, i) => headerDeclarations(v, `${path}/${i}`, out));
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  for (const [k, v] of Object.entries(node)) {
+    if (k === "x-mcp-header") out.push(path);
+    else headerDeclarations(v, `${path}/${k}`, out);
+  }
+}
+
+/**
+ * Checks a tool's x-mcp-header annotations (SEP-2243): only on top-level properties of
+ * primitive type (string, integer, boolean), names that are HTTP tokens, no duplicates
+ * (case-insensitive). A tool with any problem is left out of the flattened inventory and
+ * never called.
+ */
 function toolProblems(tool: Record<string, unknown>): string[] {
   const problems: string[] = [];
   if (typeof tool.name !== "string") problems.push("name is not a string");
-  const props =
-    (tool.inputSchema as { properties?: Record<string, Record<string, unknown>> } | undefined)
-      ?.properties;
+  const schema = tool.inputSchema as
+    | { properties?: Record<string, Record<string, unknown>> }
+    | undefined;
+  const props = schema?.properties ?? {};
   const names = new Set<string>();
-  for (const [prop, schema] of Object.entries(props ?? {})) {
-    const h = schema?.["x-mcp-header"];
+  for (const [prop, p] of Object.entries(props)) {
+    const h = p?.["x-mcp-header"];
     if (h === undefined) continue;
-    const type = schema.type;
     if (typeof h !== "string" || !HEADER_NAME.test(h)) {
       problems.push(`${prop}: invalid x-mcp-header ${JSON.stringify(h)}`);
     } else if (names.has(h.toLowerCase())) problems.push(`${prop}: duplicate x-mcp-header ${h}`);
-    // Header values must be exact: floating-point numbers are not allowed (SEP-2243).
-    else if (!["string", "integer", "boolean"].includes(String(type))) {
-      problems.push(`${prop}: x-mcp-header on a non-primitive property`);
+    // Header values must be exact: floating-point numbers are not allowed.
+    else if (!["string", "integer", "boolean"].includes(String(p.type))) {
+      problems.push(
+        `${prop}: x-mcp-header on a property of type ${JSON.stringify(p.type ?? null)}`,
+      );
     }
     if (typeof h === "string") names.add(h.toLowerCase());
+  }
+  const found: string[] = [];
+  headerDeclarations(schema, "", found);
+  for (const at of found) {
+    if (!/^\/properties\/[^/]+$/.test(at)) {
+      problems.push(`x-mcp-header at ${at || "/"}: only top-level properties may declare one`);
+    }
   }
   return problems;
 }

@@ -98,6 +98,9 @@ Deno.test("x-mcp-header problems: invalid names, duplicates, and non-integer num
         tool("bad_space", { type: "string", "x-mcp-header": "Bad Name" }),
         tool("bad_empty", { type: "string", "x-mcp-header": "" }),
         tool("bad_object", { type: "object", "x-mcp-header": "Obj" }),
+        tool("ok_token_chars", { type: "string", "x-mcp-header": "X_Region.Primary" }),
+        tool("bad_in_items", { type: "array", items: { type: "string", "x-mcp-header": "Item" } }),
+        tool("bad_in_oneof", { oneOf: [{ type: "string", "x-mcp-header": "Alt" }] }),
       ],
     },
   }]);
@@ -110,6 +113,9 @@ Deno.test("x-mcp-header problems: invalid names, duplicates, and non-integer num
       ["bad_space", true],
       ["bad_empty", true],
       ["bad_object", true],
+      ["ok_token_chars", false],
+      ["bad_in_items", true],
+      ["bad_in_oneof", true],
     ],
   );
 });
