@@ -87,12 +87,16 @@ export function parseInput(op: OperationDefinition, raw: unknown): unknown {
   const parsed = op.inputSchema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const argument = argumentPath(issue.path) || undefined;
+  let argument = argumentPath(issue.path) || undefined;
   let message = issue.message;
-  if (issue.code === "unrecognized_keys") message = `unknown argument(s): ${issue.keys.join(", ")}`;
+  if (issue.code === "unrecognized_keys") {
+    // Name the (first) unknown argument itself, under its parent if nested.
+    argument = argumentPath([...issue.path, issue.keys[0]]);
+    message = `unknown argument(s): ${issue.keys.join(", ")}`;
+  }
   throw new WorkspaceError(
     "INVALID_ARGUMENT",
-    argument ? `${argument}: ${message}` : message,
+    argument && issue.code !== "unrecognized_keys" ? `${argument}: ${message}` : message,
     {
       argument,
       details: {
@@ -128,7 +132,17 @@ export async function runOperation(
   try {
     return (await op.run(ctx, input)) as Record<string, unknown>;
   } catch (err) {
-    // File-system errors that escape an operation still reach the caller as a typed error.
-    throw toWorkspaceError(err);
+    // File-system errors that escape an operation still reach the caller as a typed error,
+    // with the host's absolute spelling of the workspace replaced by workspace-relative text.
+    const e = toWorkspaceError(err);
+    const root = ctx.workspace.policy.rootReal;
+    if (e.code === "IO_ERROR" && root !== "/" && e.message.includes(root)) {
+      throw new WorkspaceError(e.code, e.message.replaceAll(root + "/", "").replaceAll(root, "."), {
+        argument: e.argument,
+        details: e.details,
+        cause: err,
+      });
+    }
+    throw e;
   }
 }

@@ -157,6 +157,12 @@ export class PathPolicy {
         argument,
       });
     }
+    if (!input.isWellFormed()) {
+      // A lone surrogate has no file-system spelling: it would silently become U+FFFD.
+      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} is not well-formed Unicode`, {
+        argument,
+      });
+    }
     const outside = (why: string) =>
       new WorkspaceError("OUTSIDE_WORKSPACE", `${argument} ${JSON.stringify(input)} ${why}`, {
         argument,
@@ -269,6 +275,13 @@ export class PathPolicy {
         throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
           argument,
         });
+      }
+      if ((err as { code?: string }).code === "ENAMETOOLONG") {
+        throw new WorkspaceError(
+          "INVALID_ARGUMENT",
+          `${argument}: a name in it is longer than the file system allows`,
+          { argument },
+        );
       }
       throw err;
     }

@@ -1,0 +1,489 @@
+/**
+ * The five adapters of the contract table: each runs a case against a fresh copy of the
+ * case's fixture and reports the raw outcome plus the files on disk afterwards.
+ *
+ * - library and CLI: a fresh workspace root per case (`<tmp>/<case>/ws`), paths as written;
+ * - stdio and HTTP: one server per configuration on `<tmp>/<config>/ws`, each case in its
+ *   own subdirectory `<tmp>/<config>/ws/<adapter>-<n>`, its paths prefixed with it (the
+ *   prefix is stripped from results before comparison). Known disagreements run last.
+ *
+ * Every workspace root is named `ws` and every configuration's outside directory holds
+ * `secret.txt`, so results that name the root or an escape are the same everywhere.
+ */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
+import { CLI, type HttpServerProcess, SERVE_STDIO, startHttpServer } from "../server/_harness.ts";
+import {
+  type AdapterName,
+  type Case,
+  type ConfigName,
+  CONFIGS,
+  type Fixture,
+  materialize,
+  type Outcome,
+  type Paths,
+  type Snapshot,
+  snapshot,
+} from "./_model.ts";
+
+/** Content of the file outside every workspace. */
+export const OUTSIDE_SNAPSHOT: Snapshot = { "secret.txt": "secret\n" };
+
+/** What one adapter saw for one case. */
+export interface CaseRun {
+  outcome: Outcome;
+  /** Prefix to strip from results (shared-root adapters), else null. */
+  prefix: string | null;
+  /** The case directory afterwards. */
+  after: Snapshot;
+  /** The outside directory afterwards. */
+  outsideAfter: Snapshot;
+  /** Absolute paths of the workspace root and the outside directory, and the arguments sent. */
+  root: string;
+  outside: string;
+  args: Record<string, unknown>;
+}
+
+/** A running adapter: run cases, then close. */
+export interface Adapter {
+  name: AdapterName;
+  run(c: Case, index: number): Promise<CaseRun>;
+  close(): Promise<void>;
+}
+
+/** The configuration a case runs in. */
+export function configOf(c: Case): ConfigName {
+  if (c.config) return c.config;
+  return ["write_file", "edit_file", "create_directory", "move_path", "delete_path"].includes(c.op)
+    ? "rw"
+    : "ro";
+}
+
+function limitFlags(config: ConfigName): string[] {
+  return Object.entries(CONFIGS[config].limits).flatMap(([k, v]) => ["--limit", `${k}=${v}`]);
+}
+
+async function realTemp(prefix: string): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
+
+async function makeOutside(dir: string): Promise<void> {
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(`${dir}/secret.txt`, "secret\n");
+}
+
+function pathsFor(dir: string, prefix: string | null, outside: string): Paths {
+  const p =
+    ((rel: string) => prefix === null ? rel : rel === "." ? prefix : `${prefix}/${rel}`) as Paths;
+  p.abs = (rel: string) => (rel === "." ? dir : `${dir}/${rel}`);
+  p.out = (rel: string) => `${outside}/${rel}`;
+  return p;
+}
+
+/** A case site: where its fixture lives and how its paths are spelled. */
+interface Site {
+  root: string;
+  dir: string;
+  outside: string;
+  prefix: string | null;
+  paths: Paths;
+}
+
+/** A fresh root per case: `<base>/<id>/ws` with `<base>/<id>/outside` beside it. */
+async function ownRootSite(base: string, id: string, fixture: Fixture): Promise<Site> {
+  const root = `${base}/${id}/ws`;
+  const outside = `${base}/${id}/outside`;
+  await Deno.mkdir(root, { recursive: true });
+  await makeOutside(outside);
+  await materialize(root, fixture, outside);
+  return { root, dir: root, outside, prefix: null, paths: pathsFor(root, null, outside) };
+}
+
+/** A subdirectory of a shared root. */
+async function sharedSite(
+  root: string,
+  outside: string,
+  id: string,
+  fixture: Fixture,
+): Promise<Site> {
+  const dir = `${root}/${id}`;
+  await Deno.mkdir(dir);
+  await materialize(dir, fixture, outside);
+  return { root, dir, outside, prefix: id, paths: pathsFor(dir, id, outside) };
+}
+
+async function finish(
+  site: Site,
+  args: Record<string, unknown>,
+  outcome: Outcome,
+): Promise<CaseRun> {
+  return {
+    outcome,
+    prefix: site.prefix,
+    after: await snapshot(site.dir, site.outside),
+    outsideAfter: await snapshot(site.outside, site.outside),
+    root: site.root,
+    outside: site.outside,
+    args,
+  };
+}
+
+function errorOutcome(e: Record<string, unknown>): Outcome {
+  return {
+    kind: "error",
+    error: e as { code: string; message: string; argument?: string; details?: unknown },
+  };
+}
+
+/** Runs fn over items with at most n in flight; results in item order. */
+export async function pool<T, R>(
+  items: readonly T[],
+  n: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// (1) library
+
+/** runOperation on a Workspace opened in-process. */
+export async function libraryAdapter(): Promise<Adapter> {
+  const base = await realTemp("wmcp-contract-lib-");
+  return {
+    name: "library",
+    async run(c, index) {
+      const site = await ownRootSite(base, `lib-${index}`, c.fixture ?? {});
+      const cfg = CONFIGS[configOf(c)];
+      const ws = await Workspace.open({ root: site.root, writable: cfg.write, limits: cfg.limits });
+      const args = c.args(site.paths);
+      let outcome: Outcome;
+      try {
+        const value = await runOperation({ workspace: ws }, c.op, args);
+        outcome = { kind: "result", value: JSON.parse(JSON.stringify(value)) };
+      } catch (err) {
+        outcome = err instanceof WorkspaceError
+          ? errorOutcome(JSON.parse(JSON.stringify(err.toJSON())))
+          : { kind: "other", detail: String((err as Error)?.stack ?? err) };
+      }
+      return await finish(site, args, outcome);
+    },
+    close: () => Deno.remove(base, { recursive: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// (2) CLI fallback
+
+/** `cli.ts op NAME --arguments JSON --root DIR [--write] [--limit ...]` as a child process. */
+export async function cliAdapter(): Promise<Adapter> {
+  const base = await realTemp("wmcp-contract-cli-");
+  const dec = new TextDecoder();
+  return {
+    name: "cli",
+    async run(c, index) {
+      const site = await ownRootSite(base, `cli-${index}`, c.fixture ?? {});
+      const config = configOf(c);
+      const write = CONFIGS[config].write;
+      // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
+      // waiting for file lock on node_modules") off the stderr that carries errors.
+      const perms = ["--quiet", "--no-prompt", `--allow-read=${site.root}`];
+      if (write) perms.push(`--allow-write=${site.root}`);
+      const args = c.args(site.paths);
+      const json = JSON.stringify(args);
+      // One argv string is capped by the kernel (128 KiB): large arguments go through stdin.
+      const viaStdin = json.length > 64 * 1024;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...perms,
+          CLI,
+          "op",
+          c.op,
+          ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
+          "--root",
+          site.root,
+          ...(write ? ["--write"] : []),
+          ...limitFlags(config),
+        ],
+        cwd: site.root,
+        stdin: viaStdin ? "piped" : "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      if (viaStdin) {
+        const w = child.stdin.getWriter();
+        await w.write(new TextEncoder().encode(json));
+        await w.close();
+      }
+      const out = await child.output();
+      const stdout = dec.decode(out.stdout);
+      const stderr = dec.decode(out.stderr);
+      let outcome: Outcome;
+      try {
+        if (out.code === 0) {
+          if (stderr !== "") throw new Error(`exit 0 with stderr: ${stderr}`);
+          if (!stdout.endsWith("\n") || stdout.trim().includes("\n")) {
+            throw new Error(`stdout is not one JSON line: ${stdout}`);
+          }
+          outcome = { kind: "result", value: JSON.parse(stdout) };
+        } else if (out.code === 1 || out.code === 2) {
+          if (stdout !== "") throw new Error(`exit ${out.code} with stdout: ${stdout}`);
+          const { error } = JSON.parse(stderr) as { error: Record<string, unknown> };
+          if (out.code === 2) {
+            if (error.code !== "USAGE") throw new Error(`exit 2 but code ${error.code}`);
+            outcome = { kind: "usage", detail: String(error.message) };
+          } else {
+            if (typeof error.message !== "string") throw new Error(`no message: ${stderr}`);
+            outcome = errorOutcome(error);
+          }
+        } else {
+          throw new Error(`exit ${out.code}: ${stderr}`);
+        }
+      } catch (err) {
+        outcome = { kind: "other", detail: `CLI: ${(err as Error).message}` };
+      }
+      return await finish(site, args, outcome);
+    },
+    close: () => Deno.remove(base, { recursive: true }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// MCP clients (3-5)
+
+/** Maps a tools/call result (or the error it threw) to an outcome, checking presentation. */
+async function callOutcome(client: Client, name: string, args: unknown): Promise<Outcome> {
+  let r;
+  try {
+    r = await client.callTool({ name, arguments: args as Record<string, unknown> });
+  } catch (err) {
+    const msg = (err as Error).message ?? String(err);
+    const code = (err as { code?: unknown }).code;
+    // What both servers answer for a tool they do not list: JSON-RPC -32602 naming it.
+    if (code === -32602 && msg.includes(`Tool ${name} not found`)) {
+      return { kind: "unknownTool", detail: `ProtocolError ${code}: ${msg}` };
+    }
+    return { kind: "other", detail: `threw ${code ?? ""}: ${msg}` };
+  }
+  const text = r.content?.length === 1 && r.content[0].type === "text"
+    ? (r.content[0] as { text: string }).text
+    : undefined;
+  const sc = r.structuredContent as Record<string, unknown> | undefined;
+  if (r.isError === true) {
+    const error = (sc as { error?: Record<string, unknown> } | undefined)?.error;
+    if (error === undefined) {
+      return { kind: "other", detail: `isError without structuredContent.error: ${text}` };
+    }
+    if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify({ error })) {
+      return { kind: "other", detail: `error text block differs: ${text}` };
+    }
+    if (typeof error.message !== "string") return { kind: "other", detail: "no error message" };
+    return errorOutcome(error);
+  }
+  if (sc === undefined) return { kind: "other", detail: `no structuredContent: ${text}` };
+  if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify(sc)) {
+    return { kind: "other", detail: `text block differs from structuredContent: ${text}` };
+  }
+  return { kind: "result", value: sc };
+}
+
+function stdioArgs(root: string, config: ConfigName): string[] {
+  const { write } = CONFIGS[config];
+  return [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    `--allow-read=${root}`,
+    ...(write ? [`--allow-write=${root}`] : []),
+    SERVE_STDIO,
+    "--root",
+    root,
+    ...(write ? ["--write"] : []),
+    ...limitFlags(config),
+  ];
+}
+
+interface SharedRoot {
+  root: string;
+  outside: string;
+}
+
+async function sharedRoots(base: string, configs: ConfigName[]) {
+  const roots = new Map<ConfigName, SharedRoot>();
+  for (const config of configs) {
+    const root = `${base}/${config}/ws`;
+    const outside = `${base}/${config}/outside`;
+    await Deno.mkdir(root, { recursive: true });
+    await makeOutside(outside);
+    roots.set(config, { root, outside });
+  }
+  return roots;
+}
+
+/**
+ * Lists the tools once after connecting: it fills the client's tools/list cache, from
+ * which a modern client mirrors `x-mcp-header` arguments into Mcp-Param-* headers and
+ * validates structuredContent against each tool's outputSchema.
+ */
+async function primeToolCache(client: Client): Promise<void> {
+  await client.listTools();
+}
+
+/** (3) The stdio server, one process per configuration, v2 client in auto (modern) mode. */
+export async function stdioAdapter(
+  configs: ConfigName[],
+): Promise<Adapter & { clients: Map<ConfigName, Client> }> {
+  const base = await realTemp("wmcp-contract-stdio-");
+  const roots = await sharedRoots(base, configs);
+  const clients = new Map<ConfigName, Client>();
+  try {
+    await Promise.all(configs.map(async (config) => {
+      const { root } = roots.get(config)!;
+      const client = new Client({ name: "contract-stdio", version: "0" }, {
+        versionNegotiation: { mode: "auto", probe: { timeoutMs: 10_000 } },
+      });
+      await client.connect(
+        new StdioClientTransport({
+          command: Deno.execPath(),
+          args: stdioArgs(root, config),
+          stderr: "pipe",
+        }),
+      );
+      clients.set(config, client);
+      if (client.getProtocolEra() !== "modern") {
+        throw new Error(`stdio: expected the modern era, got ${client.getProtocolEra()}`);
+      }
+      await primeToolCache(client);
+    }));
+  } catch (err) {
+    await Promise.all([...clients.values()].map((c) => c.close()));
+    await Deno.remove(base, { recursive: true });
+    throw err;
+  }
+  return {
+    name: "stdio",
+    clients,
+    async run(c, index) {
+      const config = configOf(c);
+      const { root, outside } = roots.get(config)!;
+      const site = await sharedSite(root, outside, `stdio-${index}`, c.fixture ?? {});
+      const args = c.args(site.paths);
+      return await finish(site, args, await callOutcome(clients.get(config)!, c.op, args));
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+      await Deno.remove(base, { recursive: true });
+    },
+  };
+}
+
+/** The HTTP servers (one per configuration) that adapters (4) and (5) share. */
+export interface HttpServers {
+  servers: Map<ConfigName, HttpServerProcess>;
+  roots: Map<ConfigName, SharedRoot>;
+  close(): Promise<Deno.CommandStatus[]>;
+}
+
+/** Starts one HTTP server per configuration on `<tmp>/<config>/ws`. */
+export async function startHttpServers(configs: ConfigName[]): Promise<HttpServers> {
+  const base = await realTemp("wmcp-contract-http-");
+  const roots = await sharedRoots(base, configs);
+  const servers = new Map<ConfigName, HttpServerProcess>();
+  try {
+    await Promise.all(configs.map(async (config) => {
+      const { root } = roots.get(config)!;
+      servers.set(
+        config,
+        await startHttpServer(root, { write: CONFIGS[config].write, args: limitFlags(config) }),
+      );
+    }));
+  } catch (err) {
+    await Promise.all([...servers.values()].map((s) => s.stop()));
+    await Deno.remove(base, { recursive: true });
+    throw err;
+  }
+  return {
+    servers,
+    roots,
+    async close() {
+      const statuses = await Promise.all([...servers.values()].map((s) => s.stop()));
+      await Deno.remove(base, { recursive: true });
+      return statuses;
+    },
+  };
+}
+
+/** (4) modern (v2 client, auto) or (5) legacy (v2 client, versionNegotiation 'legacy'). */
+export async function httpAdapter(
+  http: HttpServers,
+  era: "modern" | "legacy",
+): Promise<Adapter & { clients: Map<ConfigName, Client> }> {
+  const clients = new Map<ConfigName, Client>();
+  const transports: StreamableHTTPClientTransport[] = [];
+  try {
+    await Promise.all([...http.servers.entries()].map(async ([config, server]) => {
+      const client = new Client({ name: `contract-http-${era}`, version: "0" }, {
+        versionNegotiation: { mode: era === "modern" ? "auto" : "legacy" },
+      });
+      const transport = new StreamableHTTPClientTransport(new URL(server.url));
+      transports.push(transport);
+      await client.connect(transport);
+      if (client.getProtocolEra() !== era) {
+        throw new Error(`expected the ${era} era, negotiated ${client.getProtocolEra()}`);
+      }
+      clients.set(config, client);
+      await primeToolCache(client);
+    }));
+  } catch (err) {
+    await Promise.all([...clients.values()].map((c) => c.close()));
+    throw err;
+  }
+  const tag = era === "modern" ? "modern" : "legacy";
+  return {
+    name: era === "modern" ? "httpModern" : "httpLegacy",
+    clients,
+    async run(c, index) {
+      const config = configOf(c);
+      const { root, outside } = http.roots.get(config)!;
+      const site = await sharedSite(root, outside, `${tag}-${index}`, c.fixture ?? {});
+      const args = c.args(site.paths);
+      return await finish(site, args, await callOutcome(clients.get(config)!, c.op, args));
+    },
+    async close() {
+      if (era === "legacy") {
+        await Promise.all(transports.map((t) => t.terminateSession().catch(() => {})));
+      }
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}
+
+/** `cli.ts op list [--write]`: the operations the CLI offers in a mode. */
+export async function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "--quiet", "--no-prompt", CLI, "op", "list", ...(write ? ["--write"] : [])],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (out.code !== 0) throw new Error(`op list: ${new TextDecoder().decode(out.stderr)}`);
+  return (JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    operations: Record<string, unknown>[];
+  }).operations;
+}
+
+/** The tools a connected client lists, as full definitions. */
+export async function listedToolDefinitions(client: Client): Promise<Record<string, unknown>[]> {
+  return (await client.listTools()).tools as unknown as Record<string, unknown>[];
+}

@@ -1,0 +1,232 @@
+/**
+ * Runs every row of the contract table (cases.ts) through the five adapters and asserts
+ * the same meaning everywhere: result, error code/argument/details, files afterwards,
+ * nothing touched outside. Servers are started once per configuration and shared by the
+ * cases (each in its own subdirectory).
+ */
+import assert from "node:assert/strict";
+import { CASES } from "./cases.ts";
+import {
+  type Adapter,
+  type CaseRun,
+  cliAdapter,
+  cliOpList,
+  configOf,
+  httpAdapter,
+  libraryAdapter,
+  listedToolDefinitions,
+  OUTSIDE_SNAPSHOT,
+  pool,
+  startHttpServers,
+  stdioAdapter,
+} from "./_adapters.ts";
+import {
+  type AdapterName,
+  type Case,
+  comparable,
+  type ConfigName,
+  fixtureSnapshot,
+  normalizeOutcome,
+} from "./_model.ts";
+import { ERROR_CODES } from "../../mod.ts";
+import { READ_TOOLS } from "../server/_harness.ts";
+import type { Client } from "@modelcontextprotocol/client";
+
+const ALL_TOOLS = [
+  ...READ_TOOLS,
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "move_path",
+  "delete_path",
+];
+
+/**
+ * Error codes the table cannot produce deterministically through the public interface,
+ * and why (each is covered elsewhere or not reachable).
+ */
+const NOT_IN_TABLE: Record<string, string> = {
+  CHANGED_DURING_OPERATION: "needs a swap between check and use (tests/security/toctou_test.ts)",
+  CROSS_DEVICE: "needs a second file system mounted inside the workspace",
+  PERMISSION_DENIED:
+    "needs an unreadable file (tests run as root here) or a root outside Deno's permissions",
+  CANCELLED: "needs a cancelled request (tests/server/cancel_progress_test.ts)",
+  IO_ERROR:
+    "the fallback for unexpected operating-system failures; none can be provoked deterministically",
+};
+
+/** Configurations the table uses (servers are started only for these). */
+const USED_CONFIGS = [...new Set(CASES.map(configOf))] as ConfigName[];
+
+function assertCase(c: Case, adapter: AdapterName, run: CaseRun): void {
+  const expect = c.byAdapter?.[adapter] ?? c.expect;
+  const actual = normalizeOutcome(run.outcome, { prefix: run.prefix, op: c.op, mask: c.mask });
+  const { expected, actual: got } = comparable(expect, actual);
+  assert.deepStrictEqual(
+    got,
+    expected,
+    `${adapter}: outcome differs (raw: ${JSON.stringify(run.outcome)})`,
+  );
+  assert.deepStrictEqual(
+    run.after,
+    fixtureSnapshot(c.after ?? c.fixture ?? {}),
+    `${adapter}: files on disk afterwards`,
+  );
+  assert.deepStrictEqual(run.outsideAfter, OUTSIDE_SNAPSHOT, `${adapter}: outside untouched`);
+  if (run.outcome.kind === "error" && c.leaksAbsolutePath === undefined) {
+    // Errors speak in workspace-relative paths: the host's absolute paths appear in a
+    // message only when the caller sent them.
+    const sent = JSON.stringify(run.args);
+    for (const abs of [run.root, run.outside]) {
+      if (sent.includes(abs)) continue;
+      assert.ok(
+        !run.outcome.error.message.includes(abs),
+        `${adapter}: the error message reveals ${abs}: ${run.outcome.error.message}`,
+      );
+    }
+  }
+}
+
+/**
+ * Runs all cases through an adapter, then asserts each as its own step. Cases run
+ * concurrently, except the adapter's known disagreements, which run afterwards one at a
+ * time: a disagreement must not disturb the other cases (on modern HTTP, a -32020 makes
+ * the v2 client evict and refetch its tools/list cache, and calls made meanwhile go out
+ * without their Mcp-Param-* headers).
+ */
+async function runTable(t: Deno.TestContext, adapter: Adapter, concurrency: number) {
+  const runOne = async (c: Case, i: number): Promise<CaseRun> => {
+    try {
+      return await adapter.run(c, i);
+    } catch (err) {
+      return {
+        outcome: { kind: "other", detail: `adapter threw: ${(err as Error).stack ?? err}` },
+        prefix: null,
+        after: {},
+        outsideAfter: {},
+        root: "",
+        outside: "",
+        args: {},
+      };
+    }
+  };
+  const isolated = (c: Case) => c.ignore?.[adapter.name] !== undefined;
+  const runs: CaseRun[] = new Array(CASES.length);
+  await pool(CASES, concurrency, async (c, i) => {
+    if (!isolated(c)) runs[i] = await runOne(c, i);
+  });
+  for (const [i, c] of CASES.entries()) if (isolated(c)) runs[i] = await runOne(c, i);
+  for (const [i, c] of CASES.entries()) {
+    const reason = c.ignore?.[adapter.name];
+    const leak = c.leaksAbsolutePath
+      ? ` [KNOWN BUG, message check skipped: ${c.leaksAbsolutePath}]`
+      : "";
+    await t.step({
+      name: `${c.name}${reason ? ` [KNOWN DISAGREEMENT: ${reason}]` : ""}${leak}`,
+      ignore: reason !== undefined,
+      fn: () => assertCase(c, adapter.name, runs[i]),
+    });
+  }
+}
+
+/** The parts of a tool definition the CLI's `op list` and tools/list must agree on. */
+function definitionView(d: Record<string, unknown>) {
+  return {
+    name: d.name,
+    title: d.title,
+    description: d.description,
+    inputSchema: d.inputSchema,
+    outputSchema: d.outputSchema,
+    annotations: { title: d.title, ...(d.annotations as object) },
+  };
+}
+
+/** Asserts each server lists exactly the CLI's operations for its mode, definition for definition. */
+async function assertListings(
+  t: Deno.TestContext,
+  clients: Map<ConfigName, Client>,
+): Promise<void> {
+  await t.step("tools/list equals `op list` (write tools only in read-write mode)", async () => {
+    const cli = { ro: await cliOpList(false), rw: await cliOpList(true) };
+    assert.deepEqual(cli.ro.map((o) => o.name), READ_TOOLS);
+    assert.deepEqual(cli.rw.map((o) => o.name), ALL_TOOLS);
+    for (const [config, client] of clients) {
+      const mode = config === "ro" ? "ro" : "rw";
+      const listed = await listedToolDefinitions(client);
+      assert.deepStrictEqual(
+        listed.map(definitionView),
+        cli[mode].map(definitionView),
+        `${config}: tools/list vs op list`,
+      );
+    }
+  });
+}
+
+Deno.test("contract table is well-formed", () => {
+  const names = new Set<string>();
+  for (const c of CASES) {
+    assert.ok(!names.has(c.name), `duplicate case name ${c.name}`);
+    names.add(c.name);
+  }
+  const ops = new Set(CASES.filter((c) => "result" in c.expect).map((c) => c.op));
+  assert.deepEqual([...ops].sort(), [...ALL_TOOLS].sort(), "every operation has a success case");
+  const codes = new Set(
+    CASES.flatMap((c) => "error" in c.expect ? [c.expect.error.code] : []),
+  );
+  assert.deepEqual(
+    [...codes].sort(),
+    ERROR_CODES.filter((code) => !(code in NOT_IN_TABLE)).sort(),
+    "every error code the public interface can produce deterministically has a case",
+  );
+});
+
+Deno.test("contract: (1) library", async (t) => {
+  const adapter = await libraryAdapter();
+  try {
+    await runTable(t, adapter, 8);
+  } finally {
+    await adapter.close();
+  }
+});
+
+Deno.test("contract: (2) CLI fallback", async (t) => {
+  const adapter = await cliAdapter();
+  try {
+    await runTable(t, adapter, 12);
+  } finally {
+    await adapter.close();
+  }
+});
+
+Deno.test("contract: (3) stdio server", async (t) => {
+  const adapter = await stdioAdapter(USED_CONFIGS);
+  try {
+    await assertListings(t, adapter.clients);
+    await runTable(t, adapter, 8);
+  } finally {
+    await adapter.close();
+  }
+});
+
+Deno.test("contract: (4, 5) HTTP server, modern and legacy eras", async (t) => {
+  const http = await startHttpServers(USED_CONFIGS);
+  let stopped = false;
+  try {
+    for (const era of ["modern", "legacy"] as const) {
+      await t.step(`${era} era`, async (t) => {
+        const adapter = await httpAdapter(http, era);
+        try {
+          await assertListings(t, adapter.clients);
+          await runTable(t, adapter, 8);
+        } finally {
+          await adapter.close();
+        }
+      });
+    }
+    const statuses = await http.close();
+    stopped = true;
+    for (const s of statuses) assert.equal(s.code, 0, "HTTP server exits 0 on SIGTERM");
+  } finally {
+    if (!stopped) await http.close();
+  }
+});
