@@ -1,105 +1,90 @@
 /**
- * The MCP server factory: a fresh McpServer per serving unit (one HTTP request, one
- * stdio connection), registered from the module-scope tool table. stdio and HTTP use
- * exactly this; nothing here knows the transport.
+ * The MCP server factory: a fresh McpServer per serving unit (one HTTP request, one legacy
+ * HTTP session, one stdio connection) from a ServerDefinition compiled once. stdio and
+ * HTTP use exactly this; nothing here knows the transport or the workspace. Lists are
+ * served from precomputed frozen arrays with paging; look-ups are maps.
  */
 import {
-  type CallToolResult,
-  CLIENT_CAPABILITIES_META_KEY,
-  type ClientCapabilities,
+  type CacheHint,
+  type CacheScope,
+  type CompleteResult,
   createRequestStateCodec,
-  inputRequired,
-  inputResponse,
   type McpRequestContext,
   McpServer,
   ProtocolError,
   ProtocolErrorCode,
+  type ReadResourceResult,
   type RequestStateCodec,
+  ResourceNotFoundError,
+  type ServerCapabilities,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import denoConfig from "../../deno.json" with { type: "json" };
 import type { Workspace } from "../workspace/workspace.ts";
-import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
-import { runOperation } from "../operations/registry.ts";
-import { sha256Hex } from "../workspace/text.ts";
-import { type ToolEntry, toolsFor } from "./tools.ts";
+import {
+  type CallContext,
+  canonicalUri,
+  clientCapabilitiesOf,
+  type CompiledDefinition,
+  compileDefinition,
+  type Completer,
+  type ServerDefinition,
+  type ToolSpec,
+} from "./definition.ts";
+import { workspaceServerDefinition } from "./workspace_server.ts";
 
-/** Writes one JSON event line to stderr (never stdout, which belongs to the protocol). */
-export function logEvent(event: Record<string, unknown>): void {
-  console.error(JSON.stringify({ source: "wmcp", ...event }));
-}
+export {
+  logEvent,
+  SERVER_NAME,
+  toolFailure,
+  type ToolResult,
+  toolSuccess,
+} from "./workspace_server.ts";
 
-/** Server name reported in serverInfo. */
-export const SERVER_NAME = "wmcp";
-/** Default tools/list page size. */
+/** Default page size of tools/list (and of the other lists). */
 export const DEFAULT_PAGE_SIZE = 50;
-/** How long a confirmation request stays valid (seconds). */
+/** How long a requestState (a confirmation request) stays valid (seconds). */
 export const CONFIRMATION_TTL_SECONDS = 600;
+/** Default cache hint ttl of the list results on the modern era (ms). */
+export const DEFAULT_LIST_TTL_MS = 60_000;
 
-/** Options of the server factory. */
+/** Options of the server factory: a workspace (the workspace server) or any definition. */
 export interface ServerFactoryOptions {
-  /** The workspace every tool works on. */
-  workspace: Workspace;
-  /** tools/list page size. */
+  /** Serve the workspace tools on this workspace. Exactly one of workspace and definition. */
+  workspace?: Workspace;
+  /** Serve this definition. */
+  definition?: ServerDefinition;
+  /** Page size of tools/list, prompts/list, resources/list and resources/templates/list. */
   pageSize?: number;
-  /** HMAC key (at least 32 bytes) for confirmation requestState; random per process if absent. */
+  /** HMAC key (at least 32 bytes) for requestState; random per process if absent. */
   requestStateKey?: Uint8Array | string;
-  /** How long a confirmation request stays valid (seconds). Default CONFIRMATION_TTL_SECONDS. */
+  /** How long a minted requestState stays valid (seconds). Default CONFIRMATION_TTL_SECONDS. */
   confirmationTtlSeconds?: number;
   /** Whether callers authenticate (cache scope is then always private). */
   authenticated?: boolean;
-  /** Cache hint ttl for tools/list on the modern era (ms). */
+  /** Cache hint ttl of the list results on the modern era (ms). Default DEFAULT_LIST_TTL_MS. */
   toolsListTtlMs?: number;
 }
 
-/** A tools/call result as the SDK expects it. */
-export type ToolResult = CallToolResult;
+/** The factory: a fresh McpServer per call, plus a way to wait for running tool calls. */
+export type ServerFactory = ((ctx?: McpRequestContext) => McpServer) & {
+  /** Resolves once every running tool call has finished (or after timeoutMs). */
+  settled(timeoutMs: number): Promise<void>;
+  /** The compiled definition this factory serves. */
+  readonly compiled: CompiledDefinition;
+};
 
-/** Wraps an operation result: structuredContent plus the same JSON as a text block. */
-export function toolSuccess(result: Record<string, unknown>): ToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+type ListKind = "tools" | "prompts" | "resources" | "templates";
+
+function encodeCursor(kind: ListKind, offset: number, total: number): string {
+  return btoa(JSON.stringify({ k: kind, o: offset, t: total })).replaceAll("=", "");
 }
 
-/** Wraps any failure as a tool error with the typed error object as structured detail. */
-export function toolFailure(err: unknown): ToolResult {
-  const error = toWorkspaceError(err).toJSON();
-  return {
-    content: [{ type: "text", text: JSON.stringify({ error }) }],
-    structuredContent: { error },
-    isError: true,
-  };
-}
-
-interface ConfirmState {
-  tool: string;
-  args: string;
-}
-
-const CONFIRM_KEY = "confirm";
-
-function argsDigest(args: unknown): string {
-  const canonical = (v: unknown): unknown =>
-    v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(
-        Object.keys(v as Record<string, unknown>).sort().filter((k) => k !== "confirm").map((
-          k,
-        ) => [k, canonical((v as Record<string, unknown>)[k])]),
-      )
-      : Array.isArray(v)
-      ? v.map(canonical)
-      : v;
-  return sha256Hex(JSON.stringify(canonical(args ?? {})));
-}
-
-function encodeCursor(offset: number, total: number): string {
-  return btoa(JSON.stringify({ o: offset, t: total })).replaceAll("=", "");
-}
-
-function decodeCursor(cursor: string, total: number): number {
+function decodeCursor(kind: ListKind, cursor: string, total: number): number {
   try {
-    const c = JSON.parse(atob(cursor)) as { o?: unknown; t?: unknown };
+    const c = JSON.parse(atob(cursor)) as { k?: unknown; o?: unknown; t?: unknown };
     if (
-      Number.isSafeInteger(c.o) && c.t === total && (c.o as number) > 0 && (c.o as number) < total
+      c.k === kind && Number.isSafeInteger(c.o) && c.t === total && (c.o as number) > 0 &&
+      (c.o as number) < total
     ) {
       return c.o as number;
     }
@@ -109,63 +94,273 @@ function decodeCursor(cursor: string, total: number): number {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid cursor");
 }
 
-/** Builds the per-request/per-connection factory for a workspace. */
-/** The factory: a fresh McpServer per call, plus a way to wait for running tool calls. */
-export type ServerFactory = ((ctx?: McpRequestContext) => McpServer) & {
-  /** Resolves once every running tool call has finished (or after timeoutMs). */
-  settled(timeoutMs: number): Promise<void>;
-};
+function page<K extends string>(
+  key: K,
+  kind: ListKind,
+  items: readonly unknown[],
+  cursor: string | undefined,
+  pageSize: number,
+): Record<string, unknown> {
+  const start = cursor === undefined ? 0 : decodeCursor(kind, cursor, items.length);
+  const end = Math.min(start + pageSize, items.length);
+  const out: Record<string, unknown> = { [key]: items.slice(start, end) };
+  if (end < items.length) out.nextCursor = encodeCursor(kind, end, items.length);
+  return out;
+}
 
-export function createServerFactory(
-  options: ServerFactoryOptions,
-): ServerFactory {
-  const { workspace } = options;
+const MAX_COMPLETIONS = 100;
+
+async function completion(
+  completer: Completer | undefined,
+  value: string,
+  context: { arguments?: Record<string, string> } | undefined,
+): Promise<CompleteResult> {
+  if (!completer) return { completion: { values: [], total: 0, hasMore: false } };
+  const values = await completer(value, context);
+  return {
+    completion: {
+      values: values.slice(0, MAX_COMPLETIONS),
+      total: values.length,
+      hasMore: values.length > MAX_COMPLETIONS,
+    },
+  };
+}
+
+/** Adds a resource's own cache hint to a modern resources/read result that has none. */
+function withCacheHint(
+  result: ReadResourceResult,
+  hint: CacheHint | undefined,
+  modern: boolean,
+): ReadResourceResult {
+  if (!modern || hint === undefined || "resultType" in result) return result;
+  const r = result as Record<string, unknown>;
+  return {
+    ...result,
+    ...(r.ttlMs === undefined && hint.ttlMs !== undefined ? { ttlMs: hint.ttlMs } : {}),
+    ...(r.cacheScope === undefined && hint.cacheScope !== undefined
+      ? { cacheScope: hint.cacheScope }
+      : {}),
+  } as ReadResourceResult;
+}
+
+/** URIs each initialization-era server instance is subscribed to (resources/subscribe). */
+const SUBSCRIPTIONS = new WeakMap<McpServer, Set<string>>();
+
+/** Whether a legacy server instance subscribed to a resource URI. */
+export function isSubscribed(server: McpServer, uri: string): boolean {
+  const href = canonicalUri(uri);
+  return href !== null && SUBSCRIPTIONS.get(server)?.has(href) === true;
+}
+
+/** Builds the per-request/per-connection factory for a workspace or a definition. */
+export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
+  if ((options.workspace === undefined) === (options.definition === undefined)) {
+    throw new TypeError("createServerFactory needs exactly one of workspace and definition");
+  }
+  const definition = options.definition ?? workspaceServerDefinition(options.workspace!);
+  const compiled = compileDefinition(definition);
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
     throw new RangeError("pageSize must be a positive integer");
   }
   const key = options.requestStateKey ?? crypto.getRandomValues(new Uint8Array(32));
-  const codec: RequestStateCodec<ConfirmState> = createRequestStateCodec<ConfirmState>({
+  const codec: RequestStateCodec<unknown> = createRequestStateCodec<unknown>({
     key,
     ttlSeconds: options.confirmationTtlSeconds ?? CONFIRMATION_TTL_SECONDS,
     bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
   });
-  const tools = toolsFor(workspace.writable);
-  const definitions = tools.map((t) => t.definition);
-  const cacheScope = options.authenticated ? "private" : "public";
-  const ttlMs = options.toolsListTtlMs ?? 60_000;
+  const cacheScope: CacheScope = options.authenticated ? "private" : "public";
+  const listHint: CacheHint = { ttlMs: options.toolsListTtlMs ?? DEFAULT_LIST_TTL_MS, cacheScope };
+  const cacheHints = {
+    "tools/list": listHint,
+    ...(compiled.promptList ? { "prompts/list": listHint } : {}),
+    ...(compiled.resourceList
+      ? { "resources/list": listHint, "resources/templates/list": listHint }
+      : {}),
+  };
+  // Declared after construction, so McpServer does not install (and we do not replace)
+  // its own resource and prompt handlers on every request.
+  const extraCapabilities: ServerCapabilities = {
+    ...(compiled.resourceList
+      ? {
+        resources: {
+          listChanged: definition.listChanged?.resources === true,
+          ...(definition.resourceSubscriptions ? { subscribe: true } : {}),
+        },
+      }
+      : {}),
+    ...(compiled.promptList
+      ? { prompts: { listChanged: definition.listChanged?.prompts === true } }
+      : {}),
+    ...(definition.completions ? { completions: {} } : {}),
+    ...(definition.logging ? { logging: {} } : {}),
+  };
 
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
     running.add(work);
     return work.finally(() => running.delete(work));
   };
-  const factory = () => {
+
+  const factory = (rctx?: McpRequestContext) => {
+    const modern = rctx?.era === "modern";
     const server = new McpServer(
-      { name: SERVER_NAME, version: denoConfig.version },
+      { name: definition.name, version: definition.version },
       {
-        capabilities: { tools: { listChanged: false } },
-        instructions: `Workspace tools for the directory "${workspace.rootName}" (${
-          workspace.writable ? "read-write" : "read-only"
-        }). Paths are workspace-relative. Call workspace_info for the limits.`,
-        cacheHints: { "tools/list": { ttlMs, cacheScope } },
+        capabilities: { tools: { listChanged: definition.listChanged?.tools === true } },
+        ...(definition.instructions === undefined ? {} : { instructions: definition.instructions }),
+        cacheHints,
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
       },
     );
-    for (const tool of tools) registerTool(server, tool, workspace, codec, track);
-    server.server.setRequestHandler("tools/list", (request) => {
-      const cursor = request.params?.cursor;
-      const start = cursor === undefined ? 0 : decodeCursor(cursor, definitions.length);
-      const end = Math.min(start + pageSize, definitions.length);
-      const page: { tools: Record<string, unknown>[]; nextCursor?: string } = {
-        tools: definitions.slice(start, end) as Record<string, unknown>[],
-      };
-      if (end < definitions.length) page.nextCursor = encodeCursor(end, definitions.length);
-      return page as never;
+    if (Object.keys(extraCapabilities).length > 0) {
+      server.server.registerCapabilities(extraCapabilities);
+    }
+    const callOf = (ctx: ServerContext): CallContext => ({
+      ctx,
+      server,
+      requestState: codec,
+      clientCapabilities: clientCapabilitiesOf(server, ctx),
     });
+    for (const tool of compiled.tools) registerTool(server, tool, callOf, track);
+
+    const s = server.server;
+    s.setRequestHandler(
+      "tools/list",
+      (request) =>
+        page("tools", "tools", compiled.toolList, request.params?.cursor, pageSize) as never,
+    );
+    if (compiled.promptList) {
+      const list = compiled.promptList;
+      s.setRequestHandler(
+        "prompts/list",
+        (request) => page("prompts", "prompts", list, request.params?.cursor, pageSize) as never,
+      );
+      s.setRequestHandler("prompts/get", async (request, ctx) => {
+        const { name } = request.params;
+        const prompt = compiled.promptByName.get(name);
+        if (!prompt) {
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Prompt ${name} not found`);
+        }
+        const args = (request.params.arguments ?? {}) as Record<string, string>;
+        for (const a of prompt.arguments ?? []) {
+          if (a.required && typeof args[a.name] !== "string") {
+            throw new ProtocolError(
+              ProtocolErrorCode.InvalidParams,
+              `Prompt ${name} needs the argument ${a.name}`,
+              { argument: a.name },
+            );
+          }
+        }
+        return await prompt.get(args, callOf(ctx)) as never;
+      });
+    }
+    if (compiled.resourceList && compiled.templateList) {
+      const resources = compiled.resourceList;
+      const templates = compiled.templateList;
+      s.setRequestHandler(
+        "resources/list",
+        (request) =>
+          page("resources", "resources", resources, request.params?.cursor, pageSize) as never,
+      );
+      s.setRequestHandler(
+        "resources/templates/list",
+        (request) =>
+          page(
+            "resourceTemplates",
+            "templates",
+            templates,
+            request.params?.cursor,
+            pageSize,
+          ) as never,
+      );
+      s.setRequestHandler("resources/read", async (request, ctx) => {
+        const raw = request.params.uri;
+        const href = canonicalUri(raw);
+        if (href === null) {
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `Resource URI ${raw} is invalid`,
+            { uri: raw, reason: "invalid_uri" },
+          );
+        }
+        const resource = compiled.resourceByUri.get(href);
+        if (resource) {
+          const result = await resource.read(new URL(href), callOf(ctx));
+          return withCacheHint(result as ReadResourceResult, resource.cacheHint, modern) as never;
+        }
+        for (const t of compiled.templates) {
+          const variables = t.template.match(href);
+          if (variables) {
+            const result = await t.spec.read(new URL(href), variables, callOf(ctx));
+            return withCacheHint(result as ReadResourceResult, t.spec.cacheHint, modern) as never;
+          }
+        }
+        throw new ResourceNotFoundError(raw);
+      });
+      if (definition.resourceSubscriptions && !modern) {
+        // Initialization era only: 2026-07-28 subscribes through subscriptions/listen.
+        const subscribed = new Set<string>();
+        SUBSCRIPTIONS.set(server, subscribed);
+        const known = (uri: string): string => {
+          const href = canonicalUri(uri);
+          if (
+            href === null ||
+            (!compiled.resourceByUri.has(href) &&
+              !compiled.templates.some((t) => t.template.match(href)))
+          ) {
+            throw new ResourceNotFoundError(uri);
+          }
+          return href;
+        };
+        s.setRequestHandler("resources/subscribe", (request) => {
+          subscribed.add(known(request.params.uri));
+          return {};
+        });
+        s.setRequestHandler("resources/unsubscribe", (request) => {
+          subscribed.delete(known(request.params.uri));
+          return {};
+        });
+      }
+    }
+    if (definition.completions) {
+      s.setRequestHandler("completion/complete", async (request) => {
+        const { ref, argument, context } = request.params;
+        if (ref.type === "ref/prompt") {
+          const prompt = compiled.promptByName.get(ref.name);
+          if (!prompt) {
+            throw new ProtocolError(
+              ProtocolErrorCode.InvalidParams,
+              `Prompt ${ref.name} not found`,
+            );
+          }
+          return await completion(prompt.complete?.[argument.name], argument.value, context);
+        }
+        if (ref.type === "ref/resource") {
+          const template = compiled.templateByPattern.get(ref.uri);
+          if (template) {
+            return await completion(
+              template.spec.complete?.[argument.name],
+              argument.value,
+              context,
+            );
+          }
+          const href = canonicalUri(ref.uri);
+          if (href !== null && compiled.resourceByUri.has(href)) {
+            return await completion(undefined, argument.value, context);
+          }
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `Resource template ${ref.uri} not found`,
+          );
+        }
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid completion reference");
+      });
+    }
     return server;
   };
   return Object.assign(factory, {
+    compiled,
     settled: async (timeoutMs: number) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
@@ -177,134 +372,25 @@ export function createServerFactory(
   });
 }
 
-function clientCanElicit(server: McpServer, ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const caps = (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
-    server.server.getClientCapabilities();
-  const e = caps?.elicitation as Record<string, unknown> | undefined;
-  // An empty elicitation object means form mode (2025-06-18 and later).
-  return e !== undefined && (Object.keys(e).length === 0 || "form" in e);
-}
-
 function registerTool(
   server: McpServer,
-  tool: ToolEntry,
-  workspace: Workspace,
-  codec: RequestStateCodec<ConfirmState>,
+  tool: ToolSpec,
+  callOf: (ctx: ServerContext) => CallContext,
   track: <T>(work: Promise<T>) => Promise<T>,
 ): void {
-  const { op } = tool;
   server.registerTool(
-    op.name,
+    tool.name,
     {
-      title: op.title,
-      description: op.description,
+      ...(tool.title === undefined ? {} : { title: tool.title }),
+      ...(tool.description === undefined ? {} : { description: tool.description }),
       inputSchema: tool.inputSchema as never,
-      outputSchema: tool.outputSchema as never,
-      annotations: { title: op.title, ...op.annotations },
+      ...(tool.outputSchema === undefined ? {} : { outputSchema: tool.outputSchema as never }),
+      ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      ...(tool._meta === undefined ? {} : { _meta: tool._meta }),
     },
-    ((args: Record<string, unknown>, ctx: ServerContext) => track(callTool(args, ctx))) as never,
+    ((args: Record<string, unknown>, ctx: ServerContext) =>
+      track((async () => await tool.handler(args ?? {}, callOf(ctx)))())) as never,
   );
-
-  async function callTool(args: Record<string, unknown>, ctx: ServerContext): Promise<unknown> {
-    const progressToken = ctx.mcpReq._meta?.progressToken;
-    const onProgress = progressToken === undefined
-      ? undefined
-      : (p: { progress: number; total?: number; message?: string }) => {
-        ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...p } })
-          .catch(() => {});
-      };
-    let input = args;
-    const state = ctx.mcpReq.requestState<ConfirmState>();
-    if (state !== undefined) {
-      // A retried call answering our confirmation request.
-      if (
-        typeof state !== "object" || state.tool !== op.name || state.args !== argsDigest(args)
-      ) {
-        return toolFailure(
-          new WorkspaceError(
-            "INVALID_ARGUMENT",
-            "requestState does not belong to this tool call",
-            {
-              argument: "requestState",
-            },
-          ),
-        );
-      }
-      const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
-      if (
-        answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true
-      ) {
-        const how = answer.kind === "elicit" ? answer.action : "not answered";
-        return toolFailure(
-          new WorkspaceError(
-            "CONFIRMATION_REQUIRED",
-            `${op.name} was not confirmed (${how}); nothing was changed`,
-            {
-              argument: "confirm",
-              details: { action: how },
-            },
-          ),
-        );
-      }
-      input = { ...args, confirm: true };
-    }
-    const signal = ctx.mcpReq.signal;
-    let abortedAt: number | undefined;
-    const onAbort = () => (abortedAt = performance.now());
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      const result = await runOperation({ workspace, signal, onProgress }, op.name, input);
-      return toolSuccess(result);
-    } catch (err) {
-      if (abortedAt !== undefined) {
-        // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
-        logEvent({
-          event: "cancelled",
-          tool: op.name,
-          stopMs: Math.round(performance.now() - abortedAt),
-        });
-      }
-      if (
-        err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED" &&
-        state === undefined &&
-        clientCanElicit(server, ctx)
-      ) {
-        return inputRequired({
-          inputRequests: {
-            [CONFIRM_KEY]: inputRequired.elicit({
-              message: `${err.message.replace(/: pass confirm: true$/, "")}. Confirm?`,
-              requestedSchema: {
-                type: "object",
-                properties: {
-                  confirm: {
-                    type: "boolean",
-                    title: "Confirm",
-                    description: `Allow ${op.name}`,
-                    default: false,
-                  },
-                },
-                required: ["confirm"],
-              },
-            }),
-          },
-          requestState: await codec.mint({ tool: op.name, args: argsDigest(args) }, ctx),
-        }) as never;
-      }
-      if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {
-        return toolFailure(
-          new WorkspaceError(
-            "CONFIRMATION_REQUIRED",
-            `${err.message} (this client did not declare the elicitation capability, so it must pass confirm: true itself)`,
-            { argument: "confirm" },
-          ),
-        );
-      }
-      return toolFailure(err);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
 }
 
 /** A server for one workspace with default options (stdio and tests). */

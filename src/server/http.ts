@@ -12,10 +12,12 @@ import {
   createMcpHandler,
   isLegacyRequest,
   type McpServer,
+  type ServerNotifier,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import type { Workspace } from "../workspace/workspace.ts";
-import { createServerFactory } from "./factory.ts";
+import type { ServerDefinition } from "./definition.ts";
+import { createServerFactory, isSubscribed } from "./factory.ts";
 
 /** Default largest request body (bytes). */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -24,7 +26,10 @@ export const LOOPBACK_HOSTS: readonly string[] = ["localhost", "127.0.0.1", "[::
 
 /** Options of the HTTP handler. */
 export interface HttpHandlerOptions {
-  workspace: Workspace;
+  /** Serve the workspace tools on this workspace. Exactly one of workspace and definition. */
+  workspace?: Workspace;
+  /** Serve this server definition instead (same guards, era routing and sessions). */
+  definition?: ServerDefinition;
   /** Path of the MCP endpoint. Default "/mcp". */
   endpoint?: string;
   /** Host names accepted besides the loopback names (no port; IPv6 in brackets). */
@@ -35,7 +40,7 @@ export interface HttpHandlerOptions {
   token?: string;
   /** Largest request body (bytes). */
   maxBodyBytes?: number;
-  /** tools/list page size. */
+  /** Page size of tools/list and the other lists. */
   pageSize?: number;
   /** HMAC key for confirmation requestState (shared by instances behind one balancer). */
   requestStateKey?: Uint8Array | string;
@@ -61,6 +66,11 @@ export interface HttpHandler {
   closeIdleStreams: () => void;
   /** Number of open legacy sessions. */
   sessionCount: () => number;
+  /**
+   * Announces list and resource changes: to the modern subscriptions/listen streams that asked
+   * for them and to every legacy session (for the lists whose listChanged the definition declares).
+   */
+  notify: ServerNotifier;
 }
 
 function jsonRpcError(
@@ -125,13 +135,110 @@ async function readCapped(
   return out;
 }
 
+/** JSON-RPC code of MissingRequiredClientCapabilityError (2026-07-28). */
+const MISSING_CLIENT_CAPABILITY = -32021;
+const MAX_ERROR_FRAME_BYTES = 16 * 1024;
+const frameDecoder = new TextDecoder();
+
+/**
+ * Modern responses are SSE streams (responseMode "sse"), committed at their first frame:
+ * when that frame is a MissingRequiredClientCapability error (a handler's input request
+ * the client did not declare a capability for), the answer is that error as JSON with
+ * HTTP 400, as the protocol requires, instead of a 200 stream. Any other first frame
+ * (a result, a notification, a keep-alive comment) commits the 200 SSE response: frames
+ * already written (a whole result) go out as one body, a stream still open is piped on, so
+ * progress and cancellation by closing the stream work as before.
+ */
+async function commitAtFirstFrame(res: Response): Promise<Response> {
+  if (res.body === null || !(res.headers.get("content-type") ?? "").includes("text/event-stream")) {
+    return res;
+  }
+  const reader = res.body.getReader();
+  let first: Uint8Array;
+  try {
+    const r = await reader.read();
+    if (r.done) return new Response(null, { status: res.status, headers: res.headers });
+    first = r.value;
+  } catch {
+    return new Response(null, { status: res.status, headers: res.headers });
+  }
+  // An error frame is small; anything else is committed without being decoded.
+  const frame = first.length <= MAX_ERROR_FRAME_BYTES ? frameDecoder.decode(first) : "";
+  const data = frame.endsWith("\n\n") && frame.includes(String(MISSING_CLIENT_CAPABILITY))
+    ? /^data: (.*)$/m.exec(frame)?.[1]
+    : undefined;
+  if (data !== undefined) {
+    try {
+      const message = JSON.parse(data) as { id?: unknown; error?: { code?: unknown } };
+      if (message.error?.code === MISSING_CLIENT_CAPABILITY && "id" in message) {
+        await reader.cancel().catch(() => {});
+        return Response.json(message, { status: 400 });
+      }
+    } catch {
+      // not JSON: commit the stream as it is
+    }
+  }
+  // Frames already written (a result is written and its stream closed in one go) are sent as
+  // one body; a stream still open is piped on, so later frames and cancellation flow through.
+  const read = () => {
+    const p = reader.read();
+    p.catch(() => {}); // awaited later, or never when the client cancels first
+    return p;
+  };
+  const chunks = [first];
+  let next = read();
+  while (true) {
+    const r = await Promise.race([next, PENDING]);
+    if (r === PENDING_MARK) break;
+    if (r.done) {
+      return new Response(concat(chunks) as BodyInit, { status: res.status, headers: res.headers });
+    }
+    chunks.push(r.value);
+    next = read();
+  }
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => {
+      for (const chunk of chunks) c.enqueue(chunk);
+    },
+    pull: async (c) => {
+      try {
+        const { done, value } = await next;
+        if (done) c.close();
+        else {
+          c.enqueue(value);
+          next = read();
+        }
+      } catch (err) {
+        c.error(err);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+/** Already settled: loses a race only to a read that is settled too (data or end already there). */
+const PENDING_MARK: unique symbol = Symbol("pending");
+const PENDING: Promise<typeof PENDING_MARK> = Promise.resolve(PENDING_MARK);
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
 interface LegacySession {
   transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
   lastSeen: number;
 }
 
-/** Creates the guarded Streamable HTTP handler for a workspace. */
+/** Creates the guarded Streamable HTTP handler for a workspace (or any server definition). */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const endpoint = options.endpoint ?? "/mcp";
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -150,12 +257,14 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const tokenDigest = options.token === undefined ? undefined : digest(options.token);
   const factory = createServerFactory({
     workspace: options.workspace,
+    definition: options.definition,
     pageSize: options.pageSize,
     requestStateKey: options.requestStateKey,
     confirmationTtlSeconds: options.confirmationTtlSeconds,
     authenticated: tokenDigest !== undefined,
   });
   const onError = options.onError ?? (() => {});
+  const listChanged = factory.compiled.definition.listChanged;
   const modern = createMcpHandler(factory, {
     legacy: "reject",
     responseMode: "sse",
@@ -281,7 +390,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     if (await isLegacyRequest(req, undefined, { maxRequestBodySize: maxBody })) {
       return await serveLegacy(req);
     }
-    return await modern.fetch(req);
+    return await commitAtFirstFrame(await modern.fetch(req));
   });
 
   app.notFound(() => jsonRpcError(404, -32601, "Not found"));
@@ -302,5 +411,32 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       for (const s of sessions.values()) s.transport.closeStandaloneSSEStream();
     },
     sessionCount: () => sessions.size,
+    notify: {
+      toolsChanged: () => {
+        modern.notify.toolsChanged();
+        if (!listChanged?.tools) return;
+        for (const s of sessions.values()) s.server.server.sendToolListChanged().catch(() => {});
+      },
+      promptsChanged: () => {
+        modern.notify.promptsChanged();
+        if (!listChanged?.prompts) return;
+        for (const s of sessions.values()) s.server.server.sendPromptListChanged().catch(() => {});
+      },
+      resourcesChanged: () => {
+        modern.notify.resourcesChanged();
+        if (!listChanged?.resources) return;
+        for (const s of sessions.values()) {
+          s.server.server.sendResourceListChanged().catch(() => {});
+        }
+      },
+      resourceUpdated: (uri: string) => {
+        modern.notify.resourceUpdated(uri);
+        for (const s of sessions.values()) {
+          if (isSubscribed(s.server, uri)) {
+            s.server.server.sendResourceUpdated({ uri }).catch(() => {});
+          }
+        }
+      },
+    },
   };
 }

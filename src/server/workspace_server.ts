@@ -1,0 +1,195 @@
+/**
+ * The workspace server as a ServerDefinition: the operation registry's tools (module-scope
+ * table in tools.ts) with progress, cancellation and confirmation, and empty prompt and
+ * resource lists (so every cacheable list of the 2026-07-28 revision exists and carries
+ * its cache hints; an unknown resource URI is -32602 with data.uri).
+ */
+import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
+import denoConfig from "../../deno.json" with { type: "json" };
+import type { Workspace } from "../workspace/workspace.ts";
+import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
+import { runOperation } from "../operations/registry.ts";
+import { sha256Hex } from "../workspace/text.ts";
+import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
+import { type ToolEntry, toolsFor } from "./tools.ts";
+
+/** Server name reported in serverInfo. */
+export const SERVER_NAME = "wmcp";
+
+/** Writes one JSON event line to stderr (never stdout, which belongs to the protocol). */
+export function logEvent(event: Record<string, unknown>): void {
+  console.error(JSON.stringify({ source: "wmcp", ...event }));
+}
+
+/** A tools/call result as the SDK expects it. */
+export type ToolResult = ToolOutcome;
+
+/** Wraps an operation result: structuredContent plus the same JSON as a text block. */
+export function toolSuccess(result: Record<string, unknown>): ToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+}
+
+/** Wraps any failure as a tool error with the typed error object as structured detail. */
+export function toolFailure(err: unknown): ToolResult {
+  const error = toWorkspaceError(err).toJSON();
+  return {
+    content: [{ type: "text", text: JSON.stringify({ error }) }],
+    structuredContent: { error },
+    isError: true,
+  };
+}
+
+interface ConfirmState {
+  tool: string;
+  args: string;
+}
+
+const CONFIRM_KEY = "confirm";
+
+function argsDigest(args: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(
+        Object.keys(v as Record<string, unknown>).sort().filter((k) => k !== "confirm").map((
+          k,
+        ) => [k, canonical((v as Record<string, unknown>)[k])]),
+      )
+      : Array.isArray(v)
+      ? v.map(canonical)
+      : v;
+  return sha256Hex(JSON.stringify(canonical(args ?? {})));
+}
+
+function canElicitForm(call: CallContext): boolean {
+  const e = call.clientCapabilities?.elicitation as Record<string, unknown> | undefined;
+  // An empty elicitation object means form mode (2025-06-18 and later).
+  return e !== undefined && (Object.keys(e).length === 0 || "form" in e);
+}
+
+function isConfirmState(state: unknown): state is ConfirmState {
+  return typeof state === "object" && state !== null &&
+    typeof (state as ConfirmState).tool === "string" &&
+    typeof (state as ConfirmState).args === "string";
+}
+
+function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
+  const { op } = entry;
+  return Object.freeze({
+    name: op.name,
+    title: op.title,
+    description: op.description,
+    inputSchema: entry.inputSchema,
+    outputSchema: entry.outputSchema,
+    annotations: { title: op.title, ...op.annotations },
+    handler: (args: Record<string, unknown>, call: CallContext) =>
+      callTool(op.name, args, call, workspace),
+  });
+}
+
+async function callTool(
+  name: string,
+  args: Record<string, unknown>,
+  call: CallContext,
+  workspace: Workspace,
+): Promise<ToolResult> {
+  const { ctx } = call;
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  const onProgress = progressToken === undefined
+    ? undefined
+    : (p: { progress: number; total?: number; message?: string }) => {
+      ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...p } })
+        .catch(() => {});
+    };
+  let input = args;
+  const state = ctx.mcpReq.requestState<unknown>();
+  if (state !== undefined) {
+    // A retried call answering our confirmation request.
+    if (!isConfirmState(state) || state.tool !== name || state.args !== argsDigest(args)) {
+      return toolFailure(
+        new WorkspaceError("INVALID_ARGUMENT", "requestState does not belong to this tool call", {
+          argument: "requestState",
+        }),
+      );
+    }
+    const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
+    if (
+      answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true
+    ) {
+      const how = answer.kind === "elicit" ? answer.action : "not answered";
+      return toolFailure(
+        new WorkspaceError(
+          "CONFIRMATION_REQUIRED",
+          `${name} was not confirmed (${how}); nothing was changed`,
+          { argument: "confirm", details: { action: how } },
+        ),
+      );
+    }
+    input = { ...args, confirm: true };
+  }
+  const signal = ctx.mcpReq.signal;
+  let abortedAt: number | undefined;
+  const onAbort = () => (abortedAt = performance.now());
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    const result = await runOperation({ workspace, signal, onProgress }, name, input);
+    return toolSuccess(result);
+  } catch (err) {
+    if (abortedAt !== undefined) {
+      // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
+      logEvent({
+        event: "cancelled",
+        tool: name,
+        stopMs: Math.round(performance.now() - abortedAt),
+      });
+    }
+    if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {
+      if (state === undefined && canElicitForm(call)) {
+        return inputRequired({
+          inputRequests: {
+            [CONFIRM_KEY]: inputRequired.elicit({
+              message: `${err.message.replace(/: pass confirm: true$/, "")}. Confirm?`,
+              requestedSchema: {
+                type: "object",
+                properties: {
+                  confirm: {
+                    type: "boolean",
+                    title: "Confirm",
+                    description: `Allow ${name}`,
+                    default: false,
+                  },
+                },
+                required: ["confirm"],
+              },
+            }),
+          },
+          requestState: await call.requestState.mint({ tool: name, args: argsDigest(args) }, ctx),
+        });
+      }
+      return toolFailure(
+        new WorkspaceError(
+          "CONFIRMATION_REQUIRED",
+          `${err.message} (this client did not declare the elicitation capability, so it must pass confirm: true itself)`,
+          { argument: "confirm" },
+        ),
+      );
+    }
+    return toolFailure(err);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The workspace server: its tools for the mode, empty prompt and resource lists. */
+export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
+  return Object.freeze({
+    name: SERVER_NAME,
+    version: denoConfig.version,
+    instructions: `Workspace tools for the directory "${workspace.rootName}" (${
+      workspace.writable ? "read-write" : "read-only"
+    }). Paths are workspace-relative. Call workspace_info for the limits.`,
+    tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
+    resources: Object.freeze([]),
+    resourceTemplates: Object.freeze([]),
+    prompts: Object.freeze([]),
+  });
+}
