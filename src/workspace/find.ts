@@ -2,8 +2,8 @@
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { walk, type WalkStats } from "./walk.ts";
-import { compileGlobs, excludesDir } from "./globs.ts";
+import { walkBelow, type WalkStats } from "./walk.ts";
+import { compileGlobs } from "./globs.ts";
 import type { EntryType } from "./text.ts";
 
 /** Arguments of findFiles. */
@@ -50,15 +50,10 @@ export async function findFiles(
   const out: FindFilesResult["matches"] = [];
   let truncatedReason: FindFilesResult["truncatedReason"];
   for await (
-    const e of walk({
-      baseRel: dir.rel,
-      baseAbs: dir.abs,
-      rootAbs: ws.policy.rootReal,
-      maxDepth: ws.limits.maxDepth,
+    const e of walkBelow(ws, dir, {
       includeHidden,
       respectGitignore: args.respectGitignore ?? true,
-      maxVisited: ws.limits.maxVisited,
-      pruneDir: (d) => excludesDir(excluded, d.relToBase),
+      excluded,
       signal,
     }, stats)
   ) {

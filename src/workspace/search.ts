@@ -4,8 +4,8 @@ import { isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { walk, type WalkEntry, type WalkStats } from "./walk.ts";
-import { compileGlobs, excludesDir } from "./globs.ts";
+import { walkBelow, type WalkEntry, type WalkStats } from "./walk.ts";
+import { compileGlobs } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
 
 /** Longest line text returned for one match or context line (UTF-16 code units). */
@@ -333,15 +333,10 @@ export async function searchText(
   };
 
   const buf = new Uint8Array(maxFileBytes + 1);
-  const iterator = walk({
-    baseRel: dir.rel,
-    baseAbs: dir.abs,
-    rootAbs: ws.policy.rootReal,
-    maxDepth: ws.limits.maxDepth,
+  const iterator = walkBelow(ws, dir, {
     includeHidden,
     respectGitignore: args.respectGitignore ?? true,
-    maxVisited: ws.limits.maxVisited,
-    pruneDir: (d) => excludesDir(excluded, d.relToBase),
+    excluded,
     signal,
   }, stats);
   let sliceStart = performance.now();

@@ -5,6 +5,8 @@
  */
 import ignore, { type Ignore } from "ignore";
 import { WorkspaceError } from "./errors.ts";
+import { excludesDir } from "./globs.ts";
+import type { Workspace } from "./workspace.ts";
 import type { EntryType } from "./text.ts";
 
 /** Largest .gitignore file that is read (bytes); larger ones are skipped. */
@@ -177,4 +179,32 @@ async function* walkDir(
       if (stats.capped) return;
     }
   }
+}
+
+/**
+ * The walk find_files and search_text share: below a resolved directory, with the
+ * workspace's depth and visited caps, and exclude globs pruning whole directories.
+ */
+export function walkBelow(
+  ws: Workspace,
+  dir: { rel: string; abs: string },
+  o: {
+    includeHidden: boolean;
+    respectGitignore: boolean;
+    excluded: (relToBase: string) => boolean;
+    signal?: AbortSignal;
+  },
+  stats: WalkStats,
+): AsyncGenerator<WalkEntry> {
+  return walk({
+    baseRel: dir.rel,
+    baseAbs: dir.abs,
+    rootAbs: ws.policy.rootReal,
+    maxDepth: ws.limits.maxDepth,
+    includeHidden: o.includeHidden,
+    respectGitignore: o.respectGitignore,
+    maxVisited: ws.limits.maxVisited,
+    pruneDir: (d) => excludesDir(o.excluded, d.relToBase),
+    signal: o.signal,
+  }, stats);
 }

@@ -2,8 +2,8 @@
 import assert from "node:assert/strict";
 import { withDefaults } from "../../src/client/interaction.ts";
 import { flatten } from "../../src/client/commands.ts";
+import { runClient } from "./_client.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const FIXTURE = new URL("./fixtures/form_server.ts", import.meta.url).pathname;
 const CONFIG_DENO = new URL("../../deno.json", import.meta.url).pathname;
 
@@ -46,33 +46,21 @@ Deno.test("a responses-file accept sends the form's defaults for omitted fields,
       }),
     );
     for (const version of ["2026-07-28", "2025-11-25"]) {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--quiet",
-          "--no-prompt",
-          `--allow-read=${dir}`,
-          "--allow-env",
-          "--allow-run",
-          CLI,
-          "tools",
-          "call",
-          "ask",
-          "--config",
-          `${dir}/mcp.json`,
-          "--server",
-          "form",
-          "--input-responses-file",
-          `${dir}/answers.json`,
-          "--protocol-version",
-          version,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      const env = JSON.parse(new TextDecoder().decode(out.stdout));
+      const out = await runClient([
+        "tools",
+        "call",
+        "ask",
+        "--config",
+        `${dir}/mcp.json`,
+        "--server",
+        "form",
+        "--input-responses-file",
+        `${dir}/answers.json`,
+        "--protocol-version",
+        version,
+      ], { read: [dir] });
+      assert.equal(out.code, 0, out.stderr);
+      const env = JSON.parse(out.stdout);
       assert.deepEqual(env.mcpResult.structuredContent, {
         action: "accept",
         content: { age: 7, agree: false, color: "red", name: "anon" },

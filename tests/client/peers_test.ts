@@ -10,6 +10,7 @@
  * where that install was already done (`npm ci` with the same two files).
  */
 import assert from "node:assert/strict";
+import { installNpmFixture } from "./_npm_fixture.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -428,57 +429,13 @@ Deno.test("v1 SDK legacy server over Streamable HTTP: config url and headers (${
 
 /** Installs server-everything (pinned lock) and returns its entry script. */
 async function installEverything(): Promise<{ entry: string; cleanup: () => Promise<void> }> {
-  const given = Deno.env.get("WMCP_SERVER_EVERYTHING_DIR");
-  const dir = given ?? await Deno.makeTempDir({ prefix: "wmcp-everything-" });
-  const cleanup = given ? () => Promise.resolve() : () => Deno.remove(dir, { recursive: true });
-  const pkg = `${dir}/node_modules/@modelcontextprotocol/server-everything`;
-  try {
-    if (!given) {
-      await Deno.copyFile(`${FIXTURES}/server-everything.package.json`, `${dir}/package.json`);
-      await Deno.copyFile(
-        `${FIXTURES}/server-everything.package-lock.json`,
-        `${dir}/package-lock.json`,
-      );
-      // Under `npx deno task test` the environment carries npx's npm_config_* settings (some
-      // naming the repository): npm gets none of them, and an explicit --prefix.
-      const env = Object.fromEntries(
-        Object.entries(Deno.env.toObject()).filter(([k]) => !/^npm_/i.test(k) && k !== "INIT_CWD"),
-      );
-      const child = new Deno.Command("npm", {
-        args: [
-          "ci",
-          "--prefix",
-          dir,
-          "--ignore-scripts",
-          "--no-audit",
-          "--no-fund",
-          "--loglevel=error",
-        ],
-        cwd: dir,
-        env,
-        clearEnv: true,
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-      const npm = await child.output();
-      clearTimeout(timer);
-      assert.equal(
-        npm.code,
-        0,
-        `npm ci of server-everything failed (needs Node and npm on PATH and the npm registry):\n${
-          new TextDecoder().decode(npm.stderr)
-        }`,
-      );
-    }
-    const version = JSON.parse(await Deno.readTextFile(`${pkg}/package.json`)).version;
-    assert.equal(version, EVERYTHING_VERSION, `${pkg} is not version ${EVERYTHING_VERSION}`);
-    return { entry: `${pkg}/dist/index.js`, cleanup };
-  } catch (err) {
-    await cleanup();
-    throw err;
-  }
+  const installed = await installNpmFixture({
+    name: "server-everything",
+    packageName: "@modelcontextprotocol/server-everything",
+    version: EVERYTHING_VERSION,
+    reuseEnv: "WMCP_SERVER_EVERYTHING_DIR",
+  });
+  return { entry: `${installed.packageDir}/dist/index.js`, cleanup: installed.cleanup };
 }
 
 /** Lists every page in mcp-json and checks the page chain; returns the tools. */

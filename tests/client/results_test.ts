@@ -1,32 +1,11 @@
 /** Result classes that need a misbehaving server: invalid result (5) and unanswered input (6). */
 import assert from "node:assert/strict";
+import { runClient } from "./_client.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const FIXTURES = new URL("./fixtures", import.meta.url).pathname;
 const CONFIG_DENO = new URL("../../deno.json", import.meta.url).pathname;
 
-async function client(dir: string, args: string[]) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      `--allow-read=${dir}`,
-      "--allow-env",
-      "--allow-run",
-      CLI,
-      ...args,
-    ],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
-}
+const client = (dir: string, args: string[]) => runClient(args, { read: [dir] });
 
 async function withConfig(fn: (dir: string, config: string) => Promise<void>) {
   const dir = await Deno.makeTempDir({ prefix: "wmcp-results-" });
