@@ -11,6 +11,7 @@ import {
 } from "../operations/registry.ts";
 import { readArguments } from "./arguments.ts";
 import { serveStop } from "./serve_stop.ts";
+import { serveLaunch } from "./serve_launch.ts";
 import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
 
 /** Exit codes of the `op` commands. */
@@ -22,6 +23,7 @@ Usage:
   cli.ts op list [--write] [--output json|pretty]
   cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
                  [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
+  cli.ts serve stdio|http [server flags: --root DIR --write --host H --port N ...]
   cli.ts serve stop --pid-file FILE [--timeout SECONDS]
   cli.ts server-info [CONNECTION] [OUTPUT]
   cli.ts tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
@@ -91,10 +93,14 @@ export async function main(argv: string[]): Promise<number> {
       Deno.permissions.revokeSync({ name: "run" });
     }
     if (command === "serve") {
+      if (rest[0] === "stdio" || rest[0] === "http") {
+        // The launcher only starts the child (with its own, narrower permissions).
+        Deno.permissions.revokeSync({ name: "write" });
+        Deno.permissions.revokeSync({ name: "net" });
+        return await serveLaunch(rest[0], rest.slice(1));
+      }
       if (rest[0] !== "stop") {
-        throw new UsageError(
-          "serve takes `stop --pid-file FILE`; servers start with the serve tasks",
-        );
+        throw new UsageError("serve takes stdio|http [server flags] or stop --pid-file FILE");
       }
       return await serveStop(rest.slice(1), writeStdout);
     }

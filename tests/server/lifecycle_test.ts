@@ -288,3 +288,81 @@ Deno.test("`deno task start` serves the directory it is run from, read-only, ove
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("`cli serve http|stdio` launch the servers with permissions scoped from their flags", async () => {
+  const root = await makeWorkspace({ "note.md": "# launched\n" });
+  const launcher = (args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      // The launcher itself may read nothing of the workspace; the child gets exactly the root.
+      args: ["run", "--quiet", "--no-prompt", "--allow-env", "--allow-run", CLI, "serve", ...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  try {
+    const http = launcher(["http", "--root", root, "--port", "0"]);
+    const reader = http.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    while (!buf.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("launcher exited before ready");
+      buf += value;
+    }
+    const ready = JSON.parse(buf.slice(0, buf.indexOf("\n")));
+    const info = await modernRequest(ready.url, "tools/call", {
+      name: "workspace_info",
+      arguments: {},
+    });
+    const sc = (info.messages.find((m) => "result" in m)!.result as {
+      structuredContent: { mode: string; permissions: Record<string, string> };
+    }).structuredContent;
+    assert.equal(sc.mode, "read-only");
+    assert.equal(sc.permissions.readWorkspace, "granted");
+    assert.notEqual(sc.permissions.writeWorkspace, "granted");
+    assert.notEqual(sc.permissions.readAnywhere, "granted");
+    assert.notEqual(sc.permissions.run, "granted");
+    http.kill("SIGTERM");
+    await reader.cancel().catch(() => {});
+    await http.stderr.cancel().catch(() => {});
+    await http.stdin.close().catch(() => {});
+    assert.equal((await http.status).code, 0, "the signal is forwarded and the server exits 0");
+
+    // stdio: the launcher is a stdio MCP server command (protocol passes straight through).
+    const stdio = launcher(["stdio", "--root", root]);
+    const w = stdio.stdin.getWriter();
+    const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+    await send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "0" },
+      },
+    });
+    await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "read_file", arguments: { path: "note.md" } },
+    });
+    // Wait for both answers before closing stdin (in-flight requests end with stdin).
+    const rd = stdio.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (text.split("\n").filter((l) => l.trim()).length < 2) {
+      const { value, done } = await rd.read();
+      if (done) break;
+      text += value;
+    }
+    await w.close();
+    while (!(await rd.read()).done) { /* drain until the child exits */ }
+    await stdio.stderr.cancel().catch(() => {});
+    const lines = text.trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines[1].result.structuredContent.content, "# launched\n");
+    assert.equal((await stdio.status).code, 0);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
