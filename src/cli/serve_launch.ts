@@ -45,7 +45,9 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
     flags.push("--allow-env=INIT_CWD");
   }
   for (const p of [...read, ...write]) {
-    if (p.includes(",")) throw new UsageError(`cannot grant a permission on a path with a comma: ${p}`);
+    if (p.includes(",")) {
+      throw new UsageError(`cannot grant a permission on a path with a comma: ${p}`);
+    }
   }
   flags.push(`--allow-read=${read.join(",")}`);
   if (write.length) flags.push(`--allow-write=${write.join(",")}`);
@@ -54,7 +56,10 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
 
 /** Runs the server as a child with scoped permissions; forwards SIGINT/SIGTERM; returns its exit code. */
 export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promise<number> {
-  const entry = new URL(kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts", import.meta.url);
+  const entry = new URL(
+    kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
+    import.meta.url,
+  );
   const script = entry.protocol === "file:" ? entry.pathname : entry.href;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...serverPermissions(kind, args), script, ...args],
