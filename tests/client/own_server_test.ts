@@ -846,8 +846,9 @@ Deno.test("client timeouts and cancellation on a long search_text", async (t) =>
         const c = stdoutJson(r);
         assert.equal(c.mcpResult.structuredContent.filesSearched, 8000);
         assert.equal(c.mcpResult.structuredContent.matches.length, 0);
-        // The search alone is well over 1.5 s (plus the client's and server's start-up).
-        assert.ok(r.ms > 2000, `the search took only ${Math.round(r.ms)} ms; grow the tree`);
+        // The call outlived the 0.3 s inactivity timeout several times over and still completed:
+        // only progress notifications resetting the timer allow that.
+        assert.ok(r.ms > 1200, `the search took only ${Math.round(r.ms)} ms; grow the tree`);
       },
     );
 
