@@ -2,7 +2,15 @@
 import assert from "node:assert/strict";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { makeWorkspace, modernRequest, READ_TOOLS, startHttpServer } from "./_harness.ts";
+import {
+  envelope,
+  makeWorkspace,
+  messagesOf,
+  MODERN,
+  modernRequest,
+  READ_TOOLS,
+  startHttpServer,
+} from "./_harness.ts";
 
 /** Sends raw HTTP/1.1 requests one after another on ONE TCP connection. */
 async function onOneConnection(port: number, requests: string[]): Promise<number[]> {
@@ -112,6 +120,32 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
         });
         assert.equal(r2.status, 413);
         await r2.body?.cancel();
+        // A small streamed (chunked) body under the limit is buffered and served as usual.
+        const body = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: { _meta: envelope() },
+        });
+        const small = new ReadableStream({
+          start(c) {
+            c.enqueue(new TextEncoder().encode(body));
+            c.close();
+          },
+        });
+        const r3 = await fetch(server.url, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "tools/list",
+          },
+          body: small,
+        });
+        assert.equal(r3.status, 200);
+        const listed = (await messagesOf(r3))[0].result as { tools: unknown[] };
+        assert.equal(listed.tools.length, 7);
       },
     );
     await t.step("routes: /healthz, unknown path 404, unknown legacy session 404", async () => {
