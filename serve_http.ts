@@ -4,6 +4,7 @@
  * See RUNTIME.md for flags, permissions and exit codes.
  */
 import { parseArgs } from "node:util";
+import { settledWithin } from "./src/async.ts";
 import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { isLive, readPidFile, removePidFile, writePidFile } from "./src/server/pid_file.ts";
@@ -174,11 +175,10 @@ async function main(): Promise<number> {
       log(`${signal}: stopping; in-flight requests get ${shutdownMs / 1000}s`);
       const graceful = server.shutdown();
       handler.closeIdleStreams();
-      const timer = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), shutdownMs));
-      if (await Promise.race([graceful.then(() => "done" as const), timer]) === "timeout") {
+      if (!(await settledWithin(graceful, shutdownMs))) {
         log("shutdown timeout: cancelling the remaining requests");
         await handler.close();
-        await Promise.race([server.finished, new Promise((r) => setTimeout(r, 2000))]);
+        await settledWithin(server.finished, 2000);
       } else {
         await handler.close();
       }

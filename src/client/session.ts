@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError } from "./errors.ts";
+import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
 
@@ -217,12 +218,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     responses,
     sent,
     close: async () => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...inFlight]),
-        new Promise((r) => (timer = setTimeout(r, 1000))),
-      ]);
-      clearTimeout(timer);
+      await settledWithin(Promise.allSettled([...inFlight]), 1000);
       if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
         // A legacy HTTP session is ended explicitly (DELETE), not left to expire.
         await transport.terminateSession().catch(() => {});

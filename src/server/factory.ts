@@ -31,14 +31,7 @@ import {
   type ToolSpec,
 } from "./definition.ts";
 import { workspaceServerDefinition } from "./workspace_server.ts";
-
-export {
-  logEvent,
-  SERVER_NAME,
-  toolFailure,
-  type ToolResult,
-  toolSuccess,
-} from "./workspace_server.ts";
+import { settledWithin } from "../async.ts";
 
 /** Default page size of tools/list (and of the other lists). */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -62,7 +55,7 @@ export interface ServerFactoryOptions {
   /** Whether callers authenticate (cache scope is then always private). */
   authenticated?: boolean;
   /** Cache hint ttl of the list results on the modern era (ms). Default DEFAULT_LIST_TTL_MS. */
-  toolsListTtlMs?: number;
+  listTtlMs?: number;
 }
 
 /** The factory: a fresh McpServer per call, plus a way to wait for running tool calls. */
@@ -71,6 +64,8 @@ export type ServerFactory = ((ctx?: McpRequestContext) => McpServer) & {
   settled(timeoutMs: number): Promise<void>;
   /** The compiled definition this factory serves. */
   readonly compiled: CompiledDefinition;
+  /** Whether an initialization-era instance from this factory subscribed to a resource URI. */
+  isSubscribed(server: McpServer, uri: string): boolean;
 };
 
 type ListKind = "tools" | "prompts" | "resources" | "templates";
@@ -143,15 +138,6 @@ function withCacheHint(
   } as ReadResourceResult;
 }
 
-/** URIs each initialization-era server instance is subscribed to (resources/subscribe). */
-const SUBSCRIPTIONS = new WeakMap<McpServer, Set<string>>();
-
-/** Whether a legacy server instance subscribed to a resource URI. */
-export function isSubscribed(server: McpServer, uri: string): boolean {
-  const href = canonicalUri(uri);
-  return href !== null && SUBSCRIPTIONS.get(server)?.has(href) === true;
-}
-
 /** Builds the per-request/per-connection factory for a workspace or a definition. */
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   if ((options.workspace === undefined) === (options.definition === undefined)) {
@@ -170,7 +156,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     bind: (ctx) => `${ctx.mcpReq.method}\0${ctx.http?.authInfo?.clientId ?? ""}`,
   });
   const cacheScope: CacheScope = options.authenticated ? "private" : "public";
-  const listHint: CacheHint = { ttlMs: options.toolsListTtlMs ?? DEFAULT_LIST_TTL_MS, cacheScope };
+  const listHint: CacheHint = { ttlMs: options.listTtlMs ?? DEFAULT_LIST_TTL_MS, cacheScope };
   const cacheHints = {
     "tools/list": listHint,
     ...(compiled.promptList ? { "prompts/list": listHint } : {}),
@@ -196,6 +182,8 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     ...(definition.logging ? { logging: {} } : {}),
   };
 
+  /** URIs each initialization-era instance subscribed to (resources/subscribe). */
+  const subscriptions = new WeakMap<McpServer, Set<string>>();
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
     running.add(work);
@@ -301,7 +289,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       if (definition.resourceSubscriptions && !modern) {
         // Initialization era only: 2026-07-28 subscribes through subscriptions/listen.
         const subscribed = new Set<string>();
-        SUBSCRIPTIONS.set(server, subscribed);
+        subscriptions.set(server, subscribed);
         const known = (uri: string): string => {
           const href = canonicalUri(uri);
           if (
@@ -362,12 +350,11 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   return Object.assign(factory, {
     compiled,
     settled: async (timeoutMs: number) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...running]),
-        new Promise((r) => (timer = setTimeout(r, timeoutMs))),
-      ]);
-      clearTimeout(timer);
+      await settledWithin(Promise.allSettled([...running]), timeoutMs);
+    },
+    isSubscribed: (server: McpServer, uri: string) => {
+      const href = canonicalUri(uri);
+      return href !== null && subscriptions.get(server)?.has(href) === true;
     },
   });
 }
@@ -391,9 +378,4 @@ function registerTool(
     ((args: Record<string, unknown>, ctx: ServerContext) =>
       track((async () => await tool.handler(args ?? {}, callOf(ctx)))())) as never,
   );
-}
-
-/** A server for one workspace with default options (stdio and tests). */
-export function createServer(workspace: Workspace): McpServer {
-  return createServerFactory({ workspace })();
 }

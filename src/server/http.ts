@@ -17,7 +17,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Workspace } from "../workspace/workspace.ts";
 import type { ServerDefinition } from "./definition.ts";
-import { createServerFactory, isSubscribed } from "./factory.ts";
+import { createServerFactory } from "./factory.ts";
 
 /** Default largest request body (bytes). */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -432,7 +432,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       resourceUpdated: (uri: string) => {
         modern.notify.resourceUpdated(uri);
         for (const s of sessions.values()) {
-          if (isSubscribed(s.server, uri)) {
+          if (factory.isSubscribed(s.server, uri)) {
             s.server.server.sendResourceUpdated({ uri }).catch(() => {});
           }
         }
