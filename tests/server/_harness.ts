@@ -3,6 +3,41 @@ export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathna
 export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 
+/** The ready line a server (or a task or launcher running one) prints first on stdout. */
+export interface ReadyLine {
+  event: string;
+  url: string;
+  pid: number;
+}
+
+/**
+ * Reads stdout up to the first line and parses it as the ready line (at most 30 s). Returns it
+ * with the reader, positioned after that line, for the caller to drain or cancel.
+ */
+export async function readReadyLine(
+  stdout: ReadableStream<Uint8Array>,
+  what = "server",
+): Promise<{ ready: ReadyLine; reader: ReadableStreamDefaultReader<string> }> {
+  const reader = stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => rej(new Error(`no ready line from the ${what} in 30 s`)), 30_000);
+  });
+  try {
+    while (!buf.includes("\n")) {
+      const { done, value } = await Promise.race([reader.read(), timeout]);
+      if (done) throw new Error(`the ${what} exited before its ready line`);
+      buf += value;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  const ready = JSON.parse(buf.slice(0, buf.indexOf("\n"))) as ReadyLine;
+  if (ready.event !== "ready") throw new Error(`unexpected first line: ${buf}`);
+  return { ready, reader };
+}
+
 /** A running HTTP server child. */
 export interface HttpServerProcess {
   url: string;
@@ -58,21 +93,16 @@ export async function startHttpServer(
     const dec = new TextDecoder();
     for await (const chunk of child.stderr) errText += dec.decode(chunk, { stream: true });
   })();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const deadline = Date.now() + 30_000;
-  while (!buf.includes("\n")) {
-    const { done, value } = await Promise.race([
-      reader.read(),
-      new Promise<never>((_, rej) =>
-        setTimeout(() => rej(new Error("no ready line in 30 s")), deadline - Date.now())
-      ),
-    ]);
-    if (done) {
-      await errDone;
-      throw new Error(`server exited before ready: ${errText}`);
-    }
-    buf += value;
+  let ready: ReadyLine;
+  let reader: ReadableStreamDefaultReader<string>;
+  try {
+    ({ ready, reader } = await readReadyLine(child.stdout));
+  } catch (err) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+    await errDone;
+    throw new Error(`${(err as Error).message}: ${errText}`);
   }
   // Keep draining stdout so the child never blocks on a full pipe.
   (async () => {
@@ -80,12 +110,6 @@ export async function startHttpServer(
       while (!(await reader.read()).done) { /* drain */ }
     } catch { /* closed */ }
   })();
-  const ready = JSON.parse(buf.slice(0, buf.indexOf("\n"))) as {
-    event: string;
-    url: string;
-    pid: number;
-  };
-  if (ready.event !== "ready") throw new Error(`unexpected first line: ${buf}`);
   const status = child.status.then(async (s) => {
     await errDone;
     return s;

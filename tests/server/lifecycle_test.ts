@@ -6,6 +6,7 @@ import {
   makeWorkspace,
   MODERN,
   modernRequest,
+  readReadyLine,
   SERVE_HTTP,
   startHttpServer,
 } from "./_harness.ts";
@@ -175,6 +176,26 @@ Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and st
   }
 });
 
+/** Runs `cli serve stop` with just the permissions it needs. */
+function serveStop(root: string, pidFile: string): Promise<Deno.CommandOutput> {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      `--allow-read=${root}`,
+      "--allow-net=127.0.0.1",
+      "--allow-run=kill",
+      CLI,
+      "serve",
+      "stop",
+      "--pid-file",
+      pidFile,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+}
+
 Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve stop` stops and waits", async () => {
   const root = await makeWorkspace();
   const pidFile = `${root}/server.pid`;
@@ -198,43 +219,14 @@ Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve 
       new RegExp(`already running.*pid ${server.pid}|pid ${server.pid}.*already running`),
     );
 
-    const stop = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-prompt",
-        `--allow-read=${root}`,
-        "--allow-net=127.0.0.1",
-        "--allow-run=kill",
-        CLI,
-        "serve",
-        "stop",
-        "--pid-file",
-        pidFile,
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const stop = await serveStop(root, pidFile);
     const line = JSON.parse(new TextDecoder().decode(stop.stdout));
     assert.equal(stop.code, 0, new TextDecoder().decode(stop.stderr));
     assert.deepEqual([line.event, line.pid], ["stopped", server.pid]);
     assert.equal((await server.status).code, 0);
     await assert.rejects(Deno.stat(pidFile), "the pid file is removed on exit");
 
-    const again = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-prompt",
-        `--allow-read=${root}`,
-        "--allow-net=127.0.0.1",
-        "--allow-run=kill",
-        CLI,
-        "serve",
-        "stop",
-        "--pid-file",
-        pidFile,
-      ],
-      stdout: "piped",
-    }).output();
+    const again = await serveStop(root, pidFile);
     assert.equal(again.code, 3, "nothing to stop");
   } finally {
     await server.stop();
@@ -255,15 +247,8 @@ Deno.test("`deno task start` serves the directory it is run from, read-only, ove
     clearEnv: true,
     env: { NO_COLOR: "1", PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" },
   }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const { ready, reader } = await readReadyLine(child.stdout, "task");
   try {
-    let buf = "";
-    while (!buf.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("task exited before ready");
-      buf += value;
-    }
-    const ready = JSON.parse(buf.slice(0, buf.indexOf("\n")));
     const info = await modernRequest(ready.url, "tools/call", {
       name: "workspace_info",
       arguments: {},
@@ -301,14 +286,7 @@ Deno.test("`cli serve http|stdio` launch the servers with permissions scoped fro
     }).spawn();
   try {
     const http = launcher(["http", "--root", root, "--port", "0"]);
-    const reader = http.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = "";
-    while (!buf.includes("\n")) {
-      const { value, done } = await reader.read();
-      if (done) throw new Error("launcher exited before ready");
-      buf += value;
-    }
-    const ready = JSON.parse(buf.slice(0, buf.indexOf("\n")));
+    const { ready, reader } = await readReadyLine(http.stdout, "launcher");
     const info = await modernRequest(ready.url, "tools/call", {
       name: "workspace_info",
       arguments: {},
