@@ -110,11 +110,6 @@ export interface Case {
   mask?: string[];
   /** Known disagreements: adapter -> the difference (assertion kept, step ignored). */
   ignore?: Partial<Record<AdapterName, string>>;
-  /**
-   * Known bug shared by every adapter: the error message names an absolute path of the
-   * host (the workspace root) that the caller never sent. The check is skipped, saying why.
-   */
-  leaksAbsolutePath?: string;
 }
 
 /** What an adapter actually reported, before normalisation. */
