@@ -18,8 +18,14 @@ export interface Limits {
   maxSearchFileBytes: number;
   /** Most directory entries one walk (list, find, search) visits before it stops and says so. */
   maxVisited: number;
-  /** Deepest recursion of a walk. */
+  /** Deepest recursion of a walk, and deepest path create_directory makes. */
   maxDepth: number;
+  /** Largest serialized result of any operation (UTF-8 bytes of its JSON); enforced while the result is built. */
+  maxResultBytes: number;
+  /** Longest one operation may run (ms) before it stops with TIME_BUDGET_EXCEEDED. */
+  maxOperationMs: number;
+  /** Most bytes hashed for a sha256 (read_file, write_file's overwrite); beyond it the hash is not computed and the result says so. */
+  maxHashBytes: number;
 }
 
 /** The defaults used when nothing is configured. */
@@ -33,6 +39,9 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   maxSearchFileBytes: 4 * 1024 * 1024,
   maxVisited: 200_000,
   maxDepth: 64,
+  maxResultBytes: 4 * 1024 * 1024,
+  maxOperationMs: 60_000,
+  maxHashBytes: 64 * 1024 * 1024,
 });
 
 /** Merges overrides into the defaults, refusing non-positive or non-integer values. */

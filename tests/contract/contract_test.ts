@@ -51,6 +51,7 @@ const NOT_IN_TABLE: Record<string, string> = {
   PERMISSION_DENIED:
     "needs an unreadable file (tests run as root here) or a root outside Deno's permissions",
   CANCELLED: "needs a cancelled request (tests/server/cancel_progress_test.ts)",
+  TIME_BUDGET_EXCEEDED: "needs work that outlasts the time budget (tests/security/runaway_test.ts)",
   IO_ERROR:
     "the fallback for unexpected operating-system failures; none can be provoked deterministically",
 };
