@@ -7,6 +7,7 @@ import { resolveDirectory } from "./list.ts";
 import { walkBelow, type WalkEntry, type WalkStats } from "./walk.ts";
 import { compileGlobs } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
+import { compileQuery } from "./query.ts";
 
 /** Longest line text returned for one match or context line (UTF-16 code units). */
 export const MAX_LINE_CHARS = 1000;
@@ -61,35 +62,6 @@ export interface SearchProgress {
 export interface SearchContext {
   signal?: AbortSignal;
   onProgress?: (p: SearchProgress) => void;
-}
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
-
-function buildRegExp(args: SearchTextArgs): RegExp {
-  const source = args.regex ? args.query : escapeRegExp(args.query);
-  const flags = "g" + (args.caseSensitive === false ? "i" : "");
-  const attempt = (unicode: boolean) => {
-    const word = unicode ? "[\\p{L}\\p{N}_]" : "\\w";
-    const body = args.wholeWord ? `(?<!${word})(?:${source})(?!${word})` : source;
-    return new RegExp(body, flags + (unicode ? "u" : ""));
-  };
-  try {
-    return attempt(true);
-  } catch {
-    try {
-      return attempt(false);
-    } catch (err) {
-      throw new WorkspaceError(
-        "INVALID_ARGUMENT",
-        `query is not a valid regular expression: ${(err as Error).message}`,
-        {
-          argument: "query",
-        },
-      );
-    }
-  }
 }
 
 function clip(line: string, at: number): { text: string; start: number } {
@@ -225,10 +197,7 @@ export async function searchText(
     );
   }
   const contextLines = args.contextLines ?? 0;
-  const re = buildRegExp(args);
-  const literal = !args.regex && args.caseSensitive !== false && !args.wholeWord
-    ? args.query
-    : null;
+  const matcher = compileQuery(args);
   const includeHidden = args.includeHidden ?? false;
   const included = args.include?.length
     ? compileGlobs(args.include, { dot: true, argument: "include" })
@@ -279,20 +248,13 @@ export async function searchText(
     const text = l.text;
     let found = 0;
     let going = true;
-    if (!args.regex) {
+    if (matcher.wholeText) {
       // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
       let lineNo = 1;
       let counted = 0; // newlines counted up to this offset
       let from = 0;
       while (going) {
-        let pos: number;
-        if (literal !== null) {
-          pos = text.indexOf(literal, from);
-        } else {
-          re.lastIndex = from;
-          const m = re.exec(text);
-          pos = m ? m.index : -1;
-        }
+        const pos = matcher.find(text, from);
         if (pos === -1) break;
         const lineStart = text.lastIndexOf("\n", pos - 1) + 1;
         for (
@@ -319,10 +281,9 @@ export async function searchText(
         lineNo++;
         let end = text.indexOf("\n", start);
         if (end === -1) end = text.length;
-        re.lastIndex = 0;
-        const m = re.exec(stripCr(text.slice(start, end)));
-        if (m) {
-          going = record(l.entry.rel, text, lineNo, start, end, m.index);
+        const at = matcher.find(stripCr(text.slice(start, end)), 0);
+        if (at !== -1) {
+          going = record(l.entry.rel, text, lineNo, start, end, at);
           if (going) found++;
         }
         start = end + 1;
