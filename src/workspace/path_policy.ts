@@ -69,12 +69,19 @@ export class PathPolicy {
   readonly rootReal: string;
   /** Absolute path of the root as configured (may differ, e.g. through a symlinked /tmp). */
   readonly rootGiven: string;
+  /** Identity of the root directory pinned when the policy was opened. */
+  readonly rootId: Readonly<{ dev: number; ino: number | null }>;
   readonly #rootRealParts: string[];
   readonly #rootGivenParts: string[];
 
-  private constructor(rootGiven: string, rootReal: string) {
+  private constructor(
+    rootGiven: string,
+    rootReal: string,
+    rootId: { dev: number; ino: number | null },
+  ) {
     this.rootGiven = rootGiven;
     this.rootReal = rootReal;
+    this.rootId = Object.freeze({ dev: rootId.dev, ino: rootId.ino });
     this.#rootRealParts = parts(rootReal);
     this.#rootGivenParts = parts(rootGiven);
   }
@@ -121,7 +128,7 @@ export class PathPolicy {
     // The configured spelling is trusted for absolute arguments only when it has no "..":
     // "link/.." means something else lexically than on disk.
     const spelled = given.split("/").includes("..") ? real : normalizeAbs(given);
-    return new PathPolicy(spelled, real);
+    return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino });
   }
 
   /** Workspace-relative path of an absolute real path known to be inside. */
