@@ -49,6 +49,9 @@ export const workspaceInfoOp = defineOperation({
       maxSearchFileBytes: z.int(),
       maxVisited: z.int(),
       maxDepth: z.int(),
+      maxResultBytes: z.int(),
+      maxOperationMs: z.int(),
+      maxHashBytes: z.int(),
     }),
     permissions: z.object({
       readWorkspace: permission,
