@@ -26,6 +26,12 @@ const entryType = z.enum(["file", "directory", "symlink", "other"]);
 const globList = (what: string) => z.array(z.string().min(1)).max(100).describe(what);
 const sha256 = z.string().regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits");
 const permission = z.enum(["granted", "prompt", "denied"]);
+/** Why a hash was not computed (read_file, write_file). */
+export const hashSkipped = z.object({
+  reason: z.literal("maxHashBytes"),
+  limit: z.int().describe("The workspace's maxHashBytes."),
+  size: z.int().describe("The file's size."),
+});
 
 /** Positive integer bounded by the workspace's configured limit (checked at run time). */
 const bound = (help: string) => z.int().min(1).describe(help);
@@ -106,7 +112,7 @@ export const readFileOp = defineOperation({
   name: "read_file",
   title: "Read a text file",
   description:
-    "Read a UTF-8 text file, whole or a line range (startLine/endLine, 1-based, inclusive). Returns the text with totalLines, size, the sha256 of the whole file (pass it as expectedSha256 to write_file or edit_file to avoid overwriting concurrent changes), and truncated=true with nextStartLine when the maxBytes cap cut the range. A binary or non-UTF-8 file is an error: use read_media for those.",
+    "Read a UTF-8 text file, whole or a line range (startLine/endLine, 1-based, inclusive). Returns the text with size, and for files up to the workspace's maxHashBytes the file's totalLines and sha256 (pass it as expectedSha256 to write_file or edit_file to avoid overwriting concurrent changes); for larger files only the range is read and sha256Skipped says why sha256 and totalLines are absent. truncated=true with truncatedReason and nextStartLine when maxBytes or the result byte budget cut the range. A binary or non-UTF-8 file is an error: use read_media for those.",
   inputSchema: z.strictObject({
     path: pathArg().meta(PATH_HEADER),
     startLine: z.int().min(1).optional().describe("First line to return (1-based)."),
@@ -126,11 +132,19 @@ export const readFileOp = defineOperation({
     path: z.string(),
     content: z.string(),
     size: z.int(),
-    totalLines: z.int(),
+    totalLines: z.int().optional().describe(
+      "Lines in the whole file; absent when sha256Skipped is present.",
+    ),
     startLine: z.int(),
     endLine: z.int().describe("Last line included (0 when none)."),
-    sha256: z.string(),
+    sha256: z.string().optional().describe(
+      "sha256 of the whole file; absent when sha256Skipped is present.",
+    ),
+    sha256Skipped: hashSkipped.optional().describe(
+      "The file is larger than maxHashBytes: only the range was read, sha256 and totalLines were not computed.",
+    ),
     truncated: z.boolean(),
+    truncatedReason: z.enum(["maxBytes", "maxResultBytes"]).optional(),
     nextStartLine: z.int().optional(),
     lineTruncated: z.boolean().optional().describe(
       "The last line returned was cut at maxBytes because it alone is longer; its rest is not returned.",
@@ -138,14 +152,14 @@ export const readFileOp = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
-  run: (ctx, input) => readFile(ctx.workspace, input),
+  run: (ctx, input) => readFile(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const readMediaOp = defineOperation({
   name: "read_media",
   title: "Read a binary or media file",
   description:
-    "Read any file (images, audio, archives, other binary data) as base64 with its MIME type (from the file extension), size and sha256. Files over the workspace's maxMediaBytes are refused with TOO_LARGE.",
+    "Read any file (images, audio, archives, other binary data) as base64 with its MIME type (from the file extension), size and sha256. Files over the workspace's maxMediaBytes (whose base64 always fits the result budget maxResultBytes) are refused with TOO_LARGE.",
   inputSchema: z.strictObject({ path: pathArg() }),
   outputSchema: z.object({
     path: z.string(),
@@ -156,7 +170,7 @@ export const readMediaOp = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
-  run: (ctx, input) => readMedia(ctx.workspace, input),
+  run: (ctx, input) => readMedia(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const getFileInfoOp = defineOperation({

@@ -1,7 +1,7 @@
 /** Definitions of the write operations (present only when writing is enabled). */
 import { z } from "zod";
 import { defineOperation } from "./types.ts";
-import { pathArg, sha256Arg } from "./read_ops.ts";
+import { hashSkipped, pathArg, sha256Arg } from "./read_ops.ts";
 import { createDirectory, deletePath, movePath, writeFile } from "../workspace/write.ts";
 import { editFile } from "../workspace/edit.ts";
 
@@ -11,7 +11,7 @@ export const writeFileOp = defineOperation({
   name: "write_file",
   title: "Write a file",
   description:
-    'Write a whole UTF-8 text file atomically (temporary file in the same directory, flushed, then renamed): readers see the old or the new content, never a mix. An existing file is refused unless ifExists is "overwrite" and the replacement is confirmed (confirm: true, or the user accepts when the client supports elicitation); pass expectedSha256 (from read_file) to refuse with CONFLICT if the file changed since you read it. A replaced file keeps its permission mode. Files with more than one hard link are never written through. createParents creates missing parent directories. For small changes prefer edit_file.',
+    'Write a whole UTF-8 text file atomically (temporary file in the same directory, flushed, then renamed): readers see the old or the new content, never a mix. An existing file is refused unless ifExists is "overwrite" and the replacement is confirmed (confirm: true, or the user accepts when the client supports elicitation); pass expectedSha256 (from read_file) to refuse with CONFLICT if the file changed since you read it (a file over maxHashBytes cannot be checked: TOO_LARGE). A replaced file keeps its permission mode. Files with more than one hard link are never written through. createParents creates missing parent directories. For small changes prefer edit_file.',
   inputSchema: z.strictObject({
     path: pathArg(),
     content: z.string().describe("The complete new content (UTF-8)."),
@@ -30,6 +30,9 @@ export const writeFileOp = defineOperation({
     size: z.int(),
     sha256: z.string(),
     previousSha256: z.string().optional(),
+    previousSha256Skipped: hashSkipped.optional().describe(
+      "The replaced file was larger than maxHashBytes, so its sha256 was not computed.",
+    ),
   }),
   annotations: {
     readOnlyHint: false,
@@ -38,14 +41,14 @@ export const writeFileOp = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
-  run: (ctx, input) => writeFile(ctx.workspace, input),
+  run: (ctx, input) => writeFile(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const editFileOp = defineOperation({
   name: "edit_file",
   title: "Edit a file",
   description:
-    "Apply exact text replacements to a UTF-8 file, in order, all or nothing. Each oldText must occur exactly once (copy it verbatim from read_file, with enough surrounding lines to be unique) unless replaceAll is true; no match is NO_MATCH and several matches are AMBIGUOUS_MATCH, both naming candidate line numbers. CRLF line endings and the presence or absence of a final newline are kept. Returns a unified diff and the sha256 before and after; dryRun returns the diff without writing. The write is atomic.",
+    "Apply exact text replacements to a UTF-8 file, in order, all or nothing. Each oldText must occur exactly once (copy it verbatim from read_file, with enough surrounding lines to be unique) unless replaceAll is true; no match is NO_MATCH and several matches are AMBIGUOUS_MATCH, both naming candidate line numbers. CRLF line endings and the presence or absence of a final newline are kept. Returns a unified diff (cut at a line boundary with truncated=true when it would not fit the result byte budget) and the sha256 before and after; dryRun returns the diff without writing. The write is atomic.",
   inputSchema: z.strictObject({
     path: pathArg(),
     edits: z.array(z.strictObject({
@@ -67,6 +70,10 @@ export const editFileOp = defineOperation({
     diff: z.string(),
     sha256Before: z.string(),
     sha256After: z.string(),
+    truncated: z.boolean().optional().describe(
+      "The diff was cut (at a line boundary) to fit the result byte budget; the edit itself is whole.",
+    ),
+    truncatedReason: z.literal("maxResultBytes").optional(),
   }),
   annotations: {
     readOnlyHint: false,
@@ -91,6 +98,10 @@ export const createDirectoryOp = defineOperation({
     path: z.string(),
     created: z.boolean(),
     createdPaths: z.array(z.string()),
+    truncated: z.boolean().optional().describe(
+      "createdPaths was cut to fit the result byte budget.",
+    ),
+    truncatedReason: z.literal("maxResultBytes").optional(),
   }),
   annotations: {
     readOnlyHint: false,

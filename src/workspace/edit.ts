@@ -3,7 +3,15 @@ import { createTwoFilesPatch } from "diff";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile } from "./path_policy.ts";
-import { countLines, decodeUtf8Strict, looksBinary, sha256Hex } from "./text.ts";
+import {
+  countLines,
+  cutText,
+  decodeUtf8Strict,
+  looksBinary,
+  sha256Hex,
+  textCosts,
+} from "./text.ts";
+import { jsonBytes } from "./budget.ts";
 import { atomicReplace } from "./write.ts";
 
 /** One replacement. */
@@ -31,6 +39,9 @@ export interface EditFileResult {
   diff: string;
   sha256Before: string;
   sha256After: string;
+  /** The diff was cut at a line boundary to fit the result byte budget. */
+  truncated?: boolean;
+  truncatedReason?: "maxResultBytes";
 }
 
 /** Most candidate line numbers reported in a NO_MATCH or AMBIGUOUS_MATCH error. */
@@ -169,16 +180,35 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
   const changed = after !== original;
   const dryRun = args.dryRun === true;
   if (changed && !dryRun) await atomicReplace(r, afterBytes, { existing: info, argument: "path" });
-  return {
+  const out: EditFileResult = {
     path: r.rel,
     dryRun,
     changed,
     replacements,
     lineEnding: crlf ? "crlf" : "lf",
-    diff: changed
-      ? createTwoFilesPatch(r.rel, r.rel, before, text, undefined, undefined, { context: 3 })
-      : "",
+    diff: "",
     sha256Before,
     sha256After: changed ? sha256Hex(afterBytes) : sha256Before,
   };
+  if (changed) {
+    const diff = createTwoFilesPatch(r.rel, r.rel, before, text, undefined, undefined, {
+      context: 3,
+    });
+    const fixed = jsonBytes({ ...out, truncated: true, truncatedReason: "maxResultBytes" });
+    const room = ws.limits.maxResultBytes - fixed;
+    if (textCosts(diff).json <= room) out.diff = diff;
+    else {
+      out.diff = cutDiff(diff, Math.max(0, room));
+      out.truncated = true;
+      out.truncatedReason = "maxResultBytes";
+    }
+  }
+  return out;
+}
+
+/** The longest run of whole lines of a diff whose JSON string form fits in room bytes. */
+function cutDiff(diff: string, room: number): string {
+  const head = cutText(diff, Infinity, room);
+  const nl = head.lastIndexOf("\n");
+  return nl === -1 ? "" : head.slice(0, nl + 1);
 }

@@ -1,6 +1,7 @@
 /** workspace_info: what this workspace is and what this process may do. */
 import type { Workspace } from "./workspace.ts";
 import type { Limits } from "./limits.ts";
+import { assertFitsBudget } from "./text.ts";
 
 /** State of one Deno permission. */
 export type PermissionState = "granted" | "prompt" | "denied";
@@ -27,7 +28,7 @@ export interface WorkspaceInfoResult {
 export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult> {
   const q = async (d: Deno.PermissionDescriptor) => (await Deno.permissions.query(d)).state;
   const root = ws.policy.rootReal;
-  return {
+  const out: WorkspaceInfoResult = {
     root: ws.rootName,
     mode: ws.writable ? "read-write" : "read-only",
     limits: { ...ws.limits },
@@ -43,4 +44,6 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       sys: await q({ name: "sys" }),
     },
   };
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "workspace_info" });
+  return out;
 }

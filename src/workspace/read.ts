@@ -4,18 +4,23 @@ import mime from "mime";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile, requireExisting } from "./path_policy.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
+import { resultReserve } from "./limits.ts";
 import {
+  assertFitsBudget,
   BINARY_SNIFF_BYTES,
+  cutText,
   type EntryType,
   entryType,
+  type HashSkipped,
   iso,
   looksBinary,
+  pacer,
+  READ_CHUNK,
   sha256Hex,
   sha256Stream,
+  textCosts,
 } from "./text.ts";
-
-const CHUNK = 64 * 1024;
-const utf8 = new TextEncoder();
 
 /** Arguments of readFile. */
 export interface ReadFileArgs {
@@ -25,36 +30,58 @@ export interface ReadFileArgs {
   maxBytes?: number;
 }
 
+/** How a read operation is run: its cancellation signal. */
+export interface ReadOptions {
+  /** Aborts the read (cancellation, timeout, shutdown): it stops with CANCELLED. */
+  signal?: AbortSignal;
+}
+
 /** Result of readFile. */
 export interface ReadFileResult {
   path: string;
   content: string;
   size: number;
-  totalLines: number;
+  /** Lines of the whole file; absent when the file is over maxHashBytes (see sha256Skipped). */
+  totalLines?: number;
   startLine: number;
   endLine: number;
-  sha256: string;
+  /** sha256 of the whole file; absent when the file is over maxHashBytes. */
+  sha256?: string;
+  /** Why sha256 and totalLines are absent: the file is larger than maxHashBytes. */
+  sha256Skipped?: HashSkipped;
   truncated: boolean;
+  /** What cut the range: the call's maxBytes, or the result byte budget. */
+  truncatedReason?: "maxBytes" | "maxResultBytes";
   nextStartLine?: number;
   /** The last line in content was cut at maxBytes (it is longer than maxBytes on its own). */
   lineTruncated?: boolean;
 }
 
-/** Largest prefix of s whose UTF-8 encoding fits in max bytes, never splitting a code point. */
-function cutUtf8(s: string, max: number): string {
-  let bytes = 0;
-  let i = 0;
-  for (const ch of s) {
-    const b = utf8.encode(ch).length;
-    if (bytes + b > max) break;
-    bytes += b;
-    i += ch.length;
-  }
-  return s.slice(0, i);
+/** True when bytes contain a NUL. */
+function hasNul(bytes: Uint8Array): boolean {
+  return bytes.indexOf(0) !== -1;
 }
 
-/** Reads UTF-8 text, optionally a line range, streaming so the whole file is hashed but only the range is kept. */
-export async function readFile(ws: Workspace, args: ReadFileArgs): Promise<ReadFileResult> {
+/** Number of "\n" bytes in bytes. */
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0;
+  let i = -1;
+  while ((i = bytes.indexOf(10, i + 1)) !== -1) n++;
+  return n;
+}
+
+/**
+ * Reads UTF-8 text, optionally a line range. Reading stops once the range is complete,
+ * unless the file is at most maxHashBytes: then the whole file is read, so its sha256 and
+ * totalLines can be returned and every byte is checked for NUL and invalid UTF-8. A larger
+ * file is judged on its first 8 KiB (NUL) and the returned lines, and the result carries
+ * sha256Skipped instead of sha256 and totalLines. Cancellable between chunks.
+ */
+export async function readFile(
+  ws: Workspace,
+  args: ReadFileArgs,
+  options: ReadOptions = {},
+): Promise<ReadFileResult> {
   const limit = ws.limits.maxReadBytes;
   const maxBytes = args.maxBytes ?? limit;
   if (maxBytes > limit) {
@@ -71,101 +98,166 @@ export async function readFile(ws: Workspace, args: ReadFileArgs): Promise<ReadF
   const end = args.endLine ?? Infinity;
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   const handle = await openCheckedFile(r, "path");
-  const hash = sha256Stream();
+  const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
+  const hashLimit = ws.limits.maxHashBytes;
+  // The content's share of the result budget: what the fixed fields leave.
+  const budget = new ResultBudget(ws.limits.maxResultBytes, 0);
+  budget.take(resultReserve(ws.limits.maxResultBytes) + jsonBytes(r.rel));
+  const maxJson = budget.remaining;
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  let size = 0;
-  let lineNo = 1;
+  const decode = (bytes: Uint8Array): string => {
+    if (hasNul(bytes)) throw binaryError(r.rel);
+    try {
+      return decoder.decode(bytes, { stream: true });
+    } catch {
+      throw binaryError(r.rel);
+    }
+  };
+  let size = 0; // bytes read
+  let statSize = 0;
+  let lineNo = 1; // line of the next byte
+  let lastByte = -1;
   let out = "";
   let outBytes = 0;
+  let outJson = 0;
   let lineStartInOut = 0;
   let lastIncluded = 0;
-  let truncated = false;
+  let cut: "maxBytes" | "maxResultBytes" | undefined;
   let nextStartLine: number | undefined;
   let lineTruncated = false;
-  let endsWithNewline = false;
-  const consume = (s: string) => {
-    let pos = 0;
-    while (pos < s.length) {
-      const nl = s.indexOf("\n", pos);
-      const segEnd = nl === -1 ? s.length : nl + 1;
-      if (!truncated && lineNo >= start && lineNo <= end) {
-        const seg = s.slice(pos, segEnd);
-        const b = utf8.encode(seg).length;
-        if (outBytes + b > maxBytes) {
-          truncated = true;
-          nextStartLine = lineNo;
-          if (lineStartInOut > 0) {
-            // Drop the part of this line already taken from an earlier chunk: whole lines only.
-            out = out.slice(0, lineStartInOut);
-            lastIncluded = lineNo - 1;
-          } else {
-            // A single line larger than maxBytes: return its first maxBytes, cut on a code
-            // point, and say so; continuing means the next line (never the same one again).
-            out += cutUtf8(seg, maxBytes - outBytes);
-            lastIncluded = lineNo;
-            lineTruncated = true;
-            nextStartLine = lineNo + 1;
-          }
-        } else {
-          out += seg;
-          outBytes += b;
-          lastIncluded = lineNo;
-        }
-      }
-      if (nl !== -1) {
-        lineNo++;
-        lineStartInOut = out.length;
-      }
-      pos = segEnd;
+  let atEof = false;
+  let hash: ReturnType<typeof sha256Stream> | null = null;
+  /** Takes one decoded segment of line lineNo (the range's line), or cuts the range. */
+  const take = (text: string) => {
+    const { utf8: b, json: j } = textCosts(text);
+    if (outBytes + b <= maxBytes && outJson + j <= maxJson) {
+      out += text;
+      outBytes += b;
+      outJson += j;
+      lastIncluded = lineNo;
+      return;
     }
-    if (s.length > 0) endsWithNewline = s.endsWith("\n");
+    cut = outBytes + b > maxBytes ? "maxBytes" : "maxResultBytes";
+    nextStartLine = lineNo;
+    if (lineStartInOut > 0) {
+      // Drop the part of this line already taken from an earlier chunk: whole lines only.
+      out = out.slice(0, lineStartInOut);
+      lastIncluded = lineNo - 1;
+    } else {
+      // A single line larger than the room: return its first bytes, cut on a code point,
+      // and say so; continuing means the next line (never the same one again).
+      out += cutText(text, maxBytes - outBytes, maxJson - outJson);
+      lastIncluded = lineNo;
+      lineTruncated = true;
+      nextStartLine = lineNo + 1;
+    }
   };
   try {
-    const buf = new Uint8Array(CHUNK);
-    let first = true;
-    while (true) {
-      const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-      if (bytesRead === 0) break;
+    statSize = (await handle.stat()).size;
+    if (statSize <= hashLimit) hash = sha256Stream();
+    const buf = new Uint8Array(READ_CHUNK);
+    reading: while (true) {
+      await tick();
+      const { bytesRead } = await handle.read(buf, 0, READ_CHUNK, null);
+      if (bytesRead === 0) {
+        atEof = true;
+        break;
+      }
       const chunk = buf.subarray(0, bytesRead);
-      if (first && looksBinary(chunk.subarray(0, BINARY_SNIFF_BYTES))) throw binaryError(r.rel);
-      first = false;
+      if (size < BINARY_SNIFF_BYTES && looksBinary(chunk.subarray(0, BINARY_SNIFF_BYTES - size))) {
+        throw binaryError(r.rel);
+      }
       size += bytesRead;
-      hash.update(chunk);
-      let text: string;
+      lastByte = chunk[bytesRead - 1];
+      if (hash && size > hashLimit) {
+        throw new WorkspaceError(
+          "CHANGED_DURING_OPERATION",
+          `${r.rel} grew past maxHashBytes (${hashLimit}) while it was read; read it again`,
+          { argument: "path", details: { limit: hashLimit } },
+        );
+      }
+      hash?.update(chunk);
+      let pos = 0;
+      while (pos < bytesRead) {
+        if (lineNo < start) {
+          // Before the range: skip to the first byte of line `start`, examining only what
+          // the whole-file check needs.
+          let p = pos;
+          while (lineNo < start) {
+            const nl = chunk.indexOf(10, p);
+            if (nl === -1) {
+              p = bytesRead;
+              break;
+            }
+            lineNo++;
+            p = nl + 1;
+          }
+          if (hash) decode(chunk.subarray(pos, p));
+          pos = p;
+        } else if (cut === undefined && lineNo <= end) {
+          // In the range: one segment of the current line.
+          const nl = chunk.indexOf(10, pos);
+          const segEnd = nl === -1 ? bytesRead : nl + 1;
+          take(decode(chunk.subarray(pos, segEnd)));
+          pos = segEnd;
+          if (nl !== -1) {
+            lineNo++;
+            lineStartInOut = out.length;
+          }
+        } else if (hash) {
+          // After the range of a file that is hashed whole: check and count the rest.
+          const rest = chunk.subarray(pos);
+          decode(rest);
+          lineNo += countNewlines(rest);
+          pos = bytesRead;
+        } else if (nextStartLine !== undefined && lineNo < nextStartLine) {
+          // The rest of a line cut short: skip it to learn whether another line follows.
+          const nl = chunk.indexOf(10, pos);
+          if (nl === -1) pos = bytesRead;
+          else {
+            lineNo++;
+            pos = nl + 1;
+          }
+        } else {
+          // Done: the range is complete and, if cut, the next line exists.
+          break reading;
+        }
+      }
+    }
+    if (hash) {
       try {
-        text = decoder.decode(chunk, { stream: true });
+        decoder.decode();
       } catch {
         throw binaryError(r.rel);
       }
-      consume(text);
-    }
-    try {
-      consume(decoder.decode());
-    } catch {
-      throw binaryError(r.rel);
     }
   } finally {
     await handle.close();
   }
-  const totalLines = size === 0 ? 0 : endsWithNewline ? lineNo - 1 : lineNo;
-  if (start > Math.max(totalLines, 1)) {
+  const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
+  if (known !== undefined && start > Math.max(known, 1)) {
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
-      `startLine ${start} is past the end of ${r.rel}, which has ${totalLines} lines`,
-      { argument: "startLine", details: { totalLines } },
+      `startLine ${start} is past the end of ${r.rel}, which has ${known} lines`,
+      { argument: "startLine", details: { totalLines: known } },
     );
   }
   const result: ReadFileResult = {
     path: r.rel,
     content: out,
-    size,
-    totalLines,
+    size: atEof ? size : statSize,
     startLine: start,
     endLine: lastIncluded,
-    sha256: hash.hex(),
-    truncated,
+    truncated: cut !== undefined,
   };
-  if (nextStartLine !== undefined && nextStartLine <= totalLines) {
+  if (hash && atEof) {
+    result.totalLines = known;
+    result.sha256 = hash.hex();
+  } else {
+    result.sha256Skipped = { reason: "maxHashBytes", limit: hashLimit, size: statSize };
+  }
+  if (cut !== undefined) result.truncatedReason = cut;
+  if (nextStartLine !== undefined && (known === undefined || nextStartLine <= known)) {
     result.nextStartLine = nextStartLine;
   }
   if (lineTruncated) result.lineTruncated = true;
@@ -189,36 +281,74 @@ export interface ReadMediaResult {
   data: string;
 }
 
-/** Reads any file as base64 with a MIME type, under the media size cap. */
-export async function readMedia(ws: Workspace, args: { path: string }): Promise<ReadMediaResult> {
+/**
+ * Reads any file as base64 with a MIME type, under the media size cap; the whole result
+ * (base64 and fixed fields) must also fit maxResultBytes, else TOO_LARGE before any read.
+ */
+export async function readMedia(
+  ws: Workspace,
+  args: { path: string },
+  options: ReadOptions = {},
+): Promise<ReadMediaResult> {
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   const handle = await openCheckedFile(r, "path");
   try {
     const st = await handle.stat();
     const limit = ws.limits.maxMediaBytes;
-    if (st.size > limit) {
+    const tooLarge = (size: number) =>
+      new WorkspaceError(
+        "TOO_LARGE",
+        `${r.rel} is ${size} bytes, over the media limit of ${limit}`,
+        { argument: "path", details: { size, limit } },
+      );
+    if (st.size > limit) throw tooLarge(st.size);
+    const mimeType = mime.getType(r.name) ?? "application/octet-stream";
+    const skeleton: ReadMediaResult = {
+      path: r.rel,
+      mimeType,
+      size: st.size,
+      sha256: "0".repeat(64),
+      data: "",
+    };
+    const budget = ws.limits.maxResultBytes;
+    const resultBytes = jsonBytes(skeleton) + 4 * Math.ceil(st.size / 3);
+    if (resultBytes > budget) {
       throw new WorkspaceError(
         "TOO_LARGE",
-        `${r.rel} is ${st.size} bytes, over the media limit of ${limit}`,
-        {
-          argument: "path",
-          details: { size: st.size, limit },
-        },
+        `${r.rel} is ${st.size} bytes; as base64 its result would be ${resultBytes} bytes, over maxResultBytes (${budget})`,
+        { argument: "path", details: { size: st.size, limit: budget, reason: "maxResultBytes" } },
       );
     }
-    const bytes = await handle.readFile();
-    if (bytes.length > limit) {
-      throw new WorkspaceError("TOO_LARGE", `${r.rel} grew past the media limit of ${limit}`, {
-        argument: "path",
-        details: { size: bytes.length, limit },
-      });
+    // Read at most limit + 1 bytes in chunks (a file that grew is refused, never read on).
+    const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
+    const bytes = new Uint8Array(Math.min(st.size, limit) + 1);
+    let n = 0;
+    while (n < bytes.length) {
+      await tick();
+      const { bytesRead } = await handle.read(
+        bytes,
+        n,
+        Math.min(READ_CHUNK, bytes.length - n),
+        null,
+      );
+      if (bytesRead === 0) break;
+      n += bytesRead;
     }
+    if (n > limit) throw tooLarge(n);
+    if (n !== st.size) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${r.rel} changed size while it was read; read it again`,
+        { argument: "path" },
+      );
+    }
+    const data = bytes.subarray(0, n);
     return {
       path: r.rel,
-      mimeType: mime.getType(r.name) ?? "application/octet-stream",
-      size: bytes.length,
-      sha256: sha256Hex(bytes),
-      data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64"),
+      mimeType,
+      size: n,
+      sha256: sha256Hex(data),
+      data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64"),
     };
   } finally {
     await handle.close();
@@ -261,6 +391,7 @@ export async function getFileInfo(ws: Workspace, args: { path: string }): Promis
     isSymlink: info.isSymlink,
   };
   if (info.isSymlink) out.symlink = await describeLink(ws, r.rel);
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "get_file_info" });
   return out;
 }
 

@@ -1,5 +1,7 @@
-/** Byte and text helpers shared by read, search and edit. */
+/** Byte and text helpers shared by read, search and edit, and the bounded, cancellable file hash. */
 import { createHash } from "node:crypto";
+import { WorkspaceError } from "./errors.ts";
+import { jsonBytes } from "./budget.ts";
 
 /** Hex sha256 of bytes or text. */
 export function sha256Hex(data: Uint8Array | string): string {
@@ -13,6 +15,168 @@ export function sha256Stream(): { update(b: Uint8Array): void; hex(): string } {
     update: (b) => void h.update(b),
     hex: () => h.digest("hex"),
   };
+}
+
+/** Why a sha256 (and what needs the whole file) was not computed. */
+export interface HashSkipped {
+  reason: "maxHashBytes";
+  /** The maxHashBytes limit in force. */
+  limit: number;
+  /** The file's size when it was checked. */
+  size: number;
+}
+
+/** Cooperative pacing of a long loop: cancellation, the time budget, and turns for the event loop. */
+export interface Pace {
+  /** Aborts the work (the operation's signal). */
+  signal?: AbortSignal;
+  /** The workspace's maxOperationMs. */
+  maxOperationMs: number;
+}
+
+/** Checks cancellation and the time budget between chunks, and yields to the event loop every 10 ms. */
+export function pacer(pace: Pace): () => Promise<void> {
+  const started = performance.now();
+  let lastYield = started;
+  return async () => {
+    if (pace.signal?.aborted) {
+      throw new WorkspaceError("CANCELLED", "the operation was cancelled");
+    }
+    const now = performance.now();
+    if (now - started > pace.maxOperationMs) {
+      throw new WorkspaceError(
+        "TIME_BUDGET_EXCEEDED",
+        `the operation ran longer than maxOperationMs (${pace.maxOperationMs} ms) and was stopped`,
+        { details: { limit: pace.maxOperationMs } },
+      );
+    }
+    if (now - lastYield >= 10) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      lastYield = performance.now();
+      if (pace.signal?.aborted) {
+        throw new WorkspaceError("CANCELLED", "the operation was cancelled");
+      }
+    }
+  };
+}
+
+/** What reading a file in chunks needs of a handle (node:fs/promises FileHandle). */
+export interface ChunkReader {
+  read(
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: null,
+  ): Promise<{ bytesRead: number }>;
+  stat(): Promise<{ size: number }>;
+}
+
+/** Size of one read while hashing or reading text. */
+export const READ_CHUNK = 64 * 1024;
+
+/**
+ * sha256 of an open file, streamed in chunks, cancellable and bounded: a file larger than
+ * `limit` (by fstat, or grown past it while read) is not hashed and the reason is returned.
+ */
+export async function sha256Bounded(
+  handle: ChunkReader,
+  options: Pace & { limit: number },
+): Promise<{ sha256: string } | { skipped: HashSkipped }> {
+  const { limit } = options;
+  const { size } = await handle.stat();
+  if (size > limit) return { skipped: { reason: "maxHashBytes", limit, size } };
+  const tick = pacer(options);
+  const hash = createHash("sha256");
+  const buf = new Uint8Array(READ_CHUNK);
+  let total = 0;
+  while (true) {
+    await tick();
+    const { bytesRead } = await handle.read(buf, 0, buf.length, null);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    if (total > limit) return { skipped: { reason: "maxHashBytes", limit, size: total } };
+    hash.update(buf.subarray(0, bytesRead));
+  }
+  return { sha256: hash.digest("hex") };
+}
+
+/**
+ * Costs of the code point at s[i]: UTF-16 units it takes, its UTF-8 bytes, and its bytes in
+ * a JSON string: `"` and `\\` take 2, \\b \\f \\n \\r \\t take 2, other controls and lone
+ * surrogates 6 (as JSON.stringify writes them).
+ */
+function costAt(s: string, i: number, out: { units: number; utf8: number; json: number }): void {
+  const c = s.charCodeAt(i);
+  out.units = 1;
+  if (c < 0x80) {
+    out.utf8 = 1;
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) out.json = 1;
+    else if (c === 0x22 || c === 0x5c || (c >= 8 && c <= 13 && c !== 11)) out.json = 2;
+    else out.json = 6;
+  } else if (c < 0x800) {
+    out.utf8 = 2;
+    out.json = 2;
+  } else if (c >= 0xd800 && c <= 0xdfff) {
+    const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+    if (d >= 0xdc00 && d <= 0xdfff) {
+      out.units = 2;
+      out.utf8 = 4;
+      out.json = 4;
+    } else {
+      out.utf8 = 3;
+      out.json = 6;
+    }
+  } else {
+    out.utf8 = 3;
+    out.json = 3;
+  }
+}
+
+/** UTF-8 bytes of a string and bytes of its JSON string form (without the quotes), in one pass. */
+export function textCosts(s: string): { utf8: number; json: number } {
+  let utf8 = 0;
+  let json = 0;
+  const c = { units: 0, utf8: 0, json: 0 };
+  for (let i = 0; i < s.length; i += c.units) {
+    costAt(s, i, c);
+    utf8 += c.utf8;
+    json += c.json;
+  }
+  return { utf8, json };
+}
+
+/**
+ * Longest prefix of s, never splitting a code point, whose UTF-8 size is at most maxUtf8
+ * and whose JSON string size is at most maxJson.
+ */
+export function cutText(s: string, maxUtf8: number, maxJson: number): string {
+  let u = 0;
+  let j = 0;
+  let i = 0;
+  const c = { units: 0, utf8: 0, json: 0 };
+  while (i < s.length) {
+    costAt(s, i, c);
+    if (u + c.utf8 > maxUtf8 || j + c.json > maxJson) break;
+    u += c.utf8;
+    j += c.json;
+    i += c.units;
+  }
+  return s.slice(0, i);
+}
+
+/**
+ * Throws TOO_LARGE (details size, limit, reason "maxResultBytes") unless the JSON of a
+ * fixed-shape result (nothing in it can be cut) fits the result byte budget.
+ */
+export function assertFitsBudget(value: unknown, options: { limit: number; what: string }): void {
+  const size = jsonBytes(value);
+  if (size > options.limit) {
+    throw new WorkspaceError(
+      "TOO_LARGE",
+      `the result of ${options.what} would be ${size} bytes, over maxResultBytes (${options.limit})`,
+      { details: { size, limit: options.limit, reason: "maxResultBytes" } },
+    );
+  }
 }
 
 /** How many leading bytes are inspected for NUL to call a file binary. */

@@ -10,7 +10,16 @@ import {
   requireExisting,
   type Resolved,
 } from "./path_policy.ts";
-import { type EntryType, entryType, sha256Hex, sha256Stream } from "./text.ts";
+import {
+  assertFitsBudget,
+  type EntryType,
+  entryType,
+  type HashSkipped,
+  type Pace,
+  sha256Bounded,
+  sha256Hex,
+} from "./text.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
 
 const utf8 = new TextEncoder();
 
@@ -37,18 +46,17 @@ async function fsyncDir(abs: string): Promise<void> {
   }
 }
 
-/** sha256 of an existing regular file, read through an identity-checked handle. */
-export async function hashFile(r: Resolved, argument: string): Promise<string> {
-  const h = await openCheckedFile(r, argument);
+/**
+ * sha256 of an existing regular file, read through an identity-checked handle: streamed,
+ * cancellable, and not computed (the reason returned instead) for a file over maxHashBytes.
+ */
+export async function hashFile(
+  r: Resolved,
+  options: Pace & { argument: string; limit: number },
+): Promise<{ sha256: string } | { skipped: HashSkipped }> {
+  const h = await openCheckedFile(r, options.argument);
   try {
-    const hash = sha256Stream();
-    const buf = new Uint8Array(64 * 1024);
-    while (true) {
-      const { bytesRead } = await h.read(buf, 0, buf.length, null);
-      if (bytesRead === 0) break;
-      hash.update(buf.subarray(0, bytesRead));
-    }
-    return hash.hex();
+    return await sha256Bounded(h, options);
   } finally {
     await h.close();
   }
@@ -192,6 +200,8 @@ export interface WriteFileResult {
   size: number;
   sha256: string;
   previousSha256?: string;
+  /** Why previousSha256 is absent although a file was replaced: it was larger than maxHashBytes. */
+  previousSha256Skipped?: HashSkipped;
 }
 
 function assertReplaceable(info: Deno.FileInfo, rel: string, argument: string): void {
@@ -209,7 +219,11 @@ function assertReplaceable(info: Deno.FileInfo, rel: string, argument: string): 
 }
 
 /** Writes a whole UTF-8 file atomically; refuses to clobber unless asked, and checks expectedSha256. */
-export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<WriteFileResult> {
+export async function writeFile(
+  ws: Workspace,
+  args: WriteFileArgs,
+  options: { signal?: AbortSignal } = {},
+): Promise<WriteFileResult> {
   ws.assertWritable("write_file");
   const bytes = utf8.encode(args.content);
   if (bytes.length > ws.limits.maxWriteBytes) {
@@ -239,6 +253,7 @@ export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<Wri
   }
   const existing = r.info;
   let previousSha256: string | undefined;
+  let previousSkipped: HashSkipped | undefined;
   if (existing) {
     assertReplaceable(existing, r.rel, "path");
     if ((args.ifExists ?? "error") === "error") {
@@ -248,7 +263,22 @@ export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<Wri
         { argument: "path" },
       );
     }
-    previousSha256 = await hashFile(r, "path");
+    const hashed = await hashFile(r, {
+      argument: "path",
+      limit: ws.limits.maxHashBytes,
+      signal: options.signal,
+      maxOperationMs: ws.limits.maxOperationMs,
+    });
+    if ("skipped" in hashed) {
+      previousSkipped = hashed.skipped;
+      if (args.expectedSha256 !== undefined) {
+        throw new WorkspaceError(
+          "TOO_LARGE",
+          `${r.rel} is ${hashed.skipped.size} bytes, over maxHashBytes (${hashed.skipped.limit}): its sha256 cannot be checked against expectedSha256; nothing was written`,
+          { argument: "expectedSha256", details: { ...hashed.skipped } },
+        );
+      }
+    } else previousSha256 = hashed.sha256;
   }
   if (args.expectedSha256 !== undefined) {
     const expected = args.expectedSha256.toLowerCase();
@@ -269,7 +299,6 @@ export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<Wri
       { argument: "confirm" },
     );
   }
-  await atomicReplace(r, bytes, { existing, argument: "path" });
   const out: WriteFileResult = {
     path: r.rel,
     created: !existing,
@@ -277,6 +306,9 @@ export async function writeFile(ws: Workspace, args: WriteFileArgs): Promise<Wri
     sha256: sha256Hex(bytes),
   };
   if (previousSha256 !== undefined) out.previousSha256 = previousSha256;
+  if (previousSkipped !== undefined) out.previousSha256Skipped = previousSkipped;
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "write_file" });
+  await atomicReplace(r, bytes, { existing, argument: "path" });
   return out;
 }
 
@@ -328,6 +360,9 @@ export interface CreateDirectoryResult {
   path: string;
   created: boolean;
   createdPaths: string[];
+  /** createdPaths was cut (from its end) to fit the result byte budget. */
+  truncated?: boolean;
+  truncatedReason?: "maxResultBytes";
 }
 
 /** Creates a directory (and its parents unless parents is false); an existing directory is success. */
@@ -350,8 +385,24 @@ export async function createDirectory(
       { argument: "path" },
     );
   }
-  const createdPaths = await makeDirectories(ws, r.rel.split("/"), "path");
-  return { path: r.rel, created: createdPaths.length > 0, createdPaths };
+  const made = await makeDirectories(ws, r.rel.split("/"), "path");
+  return createdResult(ws, r.rel, made);
+}
+
+/** The create_directory result, its createdPaths list built under the result byte budget. */
+function createdResult(ws: Workspace, path: string, made: string[]): CreateDirectoryResult {
+  const out: CreateDirectoryResult = { path, created: made.length > 0, createdPaths: [] };
+  const budget = new ResultBudget(ws.limits.maxResultBytes, 0);
+  budget.take(jsonBytes(out) + jsonBytes({ truncated: true, truncatedReason: "maxResultBytes" }));
+  for (const p of made) {
+    if (!budget.takeItem(p)) {
+      out.truncated = true;
+      out.truncatedReason = "maxResultBytes";
+      break;
+    }
+    out.createdPaths.push(p);
+  }
+  return out;
 }
 
 /** Result of movePath. */
@@ -428,6 +479,14 @@ export async function movePath(
       });
     }
   }
+  // The result is known now: one that cannot fit the budget is refused before anything moves.
+  const out: MovePathResult = {
+    source: src.rel,
+    destination: dst.rel,
+    type: entryType(srcInfo),
+    overwritten: !!dstInfo,
+  };
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "move_path" });
   await assertParentUnmoved(src, "source");
   await assertParentUnmoved(dst, "destination");
   const now = await Deno.lstat(src.abs);
@@ -464,12 +523,7 @@ export async function movePath(
   }
   await fsyncDir(dst.parentAbs);
   if (src.parentAbs !== dst.parentAbs) await fsyncDir(src.parentAbs);
-  return {
-    source: src.rel,
-    destination: dst.rel,
-    type: entryType(srcInfo),
-    overwritten: !!dstInfo,
-  };
+  return out;
 }
 
 /** Result of deletePath. */
@@ -508,10 +562,12 @@ export async function deletePath(
       );
     }
   }
+  const out: DeletePathResult = { path: r.rel, type: entryType(info), deleted: true };
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "delete_path" });
   const now = await Deno.lstat(r.abs);
   assertSameIdentity(info, now, r.rel, "path");
   // Deno.remove does not follow links inside a recursively removed tree.
   await Deno.remove(r.abs, { recursive: info.isDirectory && args.recursive === true });
   await fsyncDir(r.parentAbs);
-  return { path: r.rel, type: entryType(info), deleted: true };
+  return out;
 }
