@@ -7,7 +7,6 @@ import {
   countLines,
   cutText,
   decodeUtf8Strict,
-  looksBinary,
   sha256Hex,
   textCosts,
 } from "./text.ts";
@@ -103,7 +102,8 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
       { argument: "path", details: { nlink: info.nlink } },
     );
   }
-  const original = looksBinary(bytes) ? null : decodeUtf8Strict(bytes);
+  // Any NUL, not only in the first 8 KiB: the same rule as read_file for a file it reads whole.
+  const original = bytes.indexOf(0) !== -1 ? null : decodeUtf8Strict(bytes);
   if (original === null) {
     throw new WorkspaceError("BINARY_FILE", `${r.rel} is not UTF-8 text and cannot be edited`, {
       argument: "path",

@@ -8,13 +8,11 @@ import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
   assertFitsBudget,
-  BINARY_SNIFF_BYTES,
   cutText,
   type EntryType,
   entryType,
   type HashSkipped,
   iso,
-  looksBinary,
   pacer,
   READ_CHUNK,
   sha256Hex,
@@ -74,7 +72,7 @@ function countNewlines(bytes: Uint8Array): number {
  * Reads UTF-8 text, optionally a line range. Reading stops once the range is complete,
  * unless the file is at most maxHashBytes: then the whole file is read, so its sha256 and
  * totalLines can be returned and every byte is checked for NUL and invalid UTF-8. A larger
- * file is judged on its first 8 KiB (NUL) and the returned lines, and the result carries
+ * file is judged on the lines it returns (from startLine on), and the result carries
  * sha256Skipped instead of sha256 and totalLines. Cancellable between chunks.
  */
 export async function readFile(
@@ -164,9 +162,6 @@ export async function readFile(
         break;
       }
       const chunk = buf.subarray(0, bytesRead);
-      if (size < BINARY_SNIFF_BYTES && looksBinary(chunk.subarray(0, BINARY_SNIFF_BYTES - size))) {
-        throw binaryError(r.rel);
-      }
       size += bytesRead;
       lastByte = chunk[bytesRead - 1];
       if (hash && size > hashLimit) {
