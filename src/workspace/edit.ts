@@ -3,13 +3,7 @@ import { createTwoFilesPatch } from "diff";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile } from "./path_policy.ts";
-import {
-  countLines,
-  cutText,
-  decodeUtf8Strict,
-  sha256Hex,
-  textCosts,
-} from "./text.ts";
+import { countLines, cutText, decodeUtf8Strict, sha256Hex, textCosts } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
 import { atomicReplace } from "./write.ts";
 
