@@ -296,7 +296,7 @@ Deno.test("read_media: the largest allowed file fits the budget; above it, or ab
 });
 
 Deno.test("limits: relations with the budget are checked when the workspace opens", async () => {
-  await withWorkspace(async (dir, open) => {
+  await withWorkspace(async (_dir, open) => {
     for (
       const bad of [
         { maxReadBytes: DEFAULT_LIMITS.maxResultBytes },
