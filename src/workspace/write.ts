@@ -87,9 +87,10 @@ function chainHolds(chain: readonly ChainLink[]): boolean {
 
 /** Whether abs is, right now and through a verified chain, the entry with this identity. */
 function isOursAt(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
+  // Chain, entry, chain again: a swap back and forth around the entry's look-up is caught too.
   if (!chainHolds(chain)) return false;
   const now = lstatSyncOrNull(abs);
-  return now !== null && sameIdentity(now, id);
+  return now !== null && sameIdentity(now, id) && chainHolds(chain);
 }
 
 /**
