@@ -249,7 +249,17 @@ export class PathPolicy {
             { argument },
           );
         }
-        const target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+        let target: string;
+        try {
+          target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+        } catch {
+          // It stopped being a link (or went away) between the lstat and the readlink.
+          throw new WorkspaceError(
+            "CHANGED_DURING_OPERATION",
+            `${argument} ${JSON.stringify(input)}: ${name} changed while it was checked`,
+            { argument },
+          );
+        }
         if (target.startsWith("/")) {
           const t = parts(target);
           if (startsWithParts(t, this.#rootRealParts)) {
