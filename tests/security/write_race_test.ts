@@ -174,3 +174,41 @@ Deno.test("writes under a parent swapped with an outside link: typed failures, n
     );
   });
 });
+
+Deno.test("a workspace root replaced after open is refused for reads and writes", async (t) => {
+  for (const how of ["a symlink to O", "another directory"]) {
+    await t.step(how, async () => {
+      await withEnv(async (env) => {
+        const { W, O } = env;
+        await Deno.rename(W, `${W}.orig`);
+        if (how === "a symlink to O") await Deno.symlink(O, W);
+        else {
+          await Deno.mkdir(W);
+          await Deno.writeTextFile(`${W}/inside.txt`, "impostor\n");
+        }
+        const before = await snapshot(env.base);
+        for (
+          const [name, args] of [
+            ["read_file", { path: "secret" }],
+            ["read_file", { path: "inside.txt" }],
+            ["list_directory", { path: "." }],
+            ["search_text", { query: "SECRET", path: "." }],
+            ["find_files", { pattern: "**" }],
+            ["write_file", { path: "new.txt", content: "pwned\n" }],
+            ["create_directory", { path: "nd" }],
+            ["delete_path", { path: "inside.txt", confirm: true }],
+          ] as const
+        ) {
+          await assert.rejects(
+            runOperation({ workspace: env.ws }, name, args),
+            (e) =>
+              e instanceof WorkspaceError && e.code === "CHANGED_DURING_OPERATION" &&
+              e.details?.reason === "root-replaced",
+            `${how}: ${name}`,
+          );
+        }
+        assert.deepEqual(await snapshot(env.base), before, "something changed");
+      });
+    });
+  }
+});
