@@ -87,10 +87,14 @@ function chainHolds(chain: readonly ChainLink[]): boolean {
 
 /** Whether abs is, right now and through a verified chain, the entry with this identity. */
 function isOursAt(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
-  // Chain, entry, chain again: a swap back and forth around the entry's look-up is caught too.
-  if (!chainHolds(chain)) return false;
-  const now = lstatSyncOrNull(abs);
-  return now !== null && sameIdentity(now, id) && chainHolds(chain);
+  // Chain, entry, chain, entry, chain: a swapper must flip the tree at each of these look-ups
+  // to make an entry elsewhere pass for ours.
+  for (let i = 0; i < 2; i++) {
+    if (!chainHolds(chain)) return false;
+    const now = lstatSyncOrNull(abs);
+    if (now === null || !sameIdentity(now, id)) return false;
+  }
+  return chainHolds(chain);
 }
 
 /**
