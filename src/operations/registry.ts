@@ -82,8 +82,47 @@ function argumentPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * Finds an argument object whose prototype was set through a `__proto__` key: JSON.parse keeps
+ * `"__proto__"` as an own key (which the strict schemas refuse as unknown), but a parser that
+ * assigns keys one by one (as the MCP SDK's does) turns it into the object's prototype, where a
+ * schema never sees it. Returns the argument path of the first one, or null.
+ */
+function prototypeKeyAt(value: unknown, path: PropertyKey[], depth = 0): PropertyKey[] | null {
+  if (value === null || typeof value !== "object" || depth > 64) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = prototypeKeyAt(value[i], [...path, i], depth + 1);
+      if (found) return found;
+    }
+    return null;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype || Object.hasOwn(value, "__proto__")) {
+    return [...path, "__proto__"];
+  }
+  for (const [k, v] of Object.entries(value)) {
+    const found = prototypeKeyAt(v, [...path, k], depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** Validates raw arguments against an operation's input schema; failures are INVALID_ARGUMENT. */
 export function parseInput(op: OperationDefinition, raw: unknown): unknown {
+  const protoAt = prototypeKeyAt(raw, []);
+  if (protoAt) {
+    const argument = argumentPath(protoAt);
+    throw new WorkspaceError("INVALID_ARGUMENT", `unknown argument(s): __proto__`, {
+      argument,
+      details: {
+        issues: [{
+          path: argumentPath(protoAt.slice(0, -1)),
+          message: "__proto__ is not an argument",
+        }],
+      },
+    });
+  }
   const parsed = op.inputSchema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -129,6 +168,13 @@ export async function runOperation(
   }
   const input = parseInput(op, rawInput);
   if (ctx.signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
+  // The workspace's readers/writer discipline: no write runs while another operation is between
+  // its check and its use. Held only for this one run: a confirmation asked of a person happens
+  // between two runs, never inside one.
+  const release = await ctx.workspace.lock.acquire(op.needsWrite ? "write" : "read", {
+    signal: ctx.signal,
+    timeoutMs: ctx.workspace.limits.maxOperationMs,
+  });
   try {
     return (await op.run(ctx, input)) as Record<string, unknown>;
   } catch (err) {
@@ -144,5 +190,7 @@ export async function runOperation(
       });
     }
     throw e;
+  } finally {
+    release();
   }
 }

@@ -28,6 +28,18 @@ export interface Resolved {
   parentAbs: string;
   /** The last component's name on disk ("" for the root). */
   name: string;
+  /**
+   * The directories from the root down to the parent that existed when checked, each with the
+   * identity it had then (the root's is the one pinned at open): what verifyChain re-checks.
+   */
+  chain: readonly ChainLink[];
+}
+
+/** One directory of a checked chain: its absolute path and the identity it was checked with. */
+export interface ChainLink {
+  abs: string;
+  dev: number;
+  ino: number | null;
 }
 
 /** How a path is resolved. */
@@ -190,8 +202,11 @@ export class PathPolicy {
       queue = input.split("/");
     }
     const followLeaf = options.followLeaf;
+    this.verifyRoot(argument);
 
     const stack: string[] = [];
+    // Identity of each existing stack entry as the walk saw it (null: missing).
+    const ids: ({ dev: number; ino: number | null } | null)[] = [];
     let missingFrom: number | null = null;
     let hops = 0;
     while (queue.length > 0) {
@@ -200,11 +215,13 @@ export class PathPolicy {
       if (c === "..") {
         if (stack.length === 0) throw outside("escapes the workspace");
         stack.pop();
+        ids.pop();
         if (missingFrom !== null && stack.length <= missingFrom) missingFrom = null;
         continue;
       }
       if (missingFrom !== null) {
         stack.push(c);
+        ids.push(null);
         continue;
       }
       // "name/" and "name/." ask for what name leads to, as in POSIX: only a bare final name is "last".
@@ -221,6 +238,7 @@ export class PathPolicy {
       if (info === null) {
         missingFrom = stack.length;
         stack.push(name);
+        ids.push(null);
         continue;
       }
       if (info.isSymlink && (!isLast || followLeaf)) {
@@ -231,14 +249,26 @@ export class PathPolicy {
             { argument },
           );
         }
-        const target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+        let target: string;
+        try {
+          target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+        } catch {
+          // It stopped being a link (or went away) between the lstat and the readlink.
+          throw new WorkspaceError(
+            "CHANGED_DURING_OPERATION",
+            `${argument} ${JSON.stringify(input)}: ${name} changed while it was checked`,
+            { argument },
+          );
+        }
         if (target.startsWith("/")) {
           const t = parts(target);
           if (startsWithParts(t, this.#rootRealParts)) {
             stack.length = 0;
+            ids.length = 0;
             queue = [...t.slice(this.#rootRealParts.length), ...queue];
           } else if (startsWithParts(t, this.#rootGivenParts)) {
             stack.length = 0;
+            ids.length = 0;
             queue = [...t.slice(this.#rootGivenParts.length), ...queue];
           } else {
             throw outside(
@@ -258,9 +288,16 @@ export class PathPolicy {
         );
       }
       stack.push(name);
+      ids.push({ dev: info.dev, ino: info.ino });
     }
 
     const abs = joinAbs(this.rootReal, stack);
+    const chain: ChainLink[] = [{ abs: this.rootReal, ...this.rootId }];
+    for (let i = 0; i < stack.length - 1; i++) {
+      const id = ids[i];
+      if (id === null) break;
+      chain.push({ abs: joinAbs(this.rootReal, stack.slice(0, i + 1)), dev: id.dev, ino: id.ino });
+    }
     const exists = missingFrom === null;
     const info = exists ? await lstatOrNull(abs) : null;
     return {
@@ -270,7 +307,32 @@ export class PathPolicy {
       parentExists: missingFrom === null || missingFrom >= stack.length - 1,
       parentAbs: stack.length === 0 ? "" : joinAbs(this.rootReal, stack.slice(0, -1)),
       name: stack.length === 0 ? "" : stack[stack.length - 1],
+      chain,
     };
+  }
+
+  /**
+   * Throws CHANGED_DURING_OPERATION unless the root is still the directory pinned at open (not
+   * a symbolic link, not another directory put in its place).
+   */
+  verifyRoot(argument?: string): void {
+    let info: Deno.FileInfo | null = null;
+    try {
+      info = Deno.lstatSync(this.rootReal);
+    } catch {
+      // gone or unreadable: changed
+    }
+    if (
+      info === null || info.isSymlink || !info.isDirectory || info.dev !== this.rootId.dev ||
+      info.ino !== this.rootId.ino
+    ) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        "the workspace root was replaced after the workspace was opened (it is no longer the " +
+          "same directory); nothing was done: restart on the intended directory",
+        { argument, details: { reason: "root-replaced" } },
+      );
+    }
   }
 
   async #lstatComponent(dir: string, name: string, argument: string) {
@@ -348,6 +410,43 @@ export function refuseSpecial(info: Deno.FileInfo, rel: string, argument: string
       `${argument} ${rel} is a special file (FIFO, socket or device) and is refused`,
       { argument },
     );
+  }
+}
+
+/**
+ * Re-verifies a checked directory chain, synchronously (no other task runs in between): each
+ * directory, from the root down, is reached by its path, is a directory and not a link, and has
+ * the identity it was checked with. Throws CHANGED_DURING_OPERATION naming argument otherwise.
+ * Because the kernel walks the whole path for every look-up, an identical identity for a
+ * directory means a mutation by that path at that moment lands in the checked directory.
+ */
+export function verifyChain(
+  chain: readonly ChainLink[],
+  what: { rel: string; argument: string },
+): void {
+  for (let i = 0; i < chain.length; i++) {
+    const link = chain[i];
+    let info: Deno.FileInfo | null = null;
+    try {
+      info = Deno.lstatSync(link.abs);
+    } catch {
+      // gone or unreadable: changed
+    }
+    if (
+      info === null || info.isSymlink || !info.isDirectory || info.dev !== link.dev ||
+      info.ino !== link.ino
+    ) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        i === 0
+          ? `the workspace root was replaced after the workspace was opened; nothing was done to ${what.rel}`
+          : `a directory above ${what.rel} was replaced or moved since it was checked`,
+        {
+          argument: what.argument,
+          details: { reason: i === 0 ? "root-replaced" : "parent-changed" },
+        },
+      );
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 import { PathPolicy } from "./path_policy.ts";
 import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
+import { ReadersWriterLock } from "./lock.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -21,6 +22,8 @@ export class Workspace {
   readonly limits: Readonly<Limits>;
   /** Whether write operations are enabled. */
   readonly writable: boolean;
+  /** Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation). */
+  readonly lock: ReadersWriterLock = new ReadersWriterLock();
 
   private constructor(policy: PathPolicy, limits: Limits, writable: boolean) {
     this.policy = policy;

@@ -2,13 +2,15 @@
 import fsp from "node:fs/promises";
 import { constants as FS } from "node:fs";
 import type { Workspace } from "./workspace.ts";
-import { WorkspaceError } from "./errors.ts";
+import { toWorkspaceError, WorkspaceError } from "./errors.ts";
 import {
   assertSameIdentity,
+  type ChainLink,
   openCheckedFile,
   refuseSpecial,
   requireExisting,
   type Resolved,
+  verifyChain,
 } from "./path_policy.ts";
 import {
   assertFitsBudget,
@@ -62,15 +64,90 @@ export async function hashFile(
   }
 }
 
+/** A file or directory identity: what a checked name must still lead to. */
+type Identity = { dev: number; ino: number | null };
+
+function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+function lstatSyncOrNull(abs: string): Deno.FileInfo | null {
+  try {
+    return Deno.lstatSync(abs);
+  } catch {
+    return null;
+  }
+}
+
+function joinChild(dir: string, name: string): string {
+  return `${dir === "/" ? "" : dir}/${name}`;
+}
+
+/** Whether a checked chain still holds (every directory the same, none a link), without throwing. */
+function chainHolds(chain: readonly ChainLink[]): boolean {
+  try {
+    verifyChain(chain, { rel: "", argument: "" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether abs is, right now and through a verified chain, the entry with this identity. */
+function isOursAt(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
+  // Chain, entry, chain, entry, chain: a swapper must flip the tree at each of these look-ups
+  // to make an entry elsewhere pass for ours.
+  for (let i = 0; i < 2; i++) {
+    if (!chainHolds(chain)) return false;
+    const now = lstatSyncOrNull(abs);
+    if (now === null || !sameIdentity(now, id)) return false;
+  }
+  return chainHolds(chain);
+}
+
+/**
+ * Removes an entry this operation created (a temp file or directory) by its path, only when the
+ * chain verifies and the path still leads to it; otherwise leaves it. Returns whether it is gone.
+ */
+function removeOwn(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
+  if (!isOursAt(chain, abs, id)) return false;
+  try {
+    Deno.removeSync(abs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function changed(
+  message: string,
+  argument: string,
+  details: Record<string, unknown> = {},
+): WorkspaceError {
+  return new WorkspaceError("CHANGED_DURING_OPERATION", message, { argument, details });
+}
+
+/** The chain ending at a resolved path's parent directory (which must exist). */
+function parentChain(target: Pick<Resolved, "chain" | "parentAbs" | "rel">, argument: string) {
+  const last = target.chain[target.chain.length - 1];
+  if (last === undefined || last.abs !== target.parentAbs) {
+    throw changed(`the parent directory of ${target.rel} is missing or changed`, argument, {
+      reason: "parent-changed",
+    });
+  }
+  return target.chain;
+}
+
 /**
  * Throws CHANGED_DURING_OPERATION unless the checked parent directory of a resolved path is
- * still reached without symbolic links: an ancestor swapped for a link (to outside the
- * workspace) after resolution would otherwise redirect the create, link or rename.
+ * still reached without symbolic links and, when its checked chain is known, every directory
+ * from the pinned root down still has the identity it was checked with.
  */
 export async function assertParentUnmoved(
-  target: Pick<Resolved, "parentAbs" | "rel">,
+  target: Pick<Resolved, "parentAbs" | "rel"> & Partial<Pick<Resolved, "chain">>,
   argument: string,
 ): Promise<void> {
+  if (target.chain !== undefined) verifyChain(target.chain, { rel: target.rel, argument });
   let real: string | null = null;
   try {
     real = await Deno.realPath(target.parentAbs);
@@ -87,9 +164,13 @@ export async function assertParentUnmoved(
 }
 
 /**
- * Replaces (or creates) a file atomically: temp file in the same directory, write,
- * fsync, identity checks of the directory and of the replaced file, rename, fsync the
- * directory. A crash leaves the old or the new content, never a mix.
+ * Replaces (or creates) a file atomically: an empty temp file with a random name in the same
+ * directory, verified to have landed there (chain and identity) before any byte is written;
+ * write, fsync, identity checks of the chain, the temp file and the replaced file; rename (or,
+ * for a new file, link); a check that the result is where it was meant to be; fsync the
+ * directory. A crash leaves the old or the new content, never a mix. The rename's source is a
+ * random name that exists only in the checked directory, so a parent swapped right before it
+ * makes it fail instead of acting elsewhere.
  */
 export async function atomicReplace(
   target: Resolved,
@@ -97,88 +178,100 @@ export async function atomicReplace(
   options: { existing: Deno.FileInfo | null; argument: string },
 ): Promise<void> {
   const { argument, existing } = options;
+  const chain = parentChain(target, argument);
   await assertParentUnmoved(target, argument);
-  const parent = await Deno.lstat(target.parentAbs);
-  if (!parent.isDirectory) {
-    throw new WorkspaceError(
-      "CHANGED_DURING_OPERATION",
-      `the parent of ${target.rel} changed; nothing was written`,
-      {
-        argument,
-      },
-    );
-  }
-  const tmpAbs = `${target.parentAbs === "/" ? "" : target.parentAbs}/${TEMP_PREFIX}${
-    randomHex(8)
-  }`;
+  const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+  const tmpAbs = joinChild(target.parentAbs, tmpName);
+  const tmpRel = target.rel.includes("/")
+    ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
+    : tmpName;
+  verifyChain(chain, { rel: target.rel, argument });
   const h = await fsp.open(tmpAbs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
-  let renamed = false;
+  let tmpId: Identity | null = null;
+  let committed = false;
   try {
     try {
+      const st = await h.stat();
+      tmpId = { dev: st.dev, ino: st.ino };
+      // Before any byte is written: the temp file must be in the checked directory.
+      if (!isOursAt(chain, tmpAbs, tmpId)) {
+        throw changed(
+          `a directory above ${target.rel} was replaced while the temporary file was created; nothing was written`,
+          argument,
+          { reason: "parent-changed" },
+        );
+      }
       // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
       if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
       await h.writeFile(content);
       await h.sync();
-      const tmpStat = await h.stat();
-      // The temp file must still be where we put it, in the directory we checked.
-      const again = await Deno.lstat(target.parentAbs);
-      assertSameIdentity(parent, again, target.rel, argument);
-      const tmpByPath = await Deno.lstat(tmpAbs);
-      assertSameIdentity({ dev: tmpStat.dev, ino: tmpStat.ino }, tmpByPath, target.rel, argument);
-      if (existing) {
-        let now: Deno.FileInfo;
-        try {
-          now = await Deno.lstat(target.abs);
-        } catch {
-          throw new WorkspaceError(
-            "CHANGED_DURING_OPERATION",
-            `${target.rel} was removed meanwhile; nothing was written`,
-            {
-              argument,
-            },
-          );
-        }
-        assertSameIdentity(existing, now, target.rel, argument);
-      }
-      await assertParentUnmoved(target, argument);
     } finally {
       await h.close();
     }
-    if (!existing) {
-      // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
+    // Synchronous from here to the rename: no other task of this process runs in between.
+    verifyChain(chain, { rel: target.rel, argument });
+    if (!isOursAt(chain, tmpAbs, tmpId)) {
+      throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
+    }
+    if (existing) {
+      const now = lstatSyncOrNull(target.abs);
+      if (now === null) {
+        throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
+      }
+      assertSameIdentity(existing, now, target.rel, argument);
+      Deno.renameSync(tmpAbs, target.abs);
+      committed = true;
+    } else {
       try {
-        await Deno.link(tmpAbs, target.abs);
+        // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
+        Deno.linkSync(tmpAbs, target.abs);
+        committed = true;
       } catch (err) {
         if (err instanceof Deno.errors.AlreadyExists) {
           throw new WorkspaceError(
             "ALREADY_EXISTS",
             `${target.rel} was created by someone else meanwhile`,
-            {
-              argument,
-            },
+            { argument },
           );
         }
+        if (err instanceof Deno.errors.NotFound) {
+          throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
+        }
         // No hard links on this file system: check, then rename.
-        if (await Deno.lstat(target.abs).then(() => true, () => false)) {
+        if (lstatSyncOrNull(target.abs) !== null) {
           throw new WorkspaceError(
             "ALREADY_EXISTS",
             `${target.rel} was created by someone else meanwhile`,
-            {
-              argument,
-            },
+            { argument },
           );
         }
-        await Deno.rename(tmpAbs, target.abs);
-        renamed = true;
+        verifyChain(chain, { rel: target.rel, argument });
+        Deno.renameSync(tmpAbs, target.abs);
+        committed = true;
       }
-      if (!renamed) await Deno.remove(tmpAbs);
-    } else {
-      await Deno.rename(tmpAbs, target.abs);
     }
-    renamed = true;
+    // The result must be where it was meant to be: the kernel looked the names up again.
+    if (!isOursAt(chain, target.abs, tmpId)) {
+      throw changed(
+        `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
+          "been placed elsewhere (the kernel sandbox closes this window)",
+        argument,
+        { reason: "swapped-during-commit" },
+      );
+    }
+    if (lstatSyncOrNull(tmpAbs) !== null) removeOwn(chain, tmpAbs, tmpId); // the link's source
     await fsyncDir(target.parentAbs);
   } finally {
-    if (!renamed) await Deno.remove(tmpAbs).catch(() => {});
+    if (!committed && tmpId !== null && !removeOwn(chain, tmpAbs, tmpId)) {
+      // Not removable through a verified path: left where it is, and said so.
+      // deno-lint-ignore no-unsafe-finally
+      throw changed(
+        `a directory above ${target.rel} changed; the temporary file ${tmpRel} could not be ` +
+          "removed safely and was left",
+        argument,
+        { reason: "parent-changed", leftBehind: [tmpRel] },
+      );
+    }
   }
 }
 
@@ -248,7 +341,9 @@ export async function writeFile(
         { argument: "path" },
       );
     }
-    await makeDirectories(ws, r.rel.split("/").slice(0, -1), "path");
+    const dirs = r.rel.split("/").slice(0, -1);
+    assertDepth(ws, dirs.length, "path");
+    await makeDirectories(ws, { chain: r.chain, segs: dirs }, "path");
     r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   }
   const existing = r.info;
@@ -312,47 +407,127 @@ export async function writeFile(
   return out;
 }
 
-/** Creates each missing directory of a real workspace-relative path, one level at a time. */
-async function makeDirectories(ws: Workspace, segs: string[], argument: string): Promise<string[]> {
-  const created: string[] = [];
-  for (let i = 1; i <= segs.length; i++) {
-    const rel = segs.slice(0, i).join("/");
-    const abs = ws.policy.absOf(rel);
-    let info: Deno.FileInfo | null = null;
-    try {
-      info = await Deno.lstat(abs);
-    } catch (err) {
-      if (!(err instanceof Deno.errors.NotFound)) throw err;
-    }
-    if (info === null) {
-      await assertParentUnmoved({
-        parentAbs: ws.policy.absOf(segs.slice(0, i - 1).join("/") || "."),
-        rel,
-      }, argument);
-      try {
-        await Deno.mkdir(abs);
-        created.push(rel);
-      } catch (err) {
-        if (!(err instanceof Deno.errors.AlreadyExists)) throw err;
+/** Throws INVALID_ARGUMENT (naming maxDepth) when a directory path is deeper than the limit. */
+function assertDepth(ws: Workspace, depth: number, argument: string): void {
+  if (depth > ws.limits.maxDepth) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      `${argument} is ${depth} directories deep, over the maxDepth limit of ${ws.limits.maxDepth}; nothing was created`,
+      { argument, details: { limit: "maxDepth", value: ws.limits.maxDepth, depth } },
+    );
+  }
+}
+
+/**
+ * Creates each missing directory of segs (a real workspace-relative path) below the existing
+ * part of its checked chain, one level at a time, each as a random-named directory renamed to
+ * its name after it was verified to be in the checked parent. A constant number of system calls
+ * per level (the parent's identity stands for its chain: the kernel walks the path each time).
+ * On failure, what was created is removed where that can be done through verified paths.
+ */
+async function makeDirectories(
+  ws: Workspace,
+  from: { chain: readonly ChainLink[]; segs: readonly string[] },
+  argument: string,
+): Promise<string[]> {
+  const { segs } = from;
+  const chain: ChainLink[] = [...from.chain];
+  const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
+  const parentOk = (link: ChainLink) => {
+    const now = lstatSyncOrNull(link.abs);
+    return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
+  };
+  try {
+    verifyChain(chain, { rel: segs.join("/"), argument });
+    for (let i = chain.length - 1; i < segs.length; i++) {
+      const parent = chain[chain.length - 1];
+      const name = segs[i];
+      const rel = segs.slice(0, i + 1).join("/");
+      const abs = joinChild(parent.abs, name);
+      ws.policy.verifyRoot(argument);
+      if (!parentOk(parent)) {
+        throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
+          reason: "parent-changed",
+        });
       }
-      info = await Deno.lstat(abs);
-    }
-    if (info.isSymlink) {
-      throw new WorkspaceError(
-        "CHANGED_DURING_OPERATION",
-        `${rel} became a symbolic link meanwhile; stopped`,
-        {
+      let info = lstatSyncOrNull(abs);
+      if (info === null) {
+        const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+        const tmpAbs = joinChild(parent.abs, tmpName);
+        const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
+        Deno.mkdirSync(tmpAbs);
+        const made = lstatSyncOrNull(tmpAbs);
+        if (made === null || !made.isDirectory || !parentOk(parent)) {
+          const gone = made !== null && removeOwn([parent], tmpAbs, made);
+          throw changed(
+            `a directory above ${rel} was replaced while it was created; stopped`,
+            argument,
+            { reason: "parent-changed", ...(gone ? {} : { leftBehind: [tmpRel] }) },
+          );
+        }
+        try {
+          Deno.renameSync(tmpAbs, abs);
+        } catch (err) {
+          // Created meanwhile (or a non-empty directory, or a file, took the name).
+          if (!removeOwn([parent], tmpAbs, made)) {
+            throw changed(`${rel} changed while it was created`, argument, {
+              leftBehind: [tmpRel],
+            });
+          }
+          info = lstatSyncOrNull(abs);
+          if (info === null) throw err;
+        }
+        if (info === null) {
+          const now = lstatSyncOrNull(abs);
+          if (now === null || !sameIdentity(now, made) || !parentOk(parent)) {
+            throw changed(
+              `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
+              argument,
+              { reason: "swapped-during-commit" },
+            );
+          }
+          created.push({ rel, chain: [...chain], id: made });
+          info = now;
+        }
+      }
+      if (info.isSymlink) {
+        throw changed(`${rel} became a symbolic link meanwhile; stopped`, argument);
+      }
+      if (!info.isDirectory) {
+        throw new WorkspaceError("NOT_A_DIRECTORY", `${rel} exists and is not a directory`, {
           argument,
-        },
-      );
+        });
+      }
+      chain.push({ abs, dev: info.dev, ino: info.ino });
     }
-    if (!info.isDirectory) {
-      throw new WorkspaceError("NOT_A_DIRECTORY", `${rel} exists and is not a directory`, {
-        argument,
+  } catch (err) {
+    // Undo, deepest first, only through verified paths; say what could not be undone.
+    const left: string[] = [];
+    for (const c of created.reverse()) {
+      if (
+        !removeOwn(
+          c.chain,
+          joinChild(c.chain[c.chain.length - 1].abs, c.rel.split("/").pop()!),
+          c.id,
+        )
+      ) {
+        left.push(c.rel);
+      }
+    }
+    if (left.length > 0 && err instanceof WorkspaceError) {
+      throw new WorkspaceError(err.code, err.message, {
+        argument: err.argument,
+        details: {
+          ...err.details,
+          leftBehind: [...((err.details?.leftBehind as string[]) ?? []), ...left],
+        },
+        cause: err,
       });
     }
+    throw err;
   }
-  return created;
+  await fsyncDir(chain[Math.max(0, from.chain.length - 1)].abs);
+  return created.map((c) => c.rel);
 }
 
 /** Result of createDirectory. */
@@ -365,7 +540,11 @@ export interface CreateDirectoryResult {
   truncatedReason?: "maxResultBytes";
 }
 
-/** Creates a directory (and its parents unless parents is false); an existing directory is success. */
+/**
+ * Creates a directory (and its parents unless parents is false); an existing directory is
+ * success. Its depth below the workspace root is bounded by maxDepth, checked before anything
+ * is created.
+ */
 export async function createDirectory(
   ws: Workspace,
   args: { path: string; parents?: boolean },
@@ -378,6 +557,8 @@ export async function createDirectory(
       argument: "path",
     });
   }
+  const segs = r.rel.split("/");
+  assertDepth(ws, segs.length, "path");
   if (!r.parentExists && args.parents === false) {
     throw new WorkspaceError(
       "NOT_FOUND",
@@ -385,7 +566,7 @@ export async function createDirectory(
       { argument: "path" },
     );
   }
-  const made = await makeDirectories(ws, r.rel.split("/"), "path");
+  const made = await makeDirectories(ws, { chain: r.chain, segs }, "path");
   return createdResult(ws, r.rel, made);
 }
 
@@ -411,6 +592,55 @@ export interface MovePathResult {
   destination: string;
   type: EntryType;
   overwritten: boolean;
+}
+
+/**
+ * Removes one entry (file, link, or empty directory) whose parent chain was checked: verify,
+ * rename it to a random name in the same directory, verify that the renamed entry is the one
+ * checked and is still in that directory, then remove the random name. A parent swapped at the
+ * last moment can make the rename act elsewhere (reported), never the removal: the random name
+ * exists nowhere else.
+ */
+function removeChecked(
+  chain: readonly ChainLink[],
+  entry: { abs: string; rel: string; id: Identity },
+  argument: string,
+): void {
+  const parent = chain[chain.length - 1];
+  verifyChain(chain, { rel: entry.rel, argument });
+  const now = lstatSyncOrNull(entry.abs);
+  if (now === null || !sameIdentity(now, entry.id)) {
+    throw changed(`${entry.rel} was replaced or moved since it was checked`, argument, {
+      reason: "entry-changed",
+    });
+  }
+  const victim = joinChild(parent.abs, `${TEMP_PREFIX}del-${randomHex(8)}`);
+  try {
+    Deno.renameSync(entry.abs, victim);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== "EBUSY" && code !== "EXDEV" && code !== "EPERM") throw err;
+    // A mount point cannot be renamed: remove it by its verified name.
+    verifyChain(chain, { rel: entry.rel, argument });
+    Deno.removeSync(entry.abs);
+    return;
+  }
+  if (!isOursAt(chain, victim, entry.id)) {
+    throw changed(
+      `a directory above ${entry.rel} was swapped while it was removed; the entry may have been renamed elsewhere`,
+      argument,
+      { reason: "swapped-during-commit" },
+    );
+  }
+  try {
+    Deno.removeSync(victim);
+  } catch (err) {
+    // Not removable (a directory that became non-empty, say): give it its name back.
+    if (isOursAt(chain, victim, entry.id) && lstatSyncOrNull(entry.abs) === null) {
+      Deno.renameSync(victim, entry.abs);
+    }
+    throw err;
+  }
 }
 
 /** Moves or renames a file, directory or link (the link itself) inside the workspace. */
@@ -487,39 +717,66 @@ export async function movePath(
     overwritten: !!dstInfo,
   };
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "move_path" });
+  const srcChain = parentChain(src, "source");
+  const dstChain = parentChain(dst, "destination");
   await assertParentUnmoved(src, "source");
   await assertParentUnmoved(dst, "destination");
-  const now = await Deno.lstat(src.abs);
+  // Synchronous from the checks to the rename and the check after it.
+  verifyChain(srcChain, { rel: src.rel, argument: "source" });
+  verifyChain(dstChain, { rel: dst.rel, argument: "destination" });
+  const now = lstatSyncOrNull(src.abs);
+  if (now === null) throw changed(`${src.rel} was removed meanwhile; nothing was moved`, "source");
   assertSameIdentity(srcInfo, now, src.rel, "source");
+  if (dstInfo) {
+    const there = lstatSyncOrNull(dst.abs);
+    if (there === null || !sameIdentity(there, dstInfo)) {
+      throw changed(`${dst.rel} was replaced meanwhile; nothing was moved`, "destination");
+    }
+  }
   let linked = false;
   if (!dstInfo && !srcInfo.isDirectory) {
     // No-clobber for non-directories: a hard link fails if the destination appeared meanwhile.
     try {
-      await Deno.link(src.abs, dst.abs);
+      Deno.linkSync(src.abs, dst.abs);
       linked = true;
     } catch (err) {
       if (err instanceof Deno.errors.AlreadyExists) {
         throw new WorkspaceError(
           "ALREADY_EXISTS",
           `${dst.rel} was created by someone else meanwhile`,
-          {
-            argument: "destination",
-          },
+          { argument: "destination" },
         );
       }
       // Hard links unsupported here: fall back to rename after the check above.
     }
   }
-  if (linked) {
-    await Deno.remove(src.abs);
-  } else {
-    await Deno.rename(src.abs, dst.abs);
+  if (!linked) Deno.renameSync(src.abs, dst.abs);
+  // Where did it land? The kernel looked both names up again.
+  if (!isOursAt(dstChain, dst.abs, srcInfo) || !chainHolds(srcChain)) {
+    // Roll back only through verified chains, and check that the rollback did what it meant to.
+    let rolledBack = false;
+    if (linked) {
+      const there = lstatSyncOrNull(dst.abs);
+      if (chainHolds(dstChain) && there !== null && sameIdentity(there, srcInfo)) {
+        Deno.removeSync(dst.abs);
+        rolledBack = true;
+      }
+    } else if (chainHolds(dstChain) && chainHolds(srcChain)) {
+      const there = lstatSyncOrNull(dst.abs);
+      if (there !== null && sameIdentity(there, srcInfo) && lstatSyncOrNull(src.abs) === null) {
+        Deno.renameSync(dst.abs, src.abs);
+        rolledBack = isOursAt(srcChain, src.abs, srcInfo);
+      }
+    }
+    throw changed(
+      `a directory above ${src.rel} or ${dst.rel} was swapped during the move` +
+        (rolledBack ? "; it was undone" : "; it could not be undone safely and was left as it is"),
+      "destination",
+      { reason: "swapped-during-commit", rolledBack },
+    );
   }
-  const moved = await Deno.lstat(dst.abs);
-  if (moved.dev !== srcInfo.dev || moved.ino !== srcInfo.ino) {
-    // Something else was swapped in under the checked name: put it back and refuse.
-    await Deno.rename(dst.abs, src.abs).catch(() => {});
-    assertSameIdentity(srcInfo, moved, src.rel, "source");
+  if (linked) {
+    removeChecked(srcChain, { abs: src.abs, rel: src.rel, id: srcInfo }, "source");
   }
   await fsyncDir(dst.parentAbs);
   if (src.parentAbs !== dst.parentAbs) await fsyncDir(src.parentAbs);
@@ -531,6 +788,47 @@ export interface DeletePathResult {
   path: string;
   type: EntryType;
   deleted: true;
+}
+
+/** Most removed paths listed in a CHANGED_DURING_OPERATION error of a recursive delete. */
+const MAX_REPORTED_REMOVED = 100;
+
+/**
+ * Removes a directory tree it checked, entry by entry and never through a link: each directory
+ * is entered by a verified chain and its identity is checked after it is listed; each entry is
+ * lstat'ed and removed by removeChecked (links are removed, never followed).
+ */
+async function removeTree(
+  chain: readonly ChainLink[],
+  dir: { abs: string; rel: string; id: Identity },
+  removed: string[],
+): Promise<void> {
+  verifyChain(chain, { rel: dir.rel, argument: "path" });
+  const here = lstatSyncOrNull(dir.abs);
+  if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
+    throw changed(`${dir.rel} was replaced or moved since it was checked`, "path", {
+      reason: "entry-changed",
+    });
+  }
+  const inner: ChainLink[] = [...chain, { abs: dir.abs, dev: dir.id.dev, ino: dir.id.ino }];
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir.abs)) names.push(e.name);
+  // The listing must have been of the checked directory.
+  verifyChain(inner, { rel: dir.rel, argument: "path" });
+  for (const name of names) {
+    const abs = joinChild(dir.abs, name);
+    const rel = `${dir.rel}/${name}`;
+    const info = lstatSyncOrNull(abs);
+    if (info === null) continue; // gone meanwhile
+    if (info.isDirectory && !info.isSymlink) {
+      await removeTree(inner, { abs, rel, id: info }, removed);
+    } else {
+      removeChecked(inner, { abs, rel, id: info }, "path");
+      removed.push(rel);
+    }
+  }
+  removeChecked(chain, dir, "path");
+  removed.push(dir.rel);
 }
 
 /** Deletes a file, link (never its target) or directory; needs confirm: true, and recursive for non-empty directories. */
@@ -564,10 +862,45 @@ export async function deletePath(
   }
   const out: DeletePathResult = { path: r.rel, type: entryType(info), deleted: true };
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "delete_path" });
-  const now = await Deno.lstat(r.abs);
-  assertSameIdentity(info, now, r.rel, "path");
-  // Deno.remove does not follow links inside a recursively removed tree.
-  await Deno.remove(r.abs, { recursive: info.isDirectory && args.recursive === true });
+  const chain = parentChain(r, "path");
+  const target = { abs: r.abs, rel: r.rel, id: { dev: info.dev, ino: info.ino } };
+  if (info.isDirectory && args.recursive === true) {
+    const removed: string[] = [];
+    try {
+      await removeTree(chain, target, removed);
+    } catch (err) {
+      const e = toWorkspaceError(err, "path");
+      if (e.code !== "CHANGED_DURING_OPERATION" || removed.length === 0) throw e;
+      throw new WorkspaceError(
+        e.code,
+        `${e.message}; stopped after removing ${removed.length} entr${
+          removed.length === 1 ? "y" : "ies"
+        } of ${r.rel}`,
+        {
+          argument: "path",
+          details: {
+            ...e.details,
+            removedCount: removed.length,
+            removed: removed.slice(0, MAX_REPORTED_REMOVED),
+          },
+          cause: err,
+        },
+      );
+    }
+  } else {
+    try {
+      removeChecked(chain, target, "path");
+    } catch (err) {
+      if ((err as { code?: string }).code === "ENOTEMPTY") {
+        throw new WorkspaceError(
+          "DIRECTORY_NOT_EMPTY",
+          `${r.rel} became non-empty meanwhile (pass recursive: true to delete it and its contents)`,
+          { argument: "recursive" },
+        );
+      }
+      throw err;
+    }
+  }
   await fsyncDir(r.parentAbs);
   return out;
 }
