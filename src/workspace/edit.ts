@@ -1,5 +1,5 @@
 /** edit_file: exact, unambiguous text replacements with a unified diff; line endings kept. */
-import { createTwoFilesPatch } from "diff";
+import { unifiedDiff } from "./patch.ts";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile } from "./path_policy.ts";
@@ -185,9 +185,7 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
     sha256After: changed ? sha256Hex(afterBytes) : sha256Before,
   };
   if (changed) {
-    const diff = createTwoFilesPatch(r.rel, r.rel, before, text, undefined, undefined, {
-      context: 3,
-    });
+    const { diff } = unifiedDiff(r.rel, before, text);
     const fixed = jsonBytes({ ...out, truncated: true, truncatedReason: "maxResultBytes" });
     const room = ws.limits.maxResultBytes - fixed;
     if (textCosts(diff).json <= room) out.diff = diff;
