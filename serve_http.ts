@@ -59,7 +59,7 @@ async function main(): Promise<number> {
         "pid-file": { type: "string" },
         "shutdown-timeout": { type: "string", default: "10" },
         "body-timeout": { type: "string", default: "30" },
-        "unused-session-timeout": { type: "string", default: "60" },
+        "unused-session": { type: "string", default: "60" },
         limit: { type: "string", multiple: true },
       },
       strict: true,
@@ -86,9 +86,9 @@ async function main(): Promise<number> {
     if (!Number.isFinite(bodyTimeoutMs) || bodyTimeoutMs <= 0) {
       throw new UsageError("--body-timeout must be seconds > 0");
     }
-    const unusedSessionMs = Number(values["unused-session-timeout"]) * 1000;
+    const unusedSessionMs = Number(values["unused-session"]) * 1000;
     if (!Number.isFinite(unusedSessionMs) || unusedSessionMs <= 0) {
-      throw new UsageError("--unused-session-timeout must be seconds > 0");
+      throw new UsageError("--unused-session must be seconds > 0");
     }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
     const envToken = envIfAllowed(TOKEN_ENV) || undefined;
