@@ -7,7 +7,16 @@ import { parseArgs } from "node:util";
 import { settledWithin } from "./src/async.ts";
 import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
-import { isLive, readPidFile, removePidFile, writePidFile } from "./src/server/pid_file.ts";
+import {
+  checkPidFile,
+  newPidSecret,
+  pidFileProof,
+  type PidRecord,
+  placePidFile,
+  readPidFile,
+  removePidFile,
+  writePidFile,
+} from "./src/server/pid_file.ts";
 
 /** Exit codes of serve_http.ts. */
 export const EXIT_HTTP = { ok: 0, usage: 2, portInUse: 3, alreadyRunning: 4 } as const;
@@ -49,6 +58,8 @@ async function main(): Promise<number> {
         "page-size": { type: "string", default: "50" },
         "pid-file": { type: "string" },
         "shutdown-timeout": { type: "string", default: "10" },
+        "body-timeout": { type: "string", default: "30" },
+        "unused-session": { type: "string", default: "60" },
         limit: { type: "string", multiple: true },
       },
       strict: true,
@@ -71,20 +82,32 @@ async function main(): Promise<number> {
     if (!Number.isFinite(shutdownMs) || shutdownMs < 0) {
       throw new UsageError("--shutdown-timeout must be seconds >= 0");
     }
+    const bodyTimeoutMs = Number(values["body-timeout"]) * 1000;
+    if (!Number.isFinite(bodyTimeoutMs) || bodyTimeoutMs <= 0) {
+      throw new UsageError("--body-timeout must be seconds > 0");
+    }
+    const unusedSessionMs = Number(values["unused-session"]) * 1000;
+    if (!Number.isFinite(unusedSessionMs) || unusedSessionMs <= 0) {
+      throw new UsageError("--unused-session must be seconds > 0");
+    }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
-    let token = envIfAllowed(TOKEN_ENV) || undefined;
+    const envToken = envIfAllowed(TOKEN_ENV) || undefined;
+    let tokens = envToken === undefined ? [] : [envToken];
     if (values["token-file"] !== undefined) {
       try {
-        token = (await Deno.readTextFile(resolveFromInvocation(values["token-file"]))).trim();
+        // One token a line; each identifies one client (legacy sessions are shared fairly).
+        tokens = (await Deno.readTextFile(resolveFromInvocation(values["token-file"])))
+          .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
       } catch (err) {
         throw new UsageError(`cannot read --token-file: ${(err as Error).message}`);
       }
+      if (tokens.length === 0) throw new UsageError("--token-file holds no token");
     }
-    if (token !== undefined && token.length < 16) {
+    if (tokens.some((t) => t.length < 16)) {
       throw new UsageError("the bearer token must be at least 16 characters");
     }
     const host = values.host;
-    if (!isLoopback(host) && token === undefined) {
+    if (!isLoopback(host) && tokens.length === 0) {
       throw new UsageError(
         `refusing to listen on ${host} without authentication: anyone who can reach it could use the workspace. ` +
           `Set ${TOKEN_ENV} or --token-file, or bind to 127.0.0.1`,
@@ -107,16 +130,27 @@ async function main(): Promise<number> {
     const pidFile = values["pid-file"] === undefined
       ? undefined
       : resolveFromInvocation(values["pid-file"]);
+    let pidFilePlace: string | undefined;
     if (pidFile !== undefined) {
       const existing = await readPidFile(pidFile);
-      if (existing && await isLive(existing)) {
+      if (existing && (await checkPidFile(pidFile, existing)).status === "proven") {
         log(
           `a wmcp server (pid ${existing.pid}, ${existing.url}) is already running for pid file ${pidFile}`,
         );
         return EXIT_HTTP.alreadyRunning;
       }
-      if (existing) log(`replacing stale pid file ${pidFile} (pid ${existing.pid} is not serving)`);
+      if (existing) {
+        log(`replacing stale pid file ${pidFile} (pid ${existing.pid} does not prove it serves)`);
+      }
+      try {
+        pidFilePlace = await placePidFile(pidFile, workspace.policy.rootReal);
+      } catch (err) {
+        throw new UsageError(`cannot use --pid-file: ${(err as Error).message}`);
+      }
     }
+    // The pid file's secret and record: /healthz proves this server wrote that file.
+    const pidSecret = newPidSecret();
+    let pidRecord: PidRecord | undefined;
     const extraHosts = [...(values["allowed-host"] ?? [])];
     if (!isLoopback(host) && host !== "0.0.0.0" && host !== "::") {
       extraHosts.push(host.includes(":") ? `[${host}]` : host);
@@ -126,9 +160,16 @@ async function main(): Promise<number> {
       endpoint: values.endpoint,
       allowedHosts: extraHosts,
       allowedOrigins: values["allowed-origin"] ?? [],
-      token,
+      tokens,
       pageSize,
+      bodyTimeoutMs,
+      unusedSessionMs,
       requestStateKey: stateKey,
+      healthProof: (challenge) =>
+        pidRecord === undefined || pidFilePlace === undefined ? undefined : pidFileProof(
+          pidSecret,
+          { challenge, ...pidRecord, path: pidFilePlace },
+        ),
       onError: (err) => log(`error: ${err.message}`),
     });
     handlerClose = handler.close;
@@ -159,7 +200,15 @@ async function main(): Promise<number> {
     const shownHost = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
     url = `http://${shownHost}:${addr.port}${values.endpoint}`;
     if (pidFile !== undefined) {
-      await writePidFile(pidFile, { pid: Deno.pid, url, startedAt: new Date().toISOString() });
+      const record: PidRecord = {
+        pid: Deno.pid,
+        url,
+        startedAt: new Date().toISOString(),
+        root: workspace.policy.rootReal,
+        secret: pidSecret,
+      };
+      await writePidFile(pidFile, record);
+      pidRecord = record;
     }
     await Deno.stdout.write(
       new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),

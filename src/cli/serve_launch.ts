@@ -30,9 +30,10 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
     flags.push("--unstable-no-legacy-abort");
     const pidFile = str(values["pid-file"]);
     if (pidFile !== undefined) {
+      // The pid file and the temporary file it is written through (renamed over it).
       const p = resolveFromInvocation(pidFile);
-      read.push(p);
-      write.push(p);
+      read.push(p, `${p}.tmp`);
+      write.push(p, `${p}.tmp`);
     }
     for (const f of ["token-file", "state-key-file"] as const) {
       const v = str(values[f]);

@@ -1,14 +1,74 @@
-/** The pid file of an HTTP server: who is running, where, and whether it is stale. */
+/**
+ * The pid file of an HTTP server, bound to that server by a secret only the two share.
+ *
+ * The server writes `{pid, url, startedAt, root, secret}` (mode 0600, through a temporary file
+ * renamed over the pid file) and keeps the secret in memory. Anyone who later trusts the file
+ * (`serve stop`, a second server on the same pid file) sends `/healthz` a fresh random challenge;
+ * the server answers with an HMAC under the secret of the challenge, its pid, url, root and the
+ * real path where it wrote the file. The secret never crosses the wire, a replayed answer proves
+ * nothing, and a file whose pid, url or root was edited, or that was copied or moved elsewhere,
+ * fails the proof. See docs/decisions/0016.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
 
 /** What a pid file records. */
 export interface PidRecord {
+  /** The process to signal. */
   pid: number;
+  /** The MCP endpoint URL (its /healthz answers the identity challenge). */
   url: string;
+  /** When the server started (ISO 8601). */
   startedAt: string;
+  /** The real path of the served workspace. */
+  root: string;
+  /** The shared secret (base64url, 32 random bytes). */
+  secret: string;
+}
+
+/** A pid file as read: pid and url always; the rest when the writer recorded them. */
+export type PidFileContents = Pick<PidRecord, "pid" | "url"> & Partial<PidRecord>;
+
+/** Why a pid file is not trusted. */
+export type PidFileRefusal =
+  | "pid-out-of-range"
+  | "url-not-loopback"
+  | "no-secret"
+  | "writable-by-others"
+  | "inside-workspace"
+  | "unproven";
+
+/** What asking the server named by a pid file established. */
+export type PidFileCheck =
+  | { status: "proven" }
+  | { status: "unreachable" }
+  | { status: "refused"; reason: PidFileRefusal; message: string };
+
+const PROOF_LABEL = "wmcp-pid-file/1";
+const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+/** Largest /healthz answer read while checking a pid file (bytes). */
+const MAX_HEALTH_BYTES = 4096;
+
+/** A new random secret for a pid file. */
+export function newPidSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(
+    /=+$/,
+    "",
+  );
+}
+
+/** The identity proof for a challenge: HMAC-SHA256 (hex) under the secret. */
+export function pidFileProof(
+  secret: string,
+  claim: { challenge: string; pid: number; url: string; root: string; path: string },
+): string {
+  const message = [PROOF_LABEL, claim.challenge, claim.pid, claim.url, claim.root, claim.path]
+    .join("\n");
+  return createHmac("sha256", secret).update(message).digest("hex");
 }
 
 /** Reads a pid file; null when it is absent or unreadable as a record. */
-export async function readPidFile(path: string): Promise<PidRecord | null> {
+export async function readPidFile(path: string): Promise<PidFileContents | null> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -17,17 +77,78 @@ export async function readPidFile(path: string): Promise<PidRecord | null> {
     throw err;
   }
   try {
-    const r = JSON.parse(text) as PidRecord;
-    if (Number.isSafeInteger(r.pid) && typeof r.url === "string") return r;
+    const r = JSON.parse(text) as Record<string, unknown>;
+    if (typeof r !== "object" || r === null) return null;
+    if (!Number.isSafeInteger(r.pid) || typeof r.url !== "string") return null;
+    const out: PidFileContents = { pid: r.pid as number, url: r.url };
+    for (const k of ["startedAt", "root", "secret"] as const) {
+      if (typeof r[k] === "string") out[k] = r[k] as string;
+    }
+    return out;
   } catch {
     // A damaged pid file is stale.
+    return null;
   }
-  return null;
 }
 
-/** Writes a pid file (one small write; needs write permission on that path only). */
+function inside(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith("/") ? root : `${root}/`);
+}
+
+function tmpPathOf(path: string): string {
+  return `${path}.tmp`;
+}
+
+async function removeIfPresent(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  }
+}
+
+/**
+ * Where a pid file will really be (its directory's links resolved), refusing a place inside the
+ * workspace (an agent could read the secret there, or write a forged file). Creates and removes
+ * `PATH.tmp` to learn it, so it needs only the permissions writePidFile needs.
+ */
+export async function placePidFile(path: string, workspaceRoot: string): Promise<string> {
+  const tmp = tmpPathOf(path);
+  await removeIfPresent(tmp);
+  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+  f.close();
+  let real: string;
+  try {
+    real = await Deno.realPath(tmp);
+  } finally {
+    await removeIfPresent(tmp);
+  }
+  const place = `${real.slice(0, real.lastIndexOf("/"))}/${path.slice(path.lastIndexOf("/") + 1)}`;
+  if (inside(place, workspaceRoot)) {
+    throw new Error(
+      `the pid file ${path} lies inside the served workspace ${workspaceRoot}; put it elsewhere`,
+    );
+  }
+  return place;
+}
+
+/**
+ * Writes a pid file atomically, mode 0600: the record goes to `PATH.tmp` (created new, never
+ * through an existing file or link) and is renamed over PATH, so a reader sees the old file or
+ * the whole new one. Needs write permission on PATH and PATH.tmp.
+ */
 export async function writePidFile(path: string, record: PidRecord): Promise<void> {
-  await Deno.writeTextFile(path, JSON.stringify(record) + "\n", { mode: 0o600 });
+  const tmp = tmpPathOf(path);
+  await removeIfPresent(tmp);
+  const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+  try {
+    const bytes = new TextEncoder().encode(JSON.stringify(record) + "\n");
+    let o = 0;
+    while (o < bytes.length) o += await f.write(bytes.subarray(o));
+  } finally {
+    f.close();
+  }
+  await Deno.rename(tmp, path);
 }
 
 /** Removes a pid file if it still names this process. */
@@ -36,18 +157,128 @@ export async function removePidFile(path: string, pid: number): Promise<void> {
   if (r?.pid === pid) await Deno.remove(path).catch(() => {});
 }
 
-/** True when the server a record names still answers /healthz with the same pid. */
-export async function isLive(record: PidRecord, timeoutMs = 1500): Promise<boolean> {
+function isLoopbackUrl(url: string): boolean {
+  let u: URL;
   try {
-    const health = new URL("/healthz", record.url);
-    const res = await fetch(health, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) {
-      await res.body?.cancel();
-      return false;
-    }
-    const body = await res.json() as { pid?: unknown };
-    return body.pid === record.pid;
+    u = new URL(url);
   } catch {
     return false;
   }
+  if (u.protocol !== "http:" || u.username !== "" || u.password !== "") return false;
+  const h = u.hostname;
+  return h === "localhost" || h === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function refused(reason: PidFileRefusal, message: string): PidFileCheck {
+  return { status: "refused", reason, message };
+}
+
+/**
+ * The checks that need no server: a pid above 1, a loopback http URL, a secret, a file no one
+ * else may write, and a file outside the workspace it names. Undefined when all pass.
+ */
+export async function pidFileRefusal(
+  path: string,
+  record: PidFileContents,
+): Promise<PidFileCheck | undefined> {
+  if (!(record.pid > 1)) {
+    return refused("pid-out-of-range", `pid ${record.pid} is not a single process (must be > 1)`);
+  }
+  if (!isLoopbackUrl(record.url)) {
+    return refused("url-not-loopback", `url ${JSON.stringify(record.url)} is not loopback http`);
+  }
+  if (record.secret === undefined || !SECRET_PATTERN.test(record.secret)) {
+    return refused("no-secret", "the pid file carries no secret (forged, or from an older wmcp)");
+  }
+  const info = await Deno.stat(path);
+  if (info.mode !== null && (info.mode & 0o022) !== 0) {
+    return refused("writable-by-others", "the pid file is writable by group or others");
+  }
+  const real = await Deno.realPath(path);
+  if (record.root !== undefined && inside(real, record.root)) {
+    return refused("inside-workspace", `the pid file lies inside the workspace ${record.root}`);
+  }
+  return undefined;
+}
+
+async function readCapped(res: Response, max: number): Promise<string | null> {
+  if (res.body === null) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (true) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) {
+    all.set(c, o);
+    o += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/**
+ * Establishes whether the server a pid file names is the one that wrote it: the static checks,
+ * then a fresh challenge to its /healthz whose answer must be the HMAC under the file's secret
+ * of the challenge, the file's pid, url and root and the file's real path. "unreachable" when
+ * nothing answers there (the file is stale).
+ */
+export async function checkPidFile(
+  path: string,
+  record: PidFileContents,
+  options: { timeoutMs?: number } = {},
+): Promise<PidFileCheck> {
+  const early = await pidFileRefusal(path, record);
+  if (early !== undefined) return early;
+  const real = await Deno.realPath(path);
+  const challenge = Array.from(crypto.getRandomValues(new Uint8Array(32)))
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+  let text: string | null;
+  let status: number;
+  try {
+    const health = new URL("/healthz", record.url);
+    health.searchParams.set("challenge", challenge);
+    const res = await fetch(health, {
+      redirect: "manual",
+      signal: AbortSignal.timeout(options.timeoutMs ?? 1500),
+    });
+    status = res.status;
+    text = await readCapped(res, MAX_HEALTH_BYTES);
+  } catch {
+    return { status: "unreachable" };
+  }
+  if (status !== 200 || text === null) {
+    return refused("unproven", `${record.url} did not answer the identity challenge`);
+  }
+  let body: { pid?: unknown; proof?: unknown };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return refused("unproven", `${record.url} did not answer the identity challenge`);
+  }
+  const expected = pidFileProof(record.secret!, {
+    challenge,
+    pid: record.pid,
+    url: record.url,
+    root: record.root ?? "",
+    path: real,
+  });
+  const ok = body.pid === record.pid && typeof body.proof === "string" &&
+    body.proof.length === expected.length &&
+    timingSafeEqual(new TextEncoder().encode(body.proof), new TextEncoder().encode(expected));
+  if (!ok) {
+    return refused(
+      "unproven",
+      `the server at ${record.url} did not prove it wrote this pid file (pid, url, root, place or secret differ)`,
+    );
+  }
+  return { status: "proven" };
 }

@@ -176,13 +176,13 @@ Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and st
   }
 });
 
-/** Runs `cli serve stop` with just the permissions it needs. */
-function serveStop(root: string, pidFile: string): Promise<Deno.CommandOutput> {
+/** Runs `cli serve stop` with just the permissions it needs (read on the pid file's directory). */
+function serveStop(pidDir: string, pidFile: string): Promise<Deno.CommandOutput> {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--no-prompt",
-      `--allow-read=${root}`,
+      `--allow-read=${pidDir}`,
       "--allow-net=127.0.0.1",
       "--allow-run=kill",
       CLI,
@@ -198,39 +198,46 @@ function serveStop(root: string, pidFile: string): Promise<Deno.CommandOutput> {
 
 Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve stop` stops and waits", async () => {
   const root = await makeWorkspace();
-  const pidFile = `${root}/server.pid`;
+  // Outside the workspace: a server refuses a pid file inside the one it serves.
+  const pidDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
+  const pidFile = `${pidDir}/server.pid`;
+  const pidPaths = `${pidFile},${pidFile}.tmp`;
   await Deno.writeTextFile(
     pidFile,
     JSON.stringify({ pid: 999999, url: "http://127.0.0.1:9/mcp", startedAt: "x" }),
   );
   const server = await startHttpServer(root, {
     args: ["--pid-file", pidFile],
-    extraFlags: [`--allow-write=${pidFile}`],
+    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`],
   });
   try {
     assert.match(server.stderr(), /stale pid file/);
     const rec = JSON.parse(await Deno.readTextFile(pidFile));
     assert.deepEqual([rec.pid, rec.url], [server.pid, server.url]);
 
-    const second = await runServeHttp(root, ["--port", "0", "--pid-file", pidFile]);
+    const second = await runServeHttp(root, ["--port", "0", "--pid-file", pidFile], [
+      `--allow-read=${pidPaths}`,
+      `--allow-write=${pidPaths}`,
+    ]);
     assert.equal(second.code, 4);
     assert.match(
       second.stderr,
       new RegExp(`already running.*pid ${server.pid}|pid ${server.pid}.*already running`),
     );
 
-    const stop = await serveStop(root, pidFile);
+    const stop = await serveStop(pidDir, pidFile);
     const line = JSON.parse(new TextDecoder().decode(stop.stdout));
     assert.equal(stop.code, 0, new TextDecoder().decode(stop.stderr));
     assert.deepEqual([line.event, line.pid], ["stopped", server.pid]);
     assert.equal((await server.status).code, 0);
     await assert.rejects(Deno.stat(pidFile), "the pid file is removed on exit");
 
-    const again = await serveStop(root, pidFile);
+    const again = await serveStop(pidDir, pidFile);
     assert.equal(again.code, 3, "nothing to stop");
   } finally {
     await server.stop();
     await Deno.remove(root, { recursive: true });
+    await Deno.remove(pidDir, { recursive: true });
   }
 });
 

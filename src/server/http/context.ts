@@ -1,0 +1,29 @@
+/** What the HTTP guards share: the hono environment they run in and the JSON-RPC error answer. */
+import type { Context } from "hono";
+
+/** The hono environment of the handler: what a guard learned, for the handlers after it. */
+export interface HttpEnv {
+  Variables: {
+    /** Who sent the request: the bearer token's client id, or "anonymous" without tokens. */
+    client: string;
+  };
+}
+
+/** The guards' context type. */
+export type HttpContext = Context<HttpEnv>;
+
+/** A JSON-RPC error answer without an id (the request was refused before dispatch). */
+export function jsonRpcError(
+  status: number,
+  error: { code: number; message: string },
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: null,
+      error: { code: error.code, message: error.message },
+    }),
+    { status, headers: { "content-type": "application/json", ...headers } },
+  );
+}

@@ -1,0 +1,282 @@
+/**
+ * The legacy (initialization-era) session table: one sessionful transport and McpServer per
+ * `initialize`, bounded so that no client can lock the others out. A session never used after
+ * its `initialize` expires after `unusedSessionMs`; any session idle for `sessionIdleMs` expires;
+ * a full table evicts the least recently used IDLE session (one with no request in flight and no
+ * open stream) of the client holding the most sessions, so one client (one token) can only ever
+ * evict its own sessions or those of a client holding at least as many. See docs/decisions/0015.
+ */
+import {
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import type { ServerFactory } from "../factory.ts";
+import { jsonRpcError } from "./context.ts";
+
+/** Default most open legacy sessions. */
+export const DEFAULT_MAX_SESSIONS = 100;
+/** Default time after which an idle session is closed (ms). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+/** Default time after which a session never used after its `initialize` is closed (ms). */
+export const DEFAULT_UNUSED_SESSION_MS = 60 * 1000;
+
+/** Options of the legacy session table. */
+export interface LegacySessionsOptions {
+  /** Builds each session's McpServer. */
+  factory: ServerFactory;
+  /** Most open sessions. */
+  maxSessions: number;
+  /** A session idle this long is closed (ms). */
+  sessionIdleMs: number;
+  /** A session never used after its `initialize` is closed this long after it (ms). */
+  unusedSessionMs: number;
+  /** Largest request body the transports accept (bytes). */
+  maxBodyBytes: number;
+  /** SSE keep-alive interval (ms). */
+  keepAliveMs: number;
+  /** The clock (ms); injectable for tests. */
+  now: () => number;
+  /** Out-of-band errors. */
+  onError: (err: Error) => void;
+}
+
+/** One open session. */
+interface Session {
+  id: string;
+  /** The client (token) that opened it; only that client may use it. */
+  client: string;
+  transport: WebStandardStreamableHTTPServerTransport;
+  server: McpServer;
+  createdAt: number;
+  lastSeen: number;
+  /** Whether any request carried its id after the `initialize`. */
+  used: boolean;
+  /** Requests in flight plus open response streams. */
+  busy: number;
+}
+
+/** The session table and how the handler talks to it. */
+export interface LegacySessions {
+  /** Serves a legacy request from `client` (its session, or a new one for an `initialize`). */
+  serve(req: Request, client: string): Promise<Response>;
+  /** The servers of the open sessions (for notifications). */
+  servers(): McpServer[];
+  /** Number of open sessions. */
+  size(): number;
+  /** Closes the sessions' standalone GET streams. */
+  closeIdleStreams(): void;
+  /** Closes every session and stops the expiry timer. */
+  close(): Promise<void>;
+}
+
+/**
+ * Calls `done` once when the response's body has been sent in full, failed or been cancelled
+ * by the peer (at once for a response without a body). The body flows through unchanged.
+ */
+function onBodyEnd(res: Response, done: () => void): Response {
+  if (res.body === null) {
+    done();
+    return res;
+  }
+  let ended = false;
+  const end = () => {
+    if (!ended) {
+      ended = true;
+      done();
+    }
+  };
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    pull: async (c) => {
+      try {
+        const { done: finished, value } = await reader.read();
+        if (finished) {
+          end();
+          c.close();
+        } else c.enqueue(value);
+      } catch (err) {
+        end();
+        c.error(err);
+      }
+    },
+    cancel: (reason) => {
+      end();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+}
+
+/** Creates the legacy session table. */
+export function createLegacySessions(options: LegacySessionsOptions): LegacySessions {
+  const sessions = new Map<string, Session>();
+  /** Initializations admitted whose session is not in the table yet. */
+  let pending = 0;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const sweepEveryMs = Math.max(
+    1000,
+    Math.min(options.unusedSessionMs, options.sessionIdleMs) / 4,
+  );
+
+  const closeSession = async (id: string) => {
+    const s = sessions.get(id);
+    if (!s) return;
+    sessions.delete(id);
+    if (sessions.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+    await s.transport.close().catch(() => {});
+    await s.server.close().catch(() => {});
+  };
+
+  const expired = (s: Session, now: number) =>
+    s.busy === 0 &&
+    ((!s.used && now - s.createdAt >= options.unusedSessionMs) ||
+      now - s.lastSeen >= options.sessionIdleMs);
+
+  const sweep = async () => {
+    const now = options.now();
+    const gone = [...sessions.values()].filter((s) => expired(s, now));
+    await Promise.all(gone.map((s) => closeSession(s.id)));
+  };
+
+  /**
+   * The session to evict for a newcomer from `client` when the table is full: an idle session
+   * of a client holding at least as many sessions as the newcomer's, the most loaded client
+   * first, then the least recently used. None when every such session is busy.
+   */
+  const victim = (client: string): Session | undefined => {
+    const held = new Map<string, number>();
+    for (const s of sessions.values()) held.set(s.client, (held.get(s.client) ?? 0) + 1);
+    const own = held.get(client) ?? 0;
+    let best: Session | undefined;
+    for (const s of sessions.values()) {
+      const load = held.get(s.client)!;
+      if (s.busy > 0 || load < own) continue;
+      if (
+        best === undefined || load > held.get(best.client)! ||
+        (load === held.get(best.client)! && s.lastSeen < best.lastSeen)
+      ) best = s;
+    }
+    return best;
+  };
+
+  const track = (s: Session, res: Response): Response =>
+    onBodyEnd(res, () => {
+      s.busy--;
+      s.lastSeen = options.now();
+    });
+
+  const serveSession = async (req: Request, client: string, id: string): Promise<Response> => {
+    const s = sessions.get(id);
+    // A session belongs to the client that opened it; to anyone else it does not exist.
+    if (!s || s.client !== client) {
+      return jsonRpcError(404, { code: -32001, message: "Session not found" });
+    }
+    s.used = true;
+    s.lastSeen = options.now();
+    s.busy++;
+    let res: Response;
+    try {
+      res = await s.transport.handleRequest(req);
+    } catch (err) {
+      s.busy--;
+      throw err;
+    }
+    if (req.method.toUpperCase() === "DELETE") {
+      s.busy--;
+      await closeSession(id);
+      return res;
+    }
+    return track(s, res);
+  };
+
+  const open = async (req: Request, client: string): Promise<Response> => {
+    let body: unknown;
+    try {
+      body = await req.clone().json();
+    } catch {
+      return jsonRpcError(400, { code: -32700, message: "Parse error" });
+    }
+    const isInit = !Array.isArray(body) && (body as { method?: unknown })?.method === "initialize";
+    if (!isInit) {
+      return jsonRpcError(400, {
+        code: -32000,
+        message: "Bad Request: Mcp-Session-Id header is required (send initialize first)",
+      });
+    }
+    if (sessions.size + pending >= options.maxSessions) {
+      const v = victim(client);
+      if (v === undefined) {
+        return jsonRpcError(503, {
+          code: -32000,
+          message: "Too many open sessions, all in use; close one (DELETE) or retry later",
+        });
+      }
+      // Out of the table at once, so a concurrent newcomer cannot pick the same victim.
+      void closeSession(v.id);
+    }
+    pending++;
+    let created: Session | undefined;
+    try {
+      const server = options.factory({ era: "legacy", requestInfo: req });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        onsessioninitialized: (id) => {
+          const now = options.now();
+          created = {
+            id,
+            client,
+            transport,
+            server,
+            createdAt: now,
+            lastSeen: now,
+            used: false,
+            busy: 1, // its initialize response, until that is sent
+          };
+          sessions.set(id, created);
+          timer ??= setInterval(() => void sweep(), sweepEveryMs);
+        },
+        onsessionclosed: (id) => void closeSession(id),
+        maxRequestBodySize: options.maxBodyBytes,
+        keepAliveMs: options.keepAliveMs,
+      });
+      transport.onerror = options.onError;
+      await server.connect(transport);
+      const res = await transport.handleRequest(req, { parsedBody: body });
+      return created === undefined ? res : track(created, res);
+    } finally {
+      pending--;
+    }
+  };
+
+  return {
+    serve: async (req, client) => {
+      await sweep();
+      const id = req.headers.get("mcp-session-id");
+      if (id !== null) return await serveSession(req, client, id);
+      if (req.method.toUpperCase() !== "POST") {
+        return jsonRpcError(400, {
+          code: -32000,
+          message: "Bad Request: Mcp-Session-Id header is required",
+        });
+      }
+      return await open(req, client);
+    },
+    servers: () => [...sessions.values()].map((s) => s.server),
+    size: () => sessions.size,
+    closeIdleStreams: () => {
+      for (const s of sessions.values()) s.transport.closeStandaloneSSEStream();
+    },
+    close: async () => {
+      if (timer !== undefined) clearInterval(timer);
+      timer = undefined;
+      await Promise.all([...sessions.keys()].map(closeSession));
+    },
+  };
+}

@@ -1,0 +1,360 @@
+/**
+ * HTTP floods before authentication (issue 8, section 4): a request that fails a check needing
+ * no body (Host, Origin, token, method, content type) is answered WITHOUT a byte of its body
+ * being read, the guards answer in their documented order, and a body that passed them is read
+ * under a size cap and a time limit. In process through the handler's fetch, with bodies that
+ * record whether they were pulled; over a real 127.0.0.1 socket where the socket is the subject
+ * (a slow body, many refused uploads at once).
+ */
+import assert from "node:assert/strict";
+import { Workspace } from "../../mod.ts";
+import {
+  createHttpHandler,
+  DEFAULT_MAX_BODY_BYTES,
+  type HttpHandler,
+} from "../../src/server/http.ts";
+import { makeWorkspace, MODERN } from "../server/_harness.ts";
+
+const TOKEN = "flood-test-token-0123456789";
+const URL_ = "http://127.0.0.1/mcp";
+
+/** A never-ending body that records whether anyone pulled it (nothing is read ahead). */
+function probeBody(): { body: ReadableStream<Uint8Array>; pulled: () => number } {
+  let pulls = 0;
+  const chunk = new Uint8Array(256 * 1024).fill(0x20);
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      pulls++;
+      c.enqueue(chunk);
+    },
+  }, { highWaterMark: 0 });
+  return { body, pulled: () => pulls };
+}
+
+/** A complete modern tools/list body as a stream that records whether it was pulled. */
+function toolsListBody(): { body: ReadableStream<Uint8Array>; pulled: () => number } {
+  let pulls = 0;
+  const bytes = new TextEncoder().encode(JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/list",
+    params: {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": { name: "flood", version: "0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+  }));
+  let sent = false;
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      pulls++;
+      if (sent) c.close();
+      else {
+        sent = true;
+        c.enqueue(bytes);
+      }
+    },
+  }, { highWaterMark: 0 });
+  return { body, pulled: () => pulls };
+}
+
+function goodHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    host: "127.0.0.1:3000",
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    authorization: `Bearer ${TOKEN}`,
+    "mcp-protocol-version": MODERN,
+    "mcp-method": "tools/list",
+    ...extra,
+  };
+}
+
+function send(
+  handler: HttpHandler,
+  init: { method?: string; headers: Record<string, string>; body: ReadableStream<Uint8Array> },
+): Promise<Response> {
+  return handler.fetch(
+    new Request(URL_, { method: init.method ?? "POST", headers: init.headers, body: init.body }),
+  );
+}
+
+async function withHandler(
+  options: { bodyTimeoutMs?: number; maxBodyBytes?: number },
+  body: (handler: HttpHandler) => Promise<void>,
+): Promise<void> {
+  const root = await makeWorkspace();
+  const workspace = await Workspace.open({ root, writable: false, limits: {} });
+  const handler = createHttpHandler({ workspace, token: TOKEN, ...options });
+  try {
+    await body(handler);
+  } finally {
+    await handler.close();
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+/** What each check answers, with headers that fail it and every check before it passing. */
+const REFUSALS: {
+  name: string;
+  method?: string;
+  headers: Record<string, string>;
+  status: number;
+  message: RegExp;
+}[] = [
+  {
+    name: "foreign Host",
+    headers: goodHeaders({ host: "evil.example" }),
+    status: 403,
+    message: /Invalid Host/,
+  },
+  {
+    name: "foreign Origin",
+    headers: goodHeaders({ origin: "http://evil.example" }),
+    status: 403,
+    message: /Invalid Origin/,
+  },
+  {
+    name: "no token",
+    headers: (() => {
+      const h = goodHeaders();
+      delete h.authorization;
+      return h;
+    })(),
+    status: 401,
+    message: /Unauthorized/,
+  },
+  {
+    name: "wrong token",
+    headers: goodHeaders({ authorization: "Bearer not-the-token-0123456789" }),
+    status: 401,
+    message: /Unauthorized/,
+  },
+  {
+    name: "method PUT",
+    method: "PUT",
+    headers: goodHeaders(),
+    status: 405,
+    message: /Method not allowed/,
+  },
+  {
+    name: "text/plain body",
+    headers: goodHeaders({ "content-type": "text/plain" }),
+    status: 415,
+    message: /Unsupported Media Type/,
+  },
+  {
+    name: "declared Content-Length over the cap",
+    headers: goodHeaders({ "content-length": String(DEFAULT_MAX_BODY_BYTES + 1) }),
+    status: 413,
+    message: /Request body over/,
+  },
+];
+
+Deno.test("a request refused by a check that needs no body is answered without reading its body", async () => {
+  await withHandler({}, async (handler) => {
+    for (const r of REFUSALS) {
+      const probe = probeBody();
+      const res = await send(handler, { method: r.method, headers: r.headers, body: probe.body });
+      const answer = await res.json();
+      assert.equal(res.status, r.status, r.name);
+      assert.match(answer.error.message, r.message, r.name);
+      assert.equal(answer.jsonrpc, "2.0", r.name);
+      assert.equal(probe.pulled(), 0, `${r.name}: no byte of the body was read`);
+    }
+    // The probe does record reads: a never-ending body that passed every check is read, up to
+    // the cap, and refused as too large.
+    const endless = probeBody();
+    const big = await send(handler, { headers: goodHeaders(), body: endless.body });
+    assert.equal(big.status, 413);
+    await big.body?.cancel();
+    assert.ok(endless.pulled() > 0, "a request that passed the checks has its body read");
+    assert.ok(
+      endless.pulled() * 256 * 1024 <= DEFAULT_MAX_BODY_BYTES + 256 * 1024,
+      "reading stopped at the cap",
+    );
+    // And a good request is served from the body it read.
+    const ok = toolsListBody();
+    const served = await send(handler, { headers: goodHeaders(), body: ok.body });
+    assert.equal(served.status, 200);
+    assert.match(await served.text(), /read_file/);
+    assert.ok(ok.pulled() > 0);
+  });
+});
+
+Deno.test("the guards answer in order: Host, Origin, token, method, content type, body", async () => {
+  await withHandler({}, async (handler) => {
+    // Each row fails its own check and every check after it; the first one answers.
+    const everythingWrong = {
+      host: "evil.example",
+      origin: "http://evil.example",
+      "content-type": "text/plain",
+      "content-length": String(DEFAULT_MAX_BODY_BYTES * 2),
+    };
+    const steps: [string, Record<string, string | undefined>, number, RegExp][] = [
+      ["Host", everythingWrong, 403, /Invalid Host/],
+      ["Origin", { ...everythingWrong, host: "localhost:1" }, 403, /Invalid Origin/],
+      ["token", { ...everythingWrong, host: "localhost:1", origin: undefined }, 401, /Unauth/],
+    ];
+    for (const [name, extra, status, message] of steps) {
+      const headers = goodHeaders();
+      delete headers.authorization;
+      for (const [k, v] of Object.entries(extra)) {
+        if (v === undefined) delete headers[k];
+        else headers[k] = v;
+      }
+      const probe = probeBody();
+      const res = await send(handler, { method: "PUT", headers, body: probe.body });
+      assert.equal(res.status, status, name);
+      assert.match((await res.json()).error.message, message, name);
+      assert.equal(probe.pulled(), 0, name);
+    }
+    const authed = { ...goodHeaders(), ...everythingWrong, host: "localhost", origin: "" };
+    delete (authed as Record<string, string>).origin;
+    const method = probeBody();
+    const m = await send(handler, { method: "PUT", headers: authed, body: method.body });
+    assert.equal(m.status, 405, "method before content type and size");
+    assert.equal(m.headers.get("allow"), "GET, POST, DELETE");
+    await m.body?.cancel();
+    const type = probeBody();
+    const t = await send(handler, { headers: authed, body: type.body });
+    assert.equal(t.status, 415, "content type before size");
+    await t.body?.cancel();
+    assert.equal(method.pulled() + type.pulled(), 0);
+    // /healthz needs no token but passes Host and Origin first.
+    const h = await handler.fetch(
+      new Request("http://127.0.0.1/healthz", { headers: { host: "evil.example" } }),
+    );
+    assert.equal(h.status, 403);
+    await h.body?.cancel();
+  });
+});
+
+/** Reads from a raw connection until `pattern` shows up or the peer closes; bounded by ms. */
+async function readUntil(conn: Deno.Conn, pattern: RegExp, ms: number): Promise<string> {
+  const buf = new Uint8Array(16 * 1024);
+  let text = "";
+  const deadline = Date.now() + ms;
+  while (!pattern.test(text) && Date.now() < deadline) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const n = await Promise.race([
+      conn.read(buf).catch(() => null),
+      new Promise<"wait">((r) => (timer = setTimeout(() => r("wait"), deadline - Date.now()))),
+    ]);
+    clearTimeout(timer);
+    if (n === null || n === "wait") break;
+    text += new TextDecoder().decode(buf.subarray(0, n));
+  }
+  return text;
+}
+
+async function withSocketServer(
+  options: { bodyTimeoutMs?: number },
+  body: (port: number) => Promise<void>,
+): Promise<void> {
+  await withHandler(options, async (handler) => {
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      handler.fetch,
+    );
+    try {
+      await body(server.addr.port);
+    } finally {
+      await server.shutdown();
+    }
+  });
+}
+
+function postHead(port: number, extra: string): string {
+  return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+    `Accept: application/json, text/event-stream\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+    `MCP-Protocol-Version: ${MODERN}\r\nMcp-Method: tools/list\r\n${extra}\r\n`;
+}
+
+Deno.test("a slow body over a real socket is cut by the time limit with 408", async () => {
+  await withSocketServer({ bodyTimeoutMs: 300 }, async (port) => {
+    // A body that stops after 10 of 1000 declared bytes.
+    const stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      await stalled.write(
+        new TextEncoder().encode(postHead(port, "Content-Length: 1000\r\n") + '{"jsonrpc"'),
+      );
+      const answer = await readUntil(stalled, /\r\n\r\n[\s\S]*\}/, 5000);
+      assert.match(answer, /^HTTP\/1\.1 408/, "answered 408 within the bound, not left hanging");
+      assert.match(answer, /not received within 300 ms/);
+    } finally {
+      stalled.close();
+    }
+    // A body that keeps dripping one byte at a time never ends: the limit is on the whole
+    // body, not on the gap between bytes.
+    const drip = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      await drip.write(new TextEncoder().encode(postHead(port, "Transfer-Encoding: chunked\r\n")));
+      const answer = readUntil(drip, /\r\n\r\n[\s\S]*\}/, 5000);
+      let answered = false;
+      answer.then(() => (answered = true));
+      for (let i = 0; i < 100 && !answered; i++) {
+        await drip.write(new TextEncoder().encode("1\r\n \r\n")).catch(() => {});
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.match(await answer, /^HTTP\/1\.1 408/);
+    } finally {
+      drip.close();
+    }
+    // A prompt body on the same server is served as usual.
+    const fast = await Deno.connect({ hostname: "127.0.0.1", port });
+    try {
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientInfo": { name: "flood", version: "0" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      });
+      await fast.write(new TextEncoder().encode(
+        postHead(port, `Content-Length: ${body.length}\r\nConnection: close\r\n`) + body,
+      ));
+      const answer = await readUntil(fast, /read_file/, 5000);
+      assert.match(answer, /^HTTP\/1\.1 200/);
+    } finally {
+      fast.close();
+    }
+  });
+});
+
+Deno.test("40 uploads with a foreign Host are all refused at once, before their bodies arrive", async () => {
+  await withSocketServer({}, async (port) => {
+    const conns = await Promise.all(
+      Array.from({ length: 40 }, () => Deno.connect({ hostname: "127.0.0.1", port })),
+    );
+    try {
+      // Each sends a chunked upload of 1 MiB that never ends. Refusal needs none of it, so every
+      // answer comes while the uploads are still open (nothing waits for, or buffers, a body).
+      const chunk = new Uint8Array(64 * 1024).fill(0x20);
+      const head = new TextEncoder().encode(
+        "POST /mcp HTTP/1.1\r\nHost: evil.example\r\nContent-Type: application/json\r\n" +
+          "Transfer-Encoding: chunked\r\n\r\n",
+      );
+      const frame = new Uint8Array([
+        ...new TextEncoder().encode(`${chunk.length.toString(16)}\r\n`),
+        ...chunk,
+        ...new TextEncoder().encode("\r\n"),
+      ]);
+      await Promise.all(conns.map(async (c) => {
+        await c.write(head);
+        for (let i = 0; i < 16; i++) await c.write(frame);
+      }));
+      const answers = await Promise.all(conns.map((c) => readUntil(c, /\r\n\r\n[\s\S]*\}/, 5000)));
+      for (const a of answers) assert.match(a, /^HTTP\/1\.1 403/);
+    } finally {
+      for (const c of conns) c.close();
+    }
+  });
+});

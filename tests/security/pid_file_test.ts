@@ -1,0 +1,283 @@
+/**
+ * `serve stop` and forged pid files (issue 8, section 5a): a pid file binds to its server by a
+ * secret only the two share, and `/healthz` proves identity by answering a fresh challenge.
+ * Forged pids (<= 1), non-loopback urls, a wrong secret, a real server that does not know the
+ * file's secret, edited, copied and loose files and files inside the workspace are all refused
+ * (exit 4) and nothing is signalled (a stand-in `kill` on PATH records any call); a server
+ * refuses to write its pid file inside its workspace; the genuine stop still works.
+ * Real server processes, real `cli serve stop` processes.
+ */
+import assert from "node:assert/strict";
+import { newPidSecret, pidFileProof } from "../../src/server/pid_file.ts";
+import {
+  CLI,
+  type HttpServerProcess,
+  makeWorkspace,
+  SERVE_HTTP,
+  startHttpServer,
+} from "../server/_harness.ts";
+
+const EXIT_REFUSED = 4;
+
+interface Fixture {
+  root: string;
+  pidDir: string;
+  pidFile: string;
+  /** A directory whose `kill` records its arguments in kill.log instead of signalling. */
+  fakeBin: string;
+  server: HttpServerProcess;
+  record: Record<string, unknown>;
+}
+
+async function setUp(): Promise<Fixture> {
+  const root = await makeWorkspace();
+  const pidDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
+  const pidFile = `${pidDir}/server.pid`;
+  const fakeBin = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-fakekill-" }));
+  await Deno.writeTextFile(
+    `${fakeBin}/kill`,
+    `#!/bin/sh\necho "$@" >> "${fakeBin}/kill.log"\nexit 0\n`,
+    { mode: 0o755 },
+  );
+  const pidPaths = `${pidFile},${pidFile}.tmp`;
+  const server = await startHttpServer(root, {
+    args: ["--pid-file", pidFile],
+    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`],
+  });
+  const record = JSON.parse(await Deno.readTextFile(pidFile));
+  return { root, pidDir, pidFile, fakeBin, server, record };
+}
+
+async function tearDown(f: Fixture): Promise<void> {
+  await f.server.stop();
+  for (const d of [f.root, f.pidDir, f.fakeBin]) await Deno.remove(d, { recursive: true });
+}
+
+/** Runs `cli serve stop` (read on the pid dir and the workspace); `fake` puts the recording kill first on PATH. */
+async function stop(
+  f: Fixture,
+  pidFile: string,
+  fake = true,
+): Promise<{ code: number; line: Record<string, unknown>; stderr: string }> {
+  const path = Deno.env.get("PATH") ?? "/usr/bin:/bin";
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-prompt",
+      `--allow-read=${f.pidDir},${f.root}`,
+      "--allow-net=127.0.0.1",
+      "--allow-run=kill",
+      CLI,
+      "serve",
+      "stop",
+      "--pid-file",
+      pidFile,
+      "--timeout",
+      "10",
+    ],
+    env: { PATH: fake ? `${f.fakeBin}:${path}` : path },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stdout = new TextDecoder().decode(out.stdout).trim();
+  return {
+    code: out.code,
+    line: stdout === "" ? {} : JSON.parse(stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+async function nothingSignalled(f: Fixture, label: string): Promise<void> {
+  await assert.rejects(Deno.stat(`${f.fakeBin}/kill.log`), `${label}: kill was never run`);
+  const h = await fetch(f.server.url.replace(/\/mcp$/, "/healthz"));
+  assert.equal(h.status, 200, `${label}: the server still serves`);
+  await h.body?.cancel();
+}
+
+async function writeForged(path: string, record: Record<string, unknown>): Promise<void> {
+  await Deno.writeTextFile(path, JSON.stringify(record) + "\n", { mode: 0o600 });
+  await Deno.chmod(path, 0o600);
+}
+
+async function expectRefused(f: Fixture, path: string, reason: string, label: string) {
+  const r = await stop(f, path);
+  assert.equal(r.code, EXIT_REFUSED, `${label}: ${JSON.stringify(r)}`);
+  assert.equal(r.line.event, "refused", label);
+  assert.equal(r.line.reason, reason, label);
+  assert.equal(typeof r.line.message, "string", label);
+  await nothingSignalled(f, label);
+}
+
+Deno.test("the pid file: mode 0600, nothing left beside it, bound to the server by a challenge proof", async () => {
+  const f = await setUp();
+  try {
+    const info = await Deno.stat(f.pidFile);
+    assert.equal(info.mode! & 0o777, 0o600);
+    assert.deepEqual(
+      [...Deno.readDirSync(f.pidDir)].map((e) => e.name),
+      ["server.pid"],
+      "no temporary file left",
+    );
+    assert.equal(f.record.pid, f.server.pid);
+    assert.equal(f.record.url, f.server.url);
+    assert.equal(f.record.root, f.root);
+    assert.match(String(f.record.secret), /^[A-Za-z0-9_-]{43}$/);
+    const base = f.server.url.replace(/\/mcp$/, "");
+    const plain = await (await fetch(`${base}/healthz`)).json();
+    assert.deepEqual(plain, { status: "ok", pid: f.server.pid }, "no challenge, no proof");
+    const c1 = "a".repeat(64);
+    const c2 = "b".repeat(64);
+    const p1 = (await (await fetch(`${base}/healthz?challenge=${c1}`)).json()).proof;
+    const p2 = (await (await fetch(`${base}/healthz?challenge=${c2}`)).json()).proof;
+    assert.notEqual(p1, p2, "each challenge has its own answer: a replay proves nothing");
+    const claim = {
+      pid: f.server.pid,
+      url: f.server.url,
+      root: f.root,
+      path: f.pidFile,
+    };
+    assert.equal(p1, pidFileProof(String(f.record.secret), { challenge: c1, ...claim }));
+    assert.notEqual(p1, pidFileProof(newPidSecret(), { challenge: c1, ...claim }));
+    assert.ok(!JSON.stringify([plain, p1, p2]).includes(String(f.record.secret)));
+  } finally {
+    await tearDown(f);
+  }
+});
+
+Deno.test("serve stop refuses forged pid files and signals nothing", async (t) => {
+  const f = await setUp();
+  const other = await makeWorkspace();
+  const stranger = await startHttpServer(other);
+  const bystander = new Deno.Command("sleep", { args: ["60"] }).spawn();
+  try {
+    await t.step("pid <= 1", async () => {
+      for (const pid of [-1, 0, 1]) {
+        const path = `${f.pidDir}/forged-${pid}.pid`;
+        await writeForged(path, { ...f.record, pid });
+        await expectRefused(f, path, "pid-out-of-range", `pid ${pid}`);
+      }
+    });
+    await t.step("non-loopback or non-http urls", async () => {
+      const port = new URL(f.server.url).port;
+      const urls = [
+        "http://10.1.2.3:9/mcp",
+        "http://evil.example/mcp",
+        `https://127.0.0.1:${port}/mcp`,
+        `http://user:pw@127.0.0.1:${port}/mcp`,
+        "not a url",
+      ];
+      for (const [i, url] of urls.entries()) {
+        const path = `${f.pidDir}/url-${i}.pid`;
+        await writeForged(path, { ...f.record, url });
+        await expectRefused(f, path, "url-not-loopback", url);
+      }
+    });
+    await t.step("no secret (forged, or an older format)", async () => {
+      const path = `${f.pidDir}/old.pid`;
+      await writeForged(path, { pid: f.server.pid, url: f.server.url, startedAt: "x" });
+      await expectRefused(f, path, "no-secret", "no secret");
+    });
+    await t.step("the genuine server, a wrong secret", async () => {
+      const path = `${f.pidDir}/wrong-secret.pid`;
+      await writeForged(path, { ...f.record, secret: newPidSecret() });
+      await expectRefused(f, path, "unproven", "wrong secret");
+    });
+    await t.step("the genuine secret and url, another live process's pid", async () => {
+      const path = `${f.pidDir}/other-pid.pid`;
+      await writeForged(path, { ...f.record, pid: bystander.pid });
+      await expectRefused(f, path, "unproven", "edited pid");
+      assert.equal(
+        (await new Deno.Command("kill", { args: ["-0", String(bystander.pid)] }).output()).code,
+        0,
+        "the bystander lives",
+      );
+    });
+    await t.step("a real server that does not know the file's secret", async () => {
+      const path = `${f.pidDir}/stranger.pid`;
+      await writeForged(path, {
+        pid: stranger.pid,
+        url: stranger.url,
+        startedAt: "x",
+        root: other,
+        secret: newPidSecret(),
+      });
+      await expectRefused(f, path, "unproven", "stranger");
+      const h = await fetch(stranger.url.replace(/\/mcp$/, "/healthz"));
+      assert.equal(h.status, 200, "the stranger still serves");
+      await h.body?.cancel();
+    });
+    await t.step("an exact copy of the genuine file elsewhere", async () => {
+      const path = `${f.pidDir}/copy.pid`;
+      await Deno.copyFile(f.pidFile, path);
+      await Deno.chmod(path, 0o600);
+      await expectRefused(f, path, "unproven", "copy");
+    });
+    await t.step("a copy inside the workspace it names", async () => {
+      const path = `${f.root}/server.pid`;
+      await Deno.copyFile(f.pidFile, path);
+      await Deno.chmod(path, 0o600);
+      await expectRefused(f, path, "inside-workspace", "inside the workspace");
+    });
+    await t.step("the genuine file made writable by others", async () => {
+      await Deno.chmod(f.pidFile, 0o666);
+      try {
+        await expectRefused(f, f.pidFile, "writable-by-others", "mode 0666");
+      } finally {
+        await Deno.chmod(f.pidFile, 0o600);
+      }
+    });
+    await t.step("the genuine file stops the genuine server (real kill)", async () => {
+      const r = await stop(f, f.pidFile, false);
+      assert.equal(r.code, 0, JSON.stringify(r));
+      assert.deepEqual([r.line.event, r.line.pid], ["stopped", f.server.pid]);
+      assert.equal((await f.server.status).code, 0);
+      await assert.rejects(Deno.stat(f.pidFile), "the pid file is removed on exit");
+      const again = await stop(f, f.pidFile);
+      assert.equal(again.code, 3, "nothing to stop");
+    });
+  } finally {
+    bystander.kill("SIGKILL");
+    await bystander.status;
+    await stranger.stop();
+    await Deno.remove(other, { recursive: true });
+    await tearDown(f);
+  }
+});
+
+Deno.test("a server refuses a pid file inside its workspace, however it is spelled", async () => {
+  const root = await makeWorkspace();
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
+  await Deno.symlink(root, `${outside}/link`);
+  try {
+    for (const pidFile of [`${root}/server.pid`, `${outside}/link/server.pid`]) {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--no-prompt",
+          `--allow-read=${root},${outside}`,
+          `--allow-write=${pidFile},${pidFile}.tmp`,
+          "--allow-net=127.0.0.1",
+          SERVE_HTTP,
+          "--root",
+          root,
+          "--port",
+          "0",
+          "--pid-file",
+          pidFile,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 2, stderr);
+      assert.match(stderr, /inside the served workspace/);
+      assert.equal(new TextDecoder().decode(out.stdout), "", "it never started");
+      await assert.rejects(Deno.lstat(pidFile), "no pid file written");
+      await assert.rejects(Deno.lstat(`${pidFile}.tmp`), "no temporary file left");
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
