@@ -105,20 +105,31 @@ function re2LineFinder(args: QueryArgs, flags: number): (line: string, from: num
     RE2JS.compile(pattern + "\\E", flags);
     closed = pattern + "\\E";
   } catch { /* not inside \Q: a stray \E is an error, so the pattern is kept as is */ }
-  const right = `(${closed})(?-i:[^${WORD_CLASS}]|$)`;
-  const atStart = compileRe2(`(?-i:^|[^${WORD_CLASS}])${right}`, flags, pattern);
-  const m: Matcher = atStart.matcher("");
+  const right = `(?:${closed})(?-i:[^${WORD_CLASS}]|$)`;
+  const anywhere = compileRe2(`(?-i:^|[^${WORD_CLASS}])${right}`, flags, pattern);
+  const m: Matcher = anywhere.matcher("");
+  const atLineStart = compileRe2(`^${right}`, flags, pattern);
+  const nonWordAt0 = RE2JS.compile(`^[^${WORD_CLASS}]`);
   // From inside a line the left boundary is the character just before `from`, which the
   // search must consume, so "^" is left out there.
   let inside: { re: RE2JS; m: Matcher } | undefined;
   return (line, from) => {
     if (from === 0) {
-      if (!atStart.test(line)) return -1;
+      if (!anywhere.test(line)) return -1;
       m.resetMatcherInput(line);
-      return m.find(0) ? m.start(1) : -1;
+      if (!m.find(0)) return -1;
+      // The match starts at the consumed boundary character, or at 0 through "^" (the
+      // first alternative, so preferred when the query matches there).
+      const q = m.start();
+      if (q === 0 && (!nonWordAt0.test(line) || atLineStart.test(line))) return 0;
+      return q + (line.codePointAt(q)! > 0xffff ? 2 : 1);
     }
     if (inside === undefined) {
-      const re = compileRe2(`(?-i:[^${WORD_CLASS}])${right}`, flags, pattern);
+      const re = compileRe2(
+        `(?-i:[^${WORD_CLASS}])(${closed})(?-i:[^${WORD_CLASS}]|$)`,
+        flags,
+        pattern,
+      );
       inside = { re, m: re.matcher("") };
     }
     inside.m.resetMatcherInput(line);
