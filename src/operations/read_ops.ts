@@ -233,7 +233,7 @@ export const searchTextOp = defineOperation({
   name: "search_text",
   title: "Search file contents",
   description:
-    "Search the contents of text files below a directory for a literal string (default) or a JavaScript regular expression (regex: true), line by line. Returns one match per matching line with path, line, column (1-based, UTF-16 units), the line's text (long lines clipped around the match) and optional context lines; plus filesSearched, filesMatched, skipped-file counts (binary, too large, unreadable) and truncated=true with the reason when maxMatches or the visited cap stopped it. include/exclude are globs on paths relative to `path` (no '/' = base name). Honors .gitignore unless respectGitignore is false. Binary files are skipped.",
+    "Search the contents of text files below a directory for a literal string (default) or an RE2-syntax regular expression (regex: true; linear time, no lookarounds or backreferences), line by line. Returns one match per matching line with path, line, column (1-based, UTF-16 units), the line's text (long lines clipped around the match) and optional context lines; plus filesSearched, filesMatched, skipped-file counts (binary, too large, unreadable) and truncated=true with the reason when maxMatches or the visited cap stopped it. include/exclude are globs on paths relative to `path` (no '/' = base name). Honors .gitignore unless respectGitignore is false. Binary files are skipped.",
   inputSchema: z.strictObject({
     query: z.string().min(1).describe("Text to find, or a regular expression when regex is true."),
     regex: z.boolean().default(false),

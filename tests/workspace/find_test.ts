@@ -88,7 +88,7 @@ Deno.test("find_files: patterns are relative to path", async () => {
     );
     assert.deepStrictEqual(
       paths(await run(ws, "find_files", { pattern: "lib/**", path: "src" })),
-      // picomatch: "dir/**" also matches "dir" itself.
+      // "dir/**" also matches "dir" itself (as picomatch did).
       ["src/lib", "src/lib/b.ts", "src/lib/c.js", "src/lib/deep", "src/lib/deep/d.ts"],
     );
     // Brace and extglob-style alternatives.
