@@ -3,9 +3,11 @@
  * stdout carries only protocol messages; logs go to stderr.
  */
 import { parseArgs } from "node:util";
-import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import process from "node:process";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { openWorkspaceFromFlags, UsageError } from "./src/config.ts";
 import { createServerFactory } from "./src/server/factory.ts";
+import { protoKeyFilter } from "./src/server/proto_key.ts";
 
 async function main(): Promise<number> {
   try {
@@ -25,7 +27,9 @@ async function main(): Promise<number> {
     if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
       throw new UsageError("--page-size must be a positive integer");
     }
+    const stdin = process.stdin.pipe(protoKeyFilter());
     serveStdio(createServerFactory({ workspace, pageSize }), {
+      transport: new StdioServerTransport(stdin, process.stdout),
       onerror: (err) => console.error(`wmcp: ${err.message}`),
     });
     console.error(

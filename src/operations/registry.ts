@@ -83,6 +83,12 @@ function argumentPath(path: readonly PropertyKey[]): string {
 }
 
 /**
+ * The name an own `__proto__` argument key is given by transports whose parser would otherwise
+ * drop it (src/server/proto_key.ts); refused like `__proto__` itself.
+ */
+export const PROTO_KEY_SENTINEL = "\u0000__proto__";
+
+/**
  * Finds an argument object whose prototype was set through a `__proto__` key: JSON.parse keeps
  * `"__proto__"` as an own key (which the strict schemas refuse as unknown), but a parser that
  * assigns keys one by one (as the MCP SDK's does) turns it into the object's prototype, where a
@@ -98,7 +104,10 @@ function prototypeKeyAt(value: unknown, path: PropertyKey[], depth = 0): Propert
     return null;
   }
   const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype || Object.hasOwn(value, "__proto__")) {
+  if (
+    proto !== Object.prototype || Object.hasOwn(value, "__proto__") ||
+    Object.hasOwn(value, PROTO_KEY_SENTINEL)
+  ) {
     return [...path, "__proto__"];
   }
   for (const [k, v] of Object.entries(value)) {

@@ -5,6 +5,8 @@
  * within the time limit is 408; a body the peer broke off is 400. Runs last of the guards, so
  * no byte of a refused request's body is ever read.
  */
+import { Buffer } from "node:buffer";
+import { exposeProtoKey } from "../../proto_key.ts";
 import type { MiddlewareHandler } from "hono";
 import { type HttpEnv, jsonRpcError } from "../context.ts";
 
@@ -67,6 +69,16 @@ export async function readBounded(
   return { kind: "ok", bytes };
 }
 
+/** The body with an own `__proto__` tool argument made visible to the registry (proto_key.ts). */
+function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes("__proto__")) {
+    return bytes;
+  }
+  const text = new TextDecoder().decode(bytes);
+  const out = exposeProtoKey(text);
+  return out === text ? bytes : new TextEncoder().encode(out);
+}
+
 /** Buffers a POST body under a size cap (413) and a time limit (408) before the MCP handlers. */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
   const tooLarge = () =>
@@ -91,7 +103,7 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
           message: "Parse error: the request body could not be read",
         });
     }
-    c.req.raw = new Request(req, { body: read.bytes as BodyInit });
+    c.req.raw = new Request(req, { body: exposeProtoKeyInBody(read.bytes) as BodyInit });
     await next();
   };
 }

@@ -1,0 +1,71 @@
+/**
+ * Workaround: the MCP SDK parses `tools/call` arguments with a zod record, which silently drops
+ * an own `"__proto__"` key (JSON.parse keeps it as an own key; zod skips it), so a tool would
+ * never learn that the caller sent one. Before the SDK sees a message, an own `__proto__` key of
+ * `tools/call` arguments is renamed to PROTO_KEY_SENTINEL, which the registry refuses as
+ * INVALID_ARGUMENT naming `__proto__`, like every other unknown argument. Only messages whose
+ * text contains `__proto__` are parsed. Checked against @modelcontextprotocol/server 2.4.0;
+ * delete this module when the SDK keeps the key (or refuses it itself).
+ */
+import { Buffer } from "node:buffer";
+import { Transform } from "node:stream";
+import { PROTO_KEY_SENTINEL } from "../operations/registry.ts";
+
+const MARK = "__proto__";
+/** Largest partial line held while waiting for its end; past it bytes pass through untouched. */
+const MAX_PENDING_BYTES = 64 * 1024 * 1024;
+
+function exposeIn(message: unknown): boolean {
+  if (message === null || typeof message !== "object") return false;
+  if (Array.isArray(message)) {
+    let changed = false;
+    for (const m of message) changed = exposeIn(m) || changed;
+    return changed;
+  }
+  const m = message as { method?: unknown; params?: { arguments?: unknown } };
+  const args = m.method === "tools/call" ? m.params?.arguments : undefined;
+  if (args === null || typeof args !== "object" || !Object.hasOwn(args, MARK)) return false;
+  const value = (args as Record<string, unknown>)[MARK];
+  delete (args as Record<string, unknown>)[MARK];
+  Object.defineProperty(args, PROTO_KEY_SENTINEL, { value, enumerable: true, writable: true });
+  return true;
+}
+
+/** Rewrites one JSON-RPC message text (a single message or a batch); unchanged when it has no such key. */
+export function exposeProtoKey(text: string): string {
+  if (!text.includes(MARK)) return text;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text; // the SDK answers the parse error
+  }
+  return exposeIn(parsed) ? JSON.stringify(parsed) : text;
+}
+
+/** A newline-delimited stream filter applying exposeProtoKey to each line (stdio). */
+export function protoKeyFilter(): Transform {
+  let pending: Buffer = Buffer.alloc(0);
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      const data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
+      const end = data.lastIndexOf(10);
+      if (end === -1) {
+        if (data.length > MAX_PENDING_BYTES) {
+          pending = Buffer.alloc(0);
+          return done(null, data);
+        }
+        pending = data;
+        return done();
+      }
+      pending = Buffer.from(data.subarray(end + 1));
+      const lines = data.subarray(0, end + 1);
+      if (!lines.includes(MARK)) return done(null, lines);
+      const out = lines.toString("utf8").split("\n").map(exposeProtoKey).join("\n");
+      done(null, Buffer.from(out, "utf8"));
+    },
+    flush(done) {
+      done(null, pending.length > 0 ? Buffer.from(exposeProtoKey(pending.toString("utf8"))) : null);
+    },
+  });
+}
