@@ -21,6 +21,7 @@ export interface WorkspaceInfoResult {
     ffi: PermissionState;
     sys: PermissionState;
   };
+  engine: { mode: "workers" | "inline"; workers: number };
 }
 
 /** Describes the workspace: root name, mode, limits, and the Deno permissions actually held. */
@@ -42,5 +43,6 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       ffi: await q({ name: "ffi" }),
       sys: await q({ name: "sys" }),
     },
+    engine: { mode: ws.engine.mode, workers: ws.engine.size },
   };
 }

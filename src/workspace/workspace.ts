@@ -2,6 +2,7 @@
 import { PathPolicy } from "./path_policy.ts";
 import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
+import { Engine } from "./engine/pool.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -21,6 +22,7 @@ export class Workspace {
   readonly limits: Readonly<Limits>;
   /** Whether write operations are enabled. */
   readonly writable: boolean;
+  #engine?: Engine;
 
   private constructor(policy: PathPolicy, limits: Limits, writable: boolean) {
     this.policy = policy;
@@ -38,6 +40,11 @@ export class Workspace {
     }
     const policy = await PathPolicy.open(options.root);
     return new Workspace(policy, limits, options.writable === true);
+  }
+
+  /** The engine that runs walks and matching (worker pool or inline), created on first use. */
+  get engine(): Engine {
+    return this.#engine ??= new Engine();
   }
 
   /** The root directory's name (its last path component). */
