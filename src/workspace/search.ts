@@ -9,11 +9,11 @@ import { isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { VERIFIED, Walker, type WalkEntry, type WalkStats, openClassified } from "./walk.ts";
+import { openClassified, VERIFIED, type WalkEntry, Walker, type WalkStats } from "./walk.ts";
 import { compileGlobs, excludesDir } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
 import { compileQuery } from "./query.ts";
-import { ResultBudget, jsonBytes } from "./budget.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
 
@@ -150,7 +150,6 @@ function linesAfter(text: string, lineEnd: number, k: number): string[] {
   }
   return out;
 }
-
 
 /** The arguments of a search job, every default applied and every bound checked. */
 interface SearchJobArgs {

@@ -191,7 +191,13 @@ function direntType(e: Deno.DirEntry): EntryType {
 }
 
 function infoType(info: Deno.FileInfo): EntryType {
-  return info.isSymlink ? "symlink" : info.isDirectory ? "directory" : info.isFile ? "file" : "other";
+  return info.isSymlink
+    ? "symlink"
+    : info.isDirectory
+    ? "directory"
+    : info.isFile
+    ? "file"
+    : "other";
 }
 
 /** A walk in progress: `entries()` yields entries and VERIFIED; `verifyCurrent()` re-verifies on demand. */

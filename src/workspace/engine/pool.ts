@@ -228,7 +228,12 @@ export class Engine {
         if (slot.call === call) this.#abandon(slot);
       }, ACK_MS);
     };
-    const message: JobMessage = { type: "job", id: call.id, spec: call.spec, flag: call.flagBuffer };
+    const message: JobMessage = {
+      type: "job",
+      id: call.id,
+      spec: call.spec,
+      flag: call.flagBuffer,
+    };
     slot.worker.postMessage(message);
   }
 
