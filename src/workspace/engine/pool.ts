@@ -78,7 +78,12 @@ class Call {
     });
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
-    this.#timer = setTimeout(() => this.stop(FLAG_TIME_BUDGET), spec.limits.maxOperationMs);
+  }
+
+  /** Starts the time budget (when the job starts running; a wait for a free worker is not counted). */
+  startClock(): void {
+    if (this.settled || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => this.stop(FLAG_TIME_BUDGET), this.spec.limits.maxOperationMs);
   }
 
   get running(): boolean {
@@ -117,6 +122,8 @@ class Call {
 /** One worker of the pool and the call it runs. */
 interface Slot {
   worker: Worker;
+  /** True once the worker loaded its modules and listens. */
+  ready: boolean;
   call: Call | null;
   idleTimer?: Timer;
   ackTimer?: Timer;
@@ -197,6 +204,7 @@ export class Engine {
       onProgress: (p) => call.progress(p),
     });
     // Starts after the caller got its promise; a slice at a time, checking the flag.
+    call.startClock();
     setTimeout(() => {
       if (!call.running) return;
       runJob(call.spec, checkpoint).then((r) => call.resolve(r), (e) => call.reject(e));
@@ -222,6 +230,7 @@ export class Engine {
     slot.idleTimer = undefined;
     slot.call = call;
     slot.worker.ref();
+    if (slot.ready) call.startClock();
     call.onStop = () => {
       // The caller already has its error; give the worker ACK_MS to reach a checkpoint.
       slot.ackTimer = setTimeout(() => {
@@ -239,7 +248,7 @@ export class Engine {
 
   #spawn(): Slot {
     const worker = new Worker(new URL("./worker.ts", import.meta.url));
-    const slot: Slot = { worker, call: null };
+    const slot: Slot = { worker, ready: false, call: null };
     worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
     worker.on("error", (err: Error) => this.#onFailure(slot, err));
     worker.on("exit", () => this.#onFailure(slot, new Error("the worker exited")));
@@ -247,7 +256,26 @@ export class Engine {
     return slot;
   }
 
+  /** Starts a worker ahead of need (after one was abandoned), idle until a job comes. */
+  #spawnIdle(): void {
+    if (this.#closed || this.#slots.length >= this.size) return;
+    const slot = this.#spawn();
+    slot.worker.unref();
+    this.#idle(slot);
+  }
+
+  #idle(slot: Slot): void {
+    const idle = setTimeout(() => this.#remove(slot), IDLE_MS);
+    Deno.unrefTimer(idle as unknown as number);
+    slot.idleTimer = idle;
+  }
+
   #onMessage(slot: Slot, m: WorkerMessage): void {
+    if (m.type === "ready") {
+      slot.ready = true;
+      slot.call?.startClock();
+      return;
+    }
     const call = slot.call;
     if (call === null || m.id !== call.id) return;
     if (m.type === "progress") {
@@ -269,15 +297,14 @@ export class Engine {
       this.#start(slot, next);
       return;
     }
-    const idle = setTimeout(() => this.#remove(slot), IDLE_MS);
-    Deno.unrefTimer(idle as unknown as number);
-    slot.idleTimer = idle;
+    this.#idle(slot);
   }
 
   /** A worker that did not stop when told: let it go and make room for a fresh one. */
   #abandon(slot: Slot): void {
     this.#abandoned++;
     this.#remove(slot);
+    this.#spawnIdle();
   }
 
   #remove(slot: Slot): void {

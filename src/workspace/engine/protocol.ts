@@ -53,6 +53,7 @@ export interface JobMessage {
 
 /** Worker -> calling thread. */
 export type WorkerMessage =
+  | { type: "ready"; id: 0 }
   | { type: "progress"; id: number; progress: JobProgress }
   | { type: "result"; id: number; result: unknown }
   | { type: "error"; id: number; error: ErrorObject };

@@ -30,3 +30,4 @@ port.on("message", async (message: JobMessage) => {
     post({ type: "error", id, error: toWorkspaceError(err).toJSON() });
   }
 });
+post({ type: "ready", id: 0 });
