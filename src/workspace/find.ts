@@ -91,6 +91,7 @@ export async function findJob(spec: JobSpec, cp: Checkpoint): Promise<FindFilesR
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
     maxVisited: spec.limits.maxVisited,
+    statEntries: false,
     pruneDir: (d) => excludesDir(excluded, d.relToBase),
     checkpoint: cp,
   }, stats);

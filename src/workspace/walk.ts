@@ -66,6 +66,12 @@ export interface WalkOptions {
   respectGitignore: boolean;
   /** Stop after this many entries, setting stats.capped. */
   maxVisited: number;
+  /**
+   * lstat every entry at classification (default true). When false, only directories (and
+   * entries the listing could not type) are lstat'ed: for walks that report names and never
+   * open files (find_files); their files' `info` is then null.
+   */
+  statEntries?: boolean;
   /** Skip a directory (and everything below it) when this returns true. */
   pruneDir?: (entry: WalkEntry) => boolean;
   /** Checked between entries: throws CANCELLED or TIME_BUDGET_EXCEEDED. */
@@ -302,7 +308,9 @@ export class Walker {
       stats.visited++;
       if ((stats.visited & 63) === 0) o.checkpoint.check();
       const abs = joinAbs(dir.abs, name);
-      const info = lstatOrNull(abs);
+      const needStat = o.statEntries !== false || listedType === "directory" ||
+        listedType === "other";
+      const info = needStat ? lstatOrNull(abs) : null;
       const type = info === null ? listedType : infoType(info);
       const entry: WalkEntry = {
         rel,
