@@ -231,6 +231,7 @@ async function main(): Promise<number> {
       } else {
         await handler.close();
       }
+      workspace.engine.close(); // stops the walk/match workers, stuck ones included
       if (pidFile !== undefined) await removePidFile(pidFile, Deno.pid);
       stopped();
     };

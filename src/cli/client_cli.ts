@@ -21,6 +21,7 @@ import {
 } from "../client/commands.ts";
 import { readArguments } from "./arguments.ts";
 import { writeStdout } from "./output.ts";
+import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -83,7 +84,9 @@ function positiveInt(v: string, flag: string): number {
 function bundledTarget(values: Values): Target {
   const root = resolveFromInvocation(values.root ?? ".");
   const server = new URL("../../serve_stdio.ts", import.meta.url);
-  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${root}`];
+  // The server's engine runs its walks in workers, whose modules it must be able to read.
+  const read = ENGINE_READ_PATH === null ? root : `${root},${ENGINE_READ_PATH}`;
+  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${read}`];
   if (values.write) args.push(`--allow-write=${root}`);
   args.push(
     "--allow-env=INIT_CWD",

@@ -22,6 +22,7 @@ export interface WorkspaceInfoResult {
     ffi: PermissionState;
     sys: PermissionState;
   };
+  engine: { mode: "workers" | "inline"; workers: number };
 }
 
 /** Describes the workspace: root name, mode, limits, and the Deno permissions actually held. */
@@ -43,6 +44,7 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       ffi: await q({ name: "ffi" }),
       sys: await q({ name: "sys" }),
     },
+    engine: { mode: ws.engine.mode, workers: ws.engine.size },
   };
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "workspace_info" });
   return out;

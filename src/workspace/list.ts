@@ -1,9 +1,16 @@
-/** list_directory: a deterministic, paged listing of one directory tree. */
+/**
+ * list_directory: a deterministic, paged listing of one directory tree. Arguments and the
+ * cursor are checked on the calling thread; the walk runs as an engine job, and the page is
+ * cut where the result byte budget ends (the cursor then continues from there).
+ */
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { requireExisting, type Resolved } from "./path_policy.ts";
-import { walk, type WalkEntry, type WalkStats } from "./walk.ts";
+import { VERIFIED, Walker, type WalkStats } from "./walk.ts";
 import { type EntryType, iso, sha256Hex } from "./text.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
+import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
+import { jobSpec } from "./engine/spec.ts";
 
 /** Arguments of listDirectory. */
 export interface ListDirectoryArgs {
@@ -29,6 +36,7 @@ export interface ListDirectoryResult {
   total: number;
   nextCursor?: string;
   truncated: boolean;
+  truncatedReason?: "maxVisited" | "maxResultBytes";
 }
 
 /** Resolves a path that must be an existing directory (links followed). */
@@ -97,49 +105,91 @@ export async function listDirectory(
   const dir = await resolveDirectory(ws, args.path ?? ".", "path");
   const key = listingKey(dir.rel, depth, includeHidden);
   const offset = args.cursor === undefined ? 0 : decodeCursor(args.cursor, key);
+  const page = await ws.engine.run<ListPage>(
+    jobSpec(ws, { op: "list", dir, args: { depth, includeHidden, limit, offset } }),
+    { signal },
+  );
+  const result: ListDirectoryResult = {
+    path: dir.rel,
+    entries: page.entries,
+    total: page.total,
+    truncated: page.truncatedReason !== undefined,
+  };
+  if (page.truncatedReason) result.truncatedReason = page.truncatedReason;
+  if (page.nextOffset !== undefined) result.nextCursor = encodeCursor(page.nextOffset, key);
+  return result;
+}
+
+/** What a list job returns: one page, the listing's size, and where the next page starts. */
+interface ListPage {
+  entries: ListEntry[];
+  total: number;
+  nextOffset?: number;
+  truncatedReason?: "maxVisited" | "maxResultBytes";
+}
+
+/** The listing itself, as an engine job: walk (sizes and times from the walk's lstat), then cut one page. */
+export async function listJob(spec: JobSpec, cp: Checkpoint): Promise<ListPage> {
+  const a = spec.args as { depth: number; includeHidden: boolean; limit: number; offset: number };
   const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
-  const all: WalkEntry[] = [];
-  for await (
-    const e of walk({
-      baseRel: dir.rel,
-      baseAbs: dir.abs,
-      rootAbs: ws.policy.rootReal,
-      maxDepth: depth,
-      includeHidden,
-      respectGitignore: false,
-      maxVisited: ws.limits.maxVisited,
-      signal,
-    }, stats)
-  ) all.push(e);
-  if (offset > all.length) {
+  const all: ListEntry[] = [];
+  let pending: ListEntry[] = [];
+  const walker = new Walker({
+    root: spec.root,
+    base: spec.base,
+    maxDepth: a.depth,
+    includeHidden: a.includeHidden,
+    respectGitignore: false,
+    maxVisited: spec.limits.maxVisited,
+    checkpoint: cp,
+  }, stats);
+  for (const e of walker.entries()) {
+    if (e === VERIFIED) {
+      for (const x of pending) all.push(x);
+      pending = [];
+      continue;
+    }
+    const t = cp.tick();
+    if (t) await t;
+    cp.counters.filesSearched = stats.visited;
+    pending.push({
+      path: e.rel,
+      type: e.type,
+      size: e.info === null ? null : e.info.size,
+      mtime: e.info === null ? null : iso(e.info.mtime),
+    });
+  }
+  walker.verifyCurrent();
+  for (const x of pending) all.push(x);
+  if (a.offset > all.length) {
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
       "cursor points past the end of this listing (it changed); start again",
-      {
-        argument: "cursor",
-      },
+      { argument: "cursor" },
     );
   }
-  const page = all.slice(offset, offset + limit);
+  // The fixed fields: path, total, a cursor.
+  const budget = new ResultBudget(spec.limits.maxResultBytes, 512 + jsonBytes(spec.base.rel));
+  const end = Math.min(all.length, a.offset + a.limit);
   const entries: ListEntry[] = [];
-  for (const e of page) {
-    let size: number | null = null;
-    let mtime: string | null = null;
-    try {
-      const st = await Deno.lstat(e.abs);
-      size = st.size;
-      mtime = iso(st.mtime);
-    } catch {
-      // Removed since it was listed: reported without size and time.
+  let truncatedReason: ListPage["truncatedReason"] = stats.capped ? "maxVisited" : undefined;
+  for (let i = a.offset; i < end; i++) {
+    if (!budget.takeItem(all[i])) {
+      truncatedReason = "maxResultBytes";
+      break;
     }
-    entries.push({ path: e.rel, type: e.type, size, mtime });
+    entries.push(all[i]);
   }
-  const result: ListDirectoryResult = {
-    path: dir.rel,
-    entries,
-    total: all.length,
-    truncated: stats.capped,
-  };
-  if (offset + limit < all.length) result.nextCursor = encodeCursor(offset + limit, key);
-  return result;
+  if (entries.length === 0 && end > a.offset) {
+    throw new WorkspaceError(
+      "TOO_LARGE",
+      `one entry alone is larger than this workspace's maxResultBytes (${spec.limits.maxResultBytes})`,
+      { details: { limit: spec.limits.maxResultBytes } },
+    );
+  }
+  const page: ListPage = { entries, total: all.length };
+  const next = a.offset + entries.length;
+  if (next < all.length) page.nextOffset = next;
+  if (truncatedReason) page.truncatedReason = truncatedReason;
+  return page;
 }

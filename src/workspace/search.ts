@@ -1,18 +1,24 @@
-/** search_text: content search (literal or regex), line-oriented, binary files skipped. */
-import fs, { constants as FS } from "node:fs";
+/**
+ * search_text: content search (literal or regex), line-oriented, binary files skipped.
+ * The arguments are checked here, on the calling thread; the walk and the matching run as
+ * an engine job (in a worker when the pool runs), in bounded chunks, under the result byte
+ * budget, accepting matches only after the walk re-verified the directories they came from.
+ */
+import fs from "node:fs";
 import { isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { walkBelow, type WalkEntry, type WalkStats } from "./walk.ts";
-import { compileGlobs } from "./globs.ts";
+import { openClassified, VERIFIED, type WalkEntry, Walker, type WalkStats } from "./walk.ts";
+import { compileGlobs, excludesDir } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
 import { compileQuery } from "./query.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
+import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
+import { jobSpec } from "./engine/spec.ts";
 
 /** Longest line text returned for one match or context line (UTF-16 code units). */
 export const MAX_LINE_CHARS = 1000;
-/** Progress is reported at most this often (ms). */
-const PROGRESS_INTERVAL_MS = 100;
 
 /** Arguments of searchText. */
 export interface SearchTextArgs {
@@ -49,7 +55,7 @@ export interface SearchTextResult {
   filesSkipped: { binary: number; tooLarge: number; unreadable: number };
   visited: number;
   truncated: boolean;
-  truncatedReason?: "maxMatches" | "maxVisited" | "maxDepth";
+  truncatedReason?: "maxMatches" | "maxVisited" | "maxDepth" | "maxResultBytes";
 }
 
 /** Progress of a running search. */
@@ -71,42 +77,39 @@ function clip(line: string, at: number): { text: string; start: number } {
 }
 
 type Loaded =
-  | { kind: "text"; entry: WalkEntry; text: string }
-  | { kind: "binary" | "tooLarge" | "unreadable" | "notFile"; entry: WalkEntry };
+  | { kind: "text"; text: string }
+  | { kind: "binary" | "tooLarge" | "unreadable" | "notFile" };
 
 const utf8 = new TextDecoder("utf-8");
 
 /**
  * Reads one walked file synchronously into a reusable buffer: open without following a
- * final link and without blocking on FIFOs, fstat, read at most maxFileBytes + 1, close.
- * Four system calls and no promise per file (the async node:fs path costs several times
- * more per file in Deno; see bench/README.md). The caller yields to the event loop often.
+ * final link and without blocking on FIFOs, fstat (it must be the inode the walk
+ * classified), read at most maxFileBytes + 1, close. A handful of system calls and no
+ * promise per file (see bench/README.md).
  */
 function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Loaded {
-  let fd: number;
+  if (entry.info === null) return { kind: "unreadable" };
+  const opened = openClassified({ rel: entry.rel, abs: entry.abs, info: entry.info });
+  if (opened === null) return { kind: "unreadable" };
+  const { fd, stat } = opened;
   try {
-    fd = fs.openSync(entry.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
-  } catch {
-    return { kind: "unreadable", entry };
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { kind: "notFile", entry };
-    if (st.size > maxFileBytes) return { kind: "tooLarge", entry };
+    if (!stat.isFile()) return { kind: "notFile" };
+    if (stat.size > maxFileBytes) return { kind: "tooLarge" };
     let n = 0;
     while (n <= maxFileBytes) {
       const r = fs.readSync(fd, buf, n, maxFileBytes + 1 - n, null);
       if (r === 0) break;
       n += r;
     }
-    if (n > maxFileBytes) return { kind: "tooLarge", entry };
+    if (n > maxFileBytes) return { kind: "tooLarge" };
     const bytes = buf.subarray(0, n);
-    if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary", entry };
+    if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary" };
     // Validate, then decode without the (several times slower) fatal mode.
-    if (!isUtf8(bytes)) return { kind: "binary", entry };
-    return { kind: "text", entry, text: utf8.decode(bytes) };
+    if (!isUtf8(bytes)) return { kind: "binary" };
+    return { kind: "text", text: utf8.decode(bytes) };
   } catch {
-    return { kind: "unreadable", entry };
+    return { kind: "unreadable" };
   } finally {
     fs.closeSync(fd);
   }
@@ -148,20 +151,22 @@ function linesAfter(text: string, lineEnd: number, k: number): string[] {
   return out;
 }
 
-function yieldToEventLoop(): Promise<void> {
-  return new Promise((r) => setTimeout(r, 0));
+/** The arguments of a search job, every default applied and every bound checked. */
+interface SearchJobArgs {
+  query: string;
+  regex: boolean;
+  caseSensitive: boolean;
+  wholeWord: boolean;
+  include: string[];
+  exclude: string[];
+  respectGitignore: boolean;
+  includeHidden: boolean;
+  contextLines: number;
+  maxMatches: number;
+  maxFileBytes: number;
 }
 
-/** Longest run of synchronous work before the search yields (ms): keeps cancellation, progress and other requests responsive. */
-const SLICE_MS = 10;
-
-/** Searches file contents below a directory; deterministic order, bounded, cancellable. */
-export async function searchText(
-  ws: Workspace,
-  args: SearchTextArgs,
-  ctx: SearchContext = {},
-): Promise<SearchTextResult> {
-  const { signal } = ctx;
+function checkedArgs(ws: Workspace, args: SearchTextArgs): SearchJobArgs {
   if (args.query.length === 0) {
     throw new WorkspaceError("INVALID_ARGUMENT", "query is empty", { argument: "query" });
   }
@@ -169,9 +174,7 @@ export async function searchText(
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
       "query must be a single line (search is line by line)",
-      {
-        argument: "query",
-      },
+      { argument: "query" },
     );
   }
   const maxMatches = args.maxMatches ?? ws.limits.maxMatches;
@@ -179,10 +182,7 @@ export async function searchText(
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
       `maxMatches ${maxMatches} exceeds this workspace's limit of ${ws.limits.maxMatches}`,
-      {
-        argument: "maxMatches",
-        details: { limit: ws.limits.maxMatches },
-      },
+      { argument: "maxMatches", details: { limit: ws.limits.maxMatches } },
     );
   }
   const maxFileBytes = args.maxFileBytes ?? ws.limits.maxSearchFileBytes;
@@ -190,21 +190,57 @@ export async function searchText(
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
       `maxFileBytes ${maxFileBytes} exceeds this workspace's limit of ${ws.limits.maxSearchFileBytes}`,
-      {
-        argument: "maxFileBytes",
-        details: { limit: ws.limits.maxSearchFileBytes },
-      },
+      { argument: "maxFileBytes", details: { limit: ws.limits.maxSearchFileBytes } },
     );
   }
-  const contextLines = args.contextLines ?? 0;
-  const matcher = compileQuery(args);
-  const includeHidden = args.includeHidden ?? false;
-  const included = args.include?.length
-    ? compileGlobs(args.include, { dot: true, argument: "include" })
-    : () => true;
-  const excluded = compileGlobs(args.exclude ?? [], { dot: true, argument: "exclude" });
-  const dir = await resolveDirectory(ws, args.path ?? ".", "path");
+  const out: SearchJobArgs = {
+    query: args.query,
+    regex: args.regex ?? false,
+    caseSensitive: args.caseSensitive ?? true,
+    wholeWord: args.wholeWord ?? false,
+    include: args.include ?? [],
+    exclude: args.exclude ?? [],
+    respectGitignore: args.respectGitignore ?? true,
+    includeHidden: args.includeHidden ?? false,
+    contextLines: args.contextLines ?? 0,
+    maxMatches,
+    maxFileBytes,
+  };
+  // Compiled here too, so a bad pattern is INVALID_ARGUMENT before any work starts.
+  compilePatterns(out);
+  return out;
+}
 
+function compilePatterns(a: SearchJobArgs) {
+  return {
+    matcher: compileQuery(a),
+    included: a.include.length ? compileGlobs(a.include, { dot: true, argument: "include" }) : (
+      () => true
+    ),
+    excluded: compileGlobs(a.exclude, { dot: true, argument: "exclude" }),
+  };
+}
+
+/** Searches file contents below a directory; deterministic order, bounded, cancellable. */
+export async function searchText(
+  ws: Workspace,
+  args: SearchTextArgs,
+  ctx: SearchContext = {},
+): Promise<SearchTextResult> {
+  const jobArgs = checkedArgs(ws, args);
+  const dir = await resolveDirectory(ws, args.path ?? ".", "path");
+  return await ws.engine.run<SearchTextResult>(
+    jobSpec(ws, { op: "search", dir, args: { ...jobArgs } }),
+    { signal: ctx.signal, onProgress: ctx.onProgress },
+  );
+}
+
+/** The search itself, as an engine job: walk, read, match, under the caps and the byte budget. */
+export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTextResult> {
+  const a = spec.args as unknown as SearchJobArgs;
+  const { matcher, included, excluded } = compilePatterns(a);
+  const { maxMatches, contextLines } = a;
+  const budget = new ResultBudget(spec.limits.maxResultBytes);
   const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
   const result: SearchTextResult = {
     matches: [],
@@ -214,10 +250,22 @@ export async function searchText(
     visited: 0,
     truncated: false,
   };
-  let lastProgress = Date.now();
-  const abortError = () => new WorkspaceError("CANCELLED", "the search was cancelled");
+  // Matches from files whose directory chain has not been re-verified yet.
+  let pending: SearchMatch[] = [];
+  let pendingFilesMatched = 0;
+  const commit = () => {
+    for (const m of pending) result.matches.push(m);
+    result.filesMatched += pendingFilesMatched;
+    pending = [];
+    pendingFilesMatched = 0;
+  };
+  const stop = (reason: "maxMatches" | "maxResultBytes") => {
+    result.truncated = true;
+    result.truncatedReason = reason;
+    return false;
+  };
 
-  /** Records one matching line; false once maxMatches is reached. */
+  /** Records one matching line; false once a cap or the byte budget is reached. */
   const record = (
     rel: string,
     text: string,
@@ -226,11 +274,7 @@ export async function searchText(
     lineEnd: number,
     col: number,
   ) => {
-    if (result.matches.length === maxMatches) {
-      result.truncated = true;
-      result.truncatedReason = "maxMatches";
-      return false;
-    }
+    if (result.matches.length + pending.length === maxMatches) return stop("maxMatches");
     const line = stripCr(text.slice(lineStart, lineEnd));
     const c = clip(line, col);
     const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: detach(c.text) };
@@ -239,13 +283,14 @@ export async function searchText(
       match.before = linesBefore(text, lineStart, contextLines);
       match.after = linesAfter(text, lineEnd, contextLines);
     }
-    result.matches.push(match);
+    if (!budget.take(jsonBytes(match))) return stop("maxResultBytes");
+    pending.push(match);
+    cp.counters.matches = result.matches.length + pending.length;
     return true;
   };
 
-  /** Scans one file; returns false when maxMatches stopped the search. */
-  const scan = (l: Extract<Loaded, { kind: "text" }>): boolean => {
-    const text = l.text;
+  /** Scans one file; returns false when a cap stopped the search. */
+  const scan = (rel: string, text: string): boolean => {
     let found = 0;
     let going = true;
     if (matcher.wholeText) {
@@ -254,6 +299,7 @@ export async function searchText(
       let counted = 0; // newlines counted up to this offset
       let from = 0;
       while (going) {
+        cp.check();
         const pos = matcher.find(text, from);
         if (pos === -1) break;
         const lineStart = text.lastIndexOf("\n", pos - 1) + 1;
@@ -268,7 +314,7 @@ export async function searchText(
         counted = Math.max(counted, lineStart);
         let lineEnd = text.indexOf("\n", pos);
         if (lineEnd === -1) lineEnd = text.length;
-        going = record(l.entry.rel, text, lineNo, lineStart, lineEnd, pos - lineStart);
+        going = record(rel, text, lineNo, lineStart, lineEnd, pos - lineStart);
         if (going) found++;
         from = lineEnd + 1; // one match per line
         if (from > text.length) break;
@@ -278,37 +324,48 @@ export async function searchText(
       let lineNo = 0;
       let start = 0;
       while (going && start < text.length) {
+        if ((lineNo & 15) === 0) cp.check();
         lineNo++;
         let end = text.indexOf("\n", start);
         if (end === -1) end = text.length;
         const at = matcher.find(stripCr(text.slice(start, end)), 0);
         if (at !== -1) {
-          going = record(l.entry.rel, text, lineNo, start, end, at);
+          going = record(rel, text, lineNo, start, end, at);
           if (going) found++;
         }
         start = end + 1;
       }
     }
-    if (found > 0) result.filesMatched++;
+    if (found > 0) pendingFilesMatched++;
     return going;
   };
 
-  const buf = new Uint8Array(maxFileBytes + 1);
-  const iterator = walkBelow(ws, dir, {
-    includeHidden,
-    respectGitignore: args.respectGitignore ?? true,
-    excluded,
-    signal,
+  const buf = new Uint8Array(a.maxFileBytes + 1);
+  const walker = new Walker({
+    root: spec.root,
+    base: spec.base,
+    maxDepth: spec.limits.maxDepth,
+    includeHidden: a.includeHidden,
+    respectGitignore: a.respectGitignore,
+    maxVisited: spec.limits.maxVisited,
+    pruneDir: (d) => excludesDir(excluded, d.relToBase),
+    checkpoint: cp,
   }, stats);
-  let sliceStart = performance.now();
-  for await (const e of iterator) {
+  for (const e of walker.entries()) {
+    if (e === VERIFIED) {
+      commit();
+      continue;
+    }
+    const t = cp.tick();
+    if (t) await t;
     if (e.type !== "file" || excluded(e.relToBase) || !included(e.relToBase)) continue;
-    const loaded = loadSync(e, maxFileBytes, buf);
+    const loaded = loadSync(e, a.maxFileBytes, buf);
     let going = true;
     switch (loaded.kind) {
       case "text":
         result.filesSearched++;
-        going = scan(loaded);
+        cp.counters.filesSearched = result.filesSearched;
+        going = scan(e.rel, loaded.text);
         break;
       case "binary":
       case "tooLarge":
@@ -317,17 +374,10 @@ export async function searchText(
         break;
     }
     if (!going) break;
-    if (performance.now() - sliceStart >= SLICE_MS) {
-      await yieldToEventLoop();
-      sliceStart = performance.now();
-      if (signal?.aborted) throw abortError();
-    }
-    if (ctx.onProgress && Date.now() - lastProgress >= PROGRESS_INTERVAL_MS) {
-      lastProgress = Date.now();
-      ctx.onProgress({ filesSearched: result.filesSearched, matches: result.matches.length });
-    }
   }
-  if (signal?.aborted) throw abortError();
+  // What was gathered since the last verification is accepted only if the chain still holds.
+  walker.verifyCurrent();
+  commit();
   result.visited = stats.visited;
   result.filesSkipped.unreadable += stats.unreadable;
   if (stats.capped && !result.truncated) {

@@ -2,12 +2,19 @@
  * The one directory walker behind list_directory, find_files and search_text:
  * deterministic pre-order (names sorted by code unit), never follows symbolic links,
  * honours hidden-file and .gitignore rules, and stops at a visited-entry cap, saying so.
+ *
+ * Every directory it enters and every file it opens is tied to the identity (dev, ino)
+ * recorded when it was classified (lstat), and the chain of directories from the pinned
+ * root is re-verified after each listing and before results gathered in a directory are
+ * accepted: the walk yields `VERIFIED` at those points, and a consumer accepts what it
+ * gathered only then. A mismatch fails the whole walk with CHANGED_DURING_OPERATION.
+ * Synchronous by design: it runs in an engine worker, between checkpoints.
  */
+import fs, { constants as FS } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { WorkspaceError } from "./errors.ts";
-import { excludesDir } from "./globs.ts";
-import type { Workspace } from "./workspace.ts";
 import type { EntryType } from "./text.ts";
+import type { Checkpoint, PinnedDir } from "./engine/protocol.ts";
 
 /** Largest .gitignore file that is read (bytes); larger ones are skipped. */
 const MAX_GITIGNORE_BYTES = 1024 * 1024;
@@ -22,11 +29,16 @@ export interface WalkEntry {
   abs: string;
   /** Entry name. */
   name: string;
-  /** Entry type from the directory listing (links are not followed). */
+  /** Entry type from its lstat (links are not followed). */
   type: EntryType;
   /** 1 for the base directory's children. */
   depth: number;
+  /** lstat at classification; null when the entry vanished between listing and lstat. */
+  info: Deno.FileInfo | null;
 }
+
+/** Yielded after the chain was re-verified: everything yielded before it may be accepted. */
+export const VERIFIED = null;
 
 /** What a walk did, filled in as it goes. */
 export interface WalkStats {
@@ -42,12 +54,10 @@ export interface WalkStats {
 
 /** Options of a walk. */
 export interface WalkOptions {
-  /** Workspace-relative path of the base directory ("." for the root). */
-  baseRel: string;
-  /** Absolute real path of the base directory. */
-  baseAbs: string;
-  /** Absolute real path of the workspace root (for .gitignore files above the base). */
-  rootAbs: string;
+  /** The workspace root with its pinned identity. */
+  root: PinnedDir;
+  /** The base directory with the identity it was resolved with. */
+  base: PinnedDir;
   /** Deepest level yielded (1 = children of the base). */
   maxDepth: number;
   /** Yield and enter names starting with ".". */
@@ -56,10 +66,16 @@ export interface WalkOptions {
   respectGitignore: boolean;
   /** Stop after this many entries, setting stats.capped. */
   maxVisited: number;
+  /**
+   * lstat every entry at classification (default true). When false, only directories (and
+   * entries the listing could not type) are lstat'ed: for walks that report names and never
+   * open files (find_files); their files' `info` is then null.
+   */
+  statEntries?: boolean;
   /** Skip a directory (and everything below it) when this returns true. */
   pruneDir?: (entry: WalkEntry) => boolean;
-  /** Checked between directories and every 256 entries; abort throws CANCELLED. */
-  signal?: AbortSignal;
+  /** Checked between entries: throws CANCELLED or TIME_BUDGET_EXCEEDED. */
+  checkpoint: Checkpoint;
 }
 
 interface IgnoreLayer {
@@ -68,15 +84,92 @@ interface IgnoreLayer {
   ig: Ignore;
 }
 
-async function loadGitignore(dirAbs: string, dirRel: string): Promise<IgnoreLayer | null> {
-  const file = (dirAbs === "/" ? "" : dirAbs) + "/.gitignore";
+function changed(rel: string, what = "was replaced or moved"): WorkspaceError {
+  return new WorkspaceError(
+    "CHANGED_DURING_OPERATION",
+    `${rel} ${what} while it was being walked; nothing was returned`,
+    { details: { path: rel } },
+  );
+}
+
+function sameId(a: { dev: number; ino: number | null }, b: { dev: number; ino: number | null }) {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+function lstatOrNull(abs: string): Deno.FileInfo | null {
   try {
-    const info = await Deno.lstat(file);
-    if (!info.isFile || info.size > MAX_GITIGNORE_BYTES) return null;
-    const text = await Deno.readTextFile(file);
-    return { dir: dirRel === "." ? "" : dirRel, ig: ignore().add(text) };
+    return Deno.lstatSync(abs);
   } catch {
     return null;
+  }
+}
+
+/** Re-verifies that every directory of a chain is still the directory it was checked as. */
+export function verifyChain(chain: readonly PinnedDir[]): void {
+  for (const link of chain) {
+    const st = lstatOrNull(link.abs);
+    if (st === null || !st.isDirectory || !sameId(st, link)) throw changed(link.rel);
+  }
+}
+
+/**
+ * Opens a classified regular file without following a final link and without blocking,
+ * and checks that fstat names the inode the lstat classified. Returns the fd, or null
+ * when the file cannot be opened (gone, no permission); CHANGED_DURING_OPERATION when
+ * the name now leads elsewhere.
+ */
+export function openClassified(entry: { rel: string; abs: string; info: Deno.FileInfo }): {
+  fd: number;
+  stat: fs.Stats;
+} | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(entry.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+  } catch (err) {
+    if ((err as { code?: string }).code === "ELOOP") {
+      throw changed(entry.rel, "was replaced by a symbolic link");
+    }
+    return null;
+  }
+  let stat: fs.Stats;
+  try {
+    stat = fs.fstatSync(fd);
+  } catch {
+    fs.closeSync(fd);
+    return null;
+  }
+  if (!sameId({ dev: stat.dev, ino: stat.ino }, entry.info)) {
+    fs.closeSync(fd);
+    throw changed(entry.rel);
+  }
+  return { fd, stat };
+}
+
+function readGitignore(dir: PinnedDir, checkpoint: Checkpoint): IgnoreLayer | null {
+  const abs = (dir.abs === "/" ? "" : dir.abs) + "/.gitignore";
+  const rel = dir.rel === "." ? ".gitignore" : `${dir.rel}/.gitignore`;
+  const info = lstatOrNull(abs);
+  if (info === null || !info.isFile || info.size > MAX_GITIGNORE_BYTES) return null;
+  const opened = openClassified({ rel, abs, info });
+  if (opened === null) return null;
+  try {
+    if (!opened.stat.isFile() || opened.stat.size > MAX_GITIGNORE_BYTES) return null;
+    const buf = new Uint8Array(opened.stat.size + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const r = fs.readSync(opened.fd, buf, n, buf.length - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    if (n > MAX_GITIGNORE_BYTES) return null;
+    checkpoint.check();
+    const text = new TextDecoder().decode(buf.subarray(0, n));
+    return { dir: dir.rel === "." ? "" : dir.rel, ig: ignore().add(text) };
+  } catch (err) {
+    if (err instanceof WorkspaceError) throw err;
+    return null;
+  } finally {
+    fs.closeSync(opened.fd);
   }
 }
 
@@ -91,120 +184,167 @@ function isIgnored(layers: IgnoreLayer[], rel: string, isDir: boolean): boolean 
   return verdict;
 }
 
-function throwIfAborted(signal?: AbortSignal): void {
-  if (signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
-}
-
 function joinRel(a: string, b: string): string {
   return a === "." || a === "" ? b : `${a}/${b}`;
 }
 
-/** Walks a directory tree inside the workspace, yielding entries in a deterministic order. */
-export async function* walk(options: WalkOptions, stats: WalkStats): AsyncGenerator<WalkEntry> {
-  const layers: IgnoreLayer[] = [];
-  if (options.respectGitignore) {
-    // .gitignore files from the root down to the base's parent apply too.
-    const segs = options.baseRel === "." ? [] : options.baseRel.split("/");
-    let rel = ".";
-    let abs = options.rootAbs;
-    for (let i = 0; i < segs.length; i++) {
-      const layer = await loadGitignore(abs, rel);
-      if (layer) layers.push(layer);
-      rel = joinRel(rel, segs[i]);
-      abs = `${abs === "/" ? "" : abs}/${segs[i]}`;
-    }
-  }
-  yield* walkDir(options, stats, options.baseAbs, options.baseRel, "", 1, layers);
+function joinAbs(a: string, b: string): string {
+  return `${a === "/" ? "" : a}/${b}`;
 }
 
-async function* walkDir(
-  o: WalkOptions,
-  stats: WalkStats,
-  dirAbs: string,
-  dirRel: string,
-  dirRelToBase: string,
-  depth: number,
-  layers: IgnoreLayer[],
-): AsyncGenerator<WalkEntry> {
-  throwIfAborted(o.signal);
-  if (stats.capped) return;
-  let here = layers;
-  if (o.respectGitignore) {
-    const layer = await loadGitignore(dirAbs, dirRel);
-    if (layer) here = [...layers, layer];
+function direntType(e: Deno.DirEntry): EntryType {
+  return e.isSymlink ? "symlink" : e.isDirectory ? "directory" : e.isFile ? "file" : "other";
+}
+
+function infoType(info: Deno.FileInfo): EntryType {
+  return info.isSymlink
+    ? "symlink"
+    : info.isDirectory
+    ? "directory"
+    : info.isFile
+    ? "file"
+    : "other";
+}
+
+/** A walk in progress: `entries()` yields entries and VERIFIED; `verifyCurrent()` re-verifies on demand. */
+export class Walker {
+  readonly #o: WalkOptions;
+  readonly #stats: WalkStats;
+  #current: readonly PinnedDir[] = [];
+
+  /** A walk with its options, filling `stats`. */
+  constructor(options: WalkOptions, stats: WalkStats) {
+    this.#o = options;
+    this.#stats = stats;
   }
-  const names: { name: string; type: EntryType }[] = [];
-  try {
-    for await (const e of Deno.readDir(dirAbs)) {
-      const type: EntryType = e.isSymlink
-        ? "symlink"
-        : e.isDirectory
-        ? "directory"
-        : e.isFile
-        ? "file"
-        : "other";
-      names.push({ name: e.name, type });
+
+  /** Re-verifies the chain of the directory being walked (accept results gathered since the last VERIFIED). */
+  verifyCurrent(): void {
+    verifyChain(this.#current);
+  }
+
+  /** The chain from the root to the base, each link lstat'ed and checked. */
+  #baseChain(): PinnedDir[] {
+    const { root, base } = this.#o;
+    const rootInfo = lstatOrNull(root.abs);
+    if (rootInfo === null || !rootInfo.isDirectory || !sameId(rootInfo, root)) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        "the workspace root was replaced or moved after the server started; nothing was returned",
+      );
     }
-  } catch (err) {
-    if (err instanceof WorkspaceError) throw err;
-    stats.unreadable++;
-    return;
+    const chain: PinnedDir[] = [root];
+    const segs = base.rel === "." ? [] : base.rel.split("/");
+    let rel = ".";
+    let abs = root.abs;
+    for (const seg of segs) {
+      rel = joinRel(rel, seg);
+      abs = joinAbs(abs, seg);
+      const st = lstatOrNull(abs);
+      if (st === null || !st.isDirectory) throw changed(rel);
+      chain.push({ rel, abs, dev: st.dev, ino: st.ino });
+    }
+    if (!sameId(chain[chain.length - 1], base)) throw changed(base.rel);
+    return chain;
   }
-  names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const prefixAbs = dirAbs === "/" ? "" : dirAbs;
-  for (const { name, type } of names) {
-    if (!o.includeHidden && name.startsWith(".")) continue;
-    if (o.respectGitignore && name === ".git" && type === "directory") continue;
-    const rel = joinRel(dirRel, name);
-    if (o.respectGitignore && isIgnored(here, rel, type === "directory")) continue;
-    if (stats.visited >= o.maxVisited) {
-      stats.capped = true;
+
+  /** Walks the tree: entries in order, VERIFIED after each re-verification of the chain. */
+  *entries(): Generator<WalkEntry | typeof VERIFIED> {
+    const chain = this.#baseChain();
+    this.#current = chain;
+    const layers: IgnoreLayer[] = [];
+    if (this.#o.respectGitignore) {
+      // .gitignore files from the root down to the base's parent apply too.
+      for (const dir of chain.slice(0, -1)) {
+        const layer = readGitignore(dir, this.#o.checkpoint);
+        if (layer) layers.push(layer);
+      }
+    }
+    yield* this.#walkDir(chain, "", 1, layers);
+  }
+
+  *#walkDir(
+    chain: readonly PinnedDir[],
+    dirRelToBase: string,
+    depth: number,
+    layers: IgnoreLayer[],
+  ): Generator<WalkEntry | typeof VERIFIED> {
+    const o = this.#o;
+    const stats = this.#stats;
+    o.checkpoint.check();
+    if (stats.capped) return;
+    this.#current = chain;
+    const dir = chain[chain.length - 1];
+    let dirents: Deno.DirEntry[];
+    try {
+      dirents = [...Deno.readDirSync(dir.abs)];
+    } catch {
+      verifyChain(chain);
+      stats.unreadable++;
       return;
     }
-    stats.visited++;
-    if ((stats.visited & 255) === 0) throwIfAborted(o.signal);
-    const entry: WalkEntry = {
-      rel,
-      relToBase: dirRelToBase === "" ? name : `${dirRelToBase}/${name}`,
-      abs: `${prefixAbs}/${name}`,
-      name,
-      type,
-      depth,
-    };
-    if (type === "directory" && o.pruneDir?.(entry)) continue;
-    yield entry;
-    if (type === "directory" && depth >= o.maxDepth) stats.depthLimited = true;
-    if (type === "directory" && depth < o.maxDepth) {
-      yield* walkDir(o, stats, entry.abs, rel, entry.relToBase, depth + 1, here);
-      if (stats.capped) return;
+    o.checkpoint.check();
+    let here = layers;
+    if (o.respectGitignore && dirents.some((e) => e.name === ".gitignore")) {
+      const layer = readGitignore(dir, o.checkpoint);
+      if (layer) here = [...layers, layer];
+    }
+    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // The listing (and the .gitignore read with it) is accepted only if the chain still holds.
+    verifyChain(chain);
+    yield VERIFIED;
+    let pending = false;
+    for (const d of dirents) {
+      const name = d.name;
+      if (!o.includeHidden && name.startsWith(".")) continue;
+      const listedType = direntType(d);
+      if (o.respectGitignore && name === ".git" && listedType === "directory") continue;
+      const rel = joinRel(dir.rel, name);
+      if (o.respectGitignore && isIgnored(here, rel, listedType === "directory")) continue;
+      if (stats.visited >= o.maxVisited) {
+        stats.capped = true;
+        break;
+      }
+      stats.visited++;
+      if ((stats.visited & 63) === 0) o.checkpoint.check();
+      const abs = joinAbs(dir.abs, name);
+      const needStat = o.statEntries !== false || listedType === "directory" ||
+        listedType === "other";
+      const info = needStat ? lstatOrNull(abs) : null;
+      const type = info === null ? listedType : infoType(info);
+      const entry: WalkEntry = {
+        rel,
+        relToBase: dirRelToBase === "" ? name : `${dirRelToBase}/${name}`,
+        abs,
+        name,
+        type,
+        depth,
+        info,
+      };
+      if (type === "directory" && o.pruneDir?.(entry)) continue;
+      yield entry;
+      pending = true;
+      if (type !== "directory" || info === null) continue;
+      if (depth >= o.maxDepth) {
+        stats.depthLimited = true;
+        continue;
+      }
+      // Accept what was gathered here before leaving for the subdirectory.
+      verifyChain(chain);
+      yield VERIFIED;
+      pending = false;
+      yield* this.#walkDir(
+        [...chain, { rel, abs, dev: info.dev, ino: info.ino }],
+        entry.relToBase,
+        depth + 1,
+        here,
+      );
+      this.#current = chain;
+      if (stats.capped) break;
+    }
+    if (pending) {
+      verifyChain(chain);
+      yield VERIFIED;
     }
   }
-}
-
-/**
- * The walk find_files and search_text share: below a resolved directory, with the
- * workspace's depth and visited caps, and exclude globs pruning whole directories.
- */
-export function walkBelow(
-  ws: Workspace,
-  dir: { rel: string; abs: string },
-  o: {
-    includeHidden: boolean;
-    respectGitignore: boolean;
-    excluded: (relToBase: string) => boolean;
-    signal?: AbortSignal;
-  },
-  stats: WalkStats,
-): AsyncGenerator<WalkEntry> {
-  return walk({
-    baseRel: dir.rel,
-    baseAbs: dir.abs,
-    rootAbs: ws.policy.rootReal,
-    maxDepth: ws.limits.maxDepth,
-    includeHidden: o.includeHidden,
-    respectGitignore: o.respectGitignore,
-    maxVisited: ws.limits.maxVisited,
-    pruneDir: (d) => excludesDir(o.excluded, d.relToBase),
-    signal: o.signal,
-  }, stats);
 }

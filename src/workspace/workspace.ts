@@ -3,6 +3,7 @@ import { PathPolicy } from "./path_policy.ts";
 import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
 import { ReadersWriterLock } from "./lock.ts";
+import { Engine } from "./engine/pool.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -24,6 +25,7 @@ export class Workspace {
   readonly writable: boolean;
   /** Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation). */
   readonly lock: ReadersWriterLock = new ReadersWriterLock();
+  #engine?: Engine;
 
   private constructor(policy: PathPolicy, limits: Limits, writable: boolean) {
     this.policy = policy;
@@ -41,6 +43,11 @@ export class Workspace {
     }
     const policy = await PathPolicy.open(options.root);
     return new Workspace(policy, limits, options.writable === true);
+  }
+
+  /** The engine that runs walks and matching (worker pool or inline), created on first use. */
+  get engine(): Engine {
+    return this.#engine ??= new Engine();
   }
 
   /** The root directory's name (its last path component). */

@@ -20,6 +20,7 @@
  * on a scored scenario without results, or on one that reports no check other than
  * wire-schema-valid; 2 on a setup error. Both servers are stopped before it exits.
  */
+import { readFlag } from "../server/_harness.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const OUT = `${ROOT}/.ci-out/conformance/server`;
@@ -396,7 +397,7 @@ async function main(): Promise<number> {
       startServer("workspace server", [
         "run",
         "--no-prompt",
-        `--allow-read=${workspace}`,
+        readFlag(workspace),
         "--allow-net=127.0.0.1",
         "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",
         "--unstable-no-legacy-abort",

@@ -13,7 +13,13 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
-import { CLI, type HttpServerProcess, SERVE_STDIO, startHttpServer } from "../server/_harness.ts";
+import {
+  CLI,
+  type HttpServerProcess,
+  readFlag,
+  SERVE_STDIO,
+  startHttpServer,
+} from "../server/_harness.ts";
 import {
   type AdapterName,
   type Case,
@@ -197,7 +203,7 @@ export async function cliAdapter(): Promise<Adapter> {
       const write = CONFIGS[config].write;
       // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
       // waiting for file lock on node_modules") off the stderr that carries errors.
-      const perms = ["--quiet", "--no-prompt", `--allow-read=${site.root}`];
+      const perms = ["--quiet", "--no-prompt", readFlag(site.root)];
       if (write) perms.push(`--allow-write=${site.root}`);
       const args = c.args(site.paths);
       const json = JSON.stringify(args);
@@ -304,7 +310,7 @@ function stdioArgs(root: string, config: ConfigName): string[] {
     "run",
     "--quiet",
     "--no-prompt",
-    `--allow-read=${root}`,
+    readFlag(root),
     ...(write ? [`--allow-write=${root}`] : []),
     SERVE_STDIO,
     "--root",

@@ -84,6 +84,9 @@ const SERVERS_UNKNOWN_TOOL = {
 const diff = (name: string, hunk: string) =>
   `Index: ${name}\n===================================================================\n--- ${name}\n+++ ${name}\n${hunk}`;
 
+/** The engine's pool size on this machine: the cores, clamped to 1..4. */
+const POOL_SIZE = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
+
 export const CASES: Case[] = [
   // ------------------------------------------------------------------ success: read
   {
@@ -96,6 +99,8 @@ export const CASES: Case[] = [
         mode: "read-only",
         limits: limitsOf("ro"),
         permissions: "<process-dependent>",
+        // Every adapter's process may read the engine's modules, so every one runs the pool.
+        engine: { mode: "workers", workers: POOL_SIZE },
       },
     },
   },
@@ -110,6 +115,8 @@ export const CASES: Case[] = [
         mode: "read-write",
         limits: limitsOf("small"),
         permissions: "<process-dependent>",
+        // Every adapter's process may read the engine's modules, so every one runs the pool.
+        engine: { mode: "workers", workers: POOL_SIZE },
       },
     },
   },

@@ -1,4 +1,6 @@
 /** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
+import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
+
 export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;
 export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
@@ -49,9 +51,14 @@ export interface HttpServerProcess {
   status: Promise<Deno.CommandStatus>;
 }
 
+/** The read flag a server on root needs: the workspace and the engine's modules (its worker pool). */
+export function readFlag(root: string): string {
+  return `--allow-read=${[root, ENGINE_READ_PATH].filter((p) => p !== null).join(",")}`;
+}
+
 /** Permission flags for serving root (read, and write with write: true). */
 export function permissionFlags(root: string, write = false): string[] {
-  const flags = ["--no-prompt", `--allow-read=${root}`];
+  const flags = ["--no-prompt", readFlag(root)];
   if (write) flags.push(`--allow-write=${root}`);
   return flags;
 }

@@ -6,6 +6,7 @@ import {
   makeWorkspace,
   MODERN,
   modernRequest,
+  readFlag,
   readReadyLine,
   SERVE_HTTP,
   startHttpServer,
@@ -16,7 +17,7 @@ async function runServeHttp(root: string, args: string[], extraFlags: string[] =
     args: [
       "run",
       "--no-prompt",
-      `--allow-read=${root}`,
+      readFlag(root),
       `--allow-write=${root}`,
       "--allow-net=127.0.0.1",
       "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",

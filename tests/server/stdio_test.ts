@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { READ_TOOLS } from "./_harness.ts";
+import { READ_TOOLS, readFlag } from "./_harness.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 
@@ -10,7 +10,7 @@ async function withClient(
   opts: { write?: boolean; mode: "auto" | "legacy" },
   fn: (c: Client) => Promise<void>,
 ) {
-  const args = ["run", `--allow-read=${root}`];
+  const args = ["run", readFlag(root)];
   if (opts.write) args.push(`--allow-write=${root}`);
   args.push(SERVER, "--root", root);
   if (opts.write) args.push("--write");
@@ -89,7 +89,7 @@ Deno.test("stdio server: the v1 SDK client (legacy era) lists and calls tools", 
     await client.connect(
       new V1Stdio({
         command: Deno.execPath(),
-        args: ["run", `--allow-read=${root}`, SERVER, "--root", root],
+        args: ["run", readFlag(root), SERVER, "--root", root],
         stderr: "pipe",
       }),
     );
@@ -111,7 +111,7 @@ Deno.test("stdio server: stdout carries only protocol messages", async () => {
   const root = await Deno.makeTempDir();
   try {
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", `--allow-read=${root}`, SERVER, "--root", root],
+      args: ["run", readFlag(root), SERVER, "--root", root],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

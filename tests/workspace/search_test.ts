@@ -426,7 +426,9 @@ Deno.test("search_text: cancellation rejects with CANCELLED promptly (abort afte
 Deno.test("search_text: progress is reported, and abort from the first progress callback cancels", async () => {
   await withTempDir(async (dir) => {
     await bigTree(dir, 5000);
-    const ws = await openWorkspace(dir, { limits: { maxMatches: 100_000 } });
+    const ws = await openWorkspace(dir, {
+      limits: { maxMatches: 100_000, maxResultBytes: 64 * 1024 * 1024 },
+    });
     // First a full run: progress is reported on a run this long, and counts grow.
     const seen: { filesSearched: number; matches: number }[] = [];
     const t0 = performance.now();

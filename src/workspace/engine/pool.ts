@@ -1,0 +1,337 @@
+/**
+ * The engine: runs walks and matching (list_directory, find_files, search_text) off the
+ * calling thread in a small pool of workers sized to the cores, or inline (cooperative,
+ * sliced) when the process may not read the engine's modules. A call ends promptly when
+ * it is cancelled or its time budget (maxOperationMs) runs out, whatever its worker is
+ * doing: the shared flag tells the worker to stop at its next checkpoint, and a worker
+ * that does not acknowledge within ACK_MS is abandoned (terminated and replaced).
+ * Idle workers are unref'd and closed after IDLE_MS, so the pool never keeps a process alive.
+ */
+import { Worker } from "node:worker_threads";
+import { WorkspaceError } from "../errors.ts";
+import {
+  Checkpoint,
+  errorFromWire,
+  FLAG_CANCELLED,
+  FLAG_RUN,
+  FLAG_TIME_BUDGET,
+  type JobMessage,
+  type JobProgress,
+  type JobSpec,
+  stopError,
+  type WorkerMessage,
+} from "./protocol.ts";
+import { runJob } from "./jobs.ts";
+import { ENGINE_READ_PATH } from "./read_path.ts";
+
+type Timer = ReturnType<typeof setTimeout>;
+
+/** How long a stopped worker has to acknowledge before it is abandoned (ms). */
+export const ACK_MS = 100;
+/** How long an idle worker is kept before it is closed (ms). */
+export const IDLE_MS = 5000;
+/** Most workers in one pool. */
+export const MAX_WORKERS = 4;
+
+/** Where the engine runs its jobs. */
+export type EngineMode = "workers" | "inline";
+
+/** What `run` takes besides the job. */
+export interface RunOptions {
+  /** Aborting it ends the call with CANCELLED. */
+  signal?: AbortSignal;
+  /** Receives the job's counters at a steady cadence while it runs. */
+  onProgress?: (p: JobProgress) => void;
+}
+
+/** How an engine is built (defaults: sized to the cores, mode from the read permission). */
+export interface EngineOptions {
+  /** Force a mode (tests); default: "workers" when ENGINE_READ_PATH is readable. */
+  mode?: EngineMode;
+  /** Pool size; default navigator.hardwareConcurrency clamped to 1..MAX_WORKERS. */
+  size?: number;
+}
+
+/** One call: its flag, its promise's settle functions and its timers. */
+class Call {
+  readonly id: number;
+  readonly spec: JobSpec;
+  readonly flagBuffer = new SharedArrayBuffer(4);
+  readonly flag = new Int32Array(this.flagBuffer);
+  readonly promise: Promise<unknown>;
+  settled = false;
+  onStop: () => void = () => {};
+  #resolve!: (v: unknown) => void;
+  #reject!: (e: unknown) => void;
+  #timer: Timer | undefined;
+  #signal?: AbortSignal;
+  #onAbort = () => this.stop(FLAG_CANCELLED);
+  readonly #onProgress?: (p: JobProgress) => void;
+
+  constructor(id: number, spec: JobSpec, options: RunOptions) {
+    this.id = id;
+    this.spec = spec;
+    this.#onProgress = options.onProgress;
+    this.promise = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#signal = options.signal;
+    this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  /** Starts the time budget (when the job starts running; a wait for a free worker is not counted). */
+  startClock(): void {
+    if (this.settled || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => this.stop(FLAG_TIME_BUDGET), this.spec.limits.maxOperationMs);
+  }
+
+  get running(): boolean {
+    return !this.settled && Atomics.load(this.flag, 0) === FLAG_RUN;
+  }
+
+  progress(p: JobProgress): void {
+    if (this.running) this.#onProgress?.(p);
+  }
+
+  resolve(value: unknown): void {
+    if (this.#settle()) this.#resolve(value);
+  }
+
+  reject(err: unknown): void {
+    if (this.#settle()) this.#reject(err);
+  }
+
+  /** Sets the flag and rejects now; the worker learns it at its next checkpoint. */
+  stop(code: number): void {
+    if (this.settled) return;
+    Atomics.store(this.flag, 0, code);
+    this.reject(stopError(code, this.spec.limits));
+    this.onStop();
+  }
+
+  #settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    clearTimeout(this.#timer);
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    return true;
+  }
+}
+
+/** One worker of the pool and the call it runs. */
+interface Slot {
+  worker: Worker;
+  /** True once the worker loaded its modules and listens. */
+  ready: boolean;
+  call: Call | null;
+  idleTimer?: Timer;
+  ackTimer?: Timer;
+}
+
+function defaultMode(): EngineMode {
+  if (ENGINE_READ_PATH === null) return "inline";
+  try {
+    const state = Deno.permissions.querySync({ name: "read", path: ENGINE_READ_PATH }).state;
+    return state === "granted" ? "workers" : "inline";
+  } catch {
+    return "inline";
+  }
+}
+
+function defaultSize(): number {
+  const cores = Number(globalThis.navigator?.hardwareConcurrency) || 1;
+  return Math.max(1, Math.min(MAX_WORKERS, Math.floor(cores)));
+}
+
+/** A workspace's engine: one pool of workers (or inline execution), created lazily. */
+export class Engine {
+  /** Where jobs run. */
+  readonly mode: EngineMode;
+  /** Most workers at once (0 inline). */
+  readonly size: number;
+  #slots: Slot[] = [];
+  #queue: Call[] = [];
+  #nextId = 1;
+  #closed = false;
+  #abandoned = 0;
+
+  /** An engine; no worker starts before the first job. */
+  constructor(options: EngineOptions = {}) {
+    this.mode = options.mode ?? defaultMode();
+    this.size = this.mode === "inline" ? 0 : Math.max(1, options.size ?? defaultSize());
+  }
+
+  /** Workers alive now (idle or busy). */
+  get live(): number {
+    return this.#slots.length;
+  }
+
+  /** Workers given up on because they did not stop when told (they end on their own). */
+  get abandoned(): number {
+    return this.#abandoned;
+  }
+
+  /** Runs one job; rejects with the job's WorkspaceError, CANCELLED or TIME_BUDGET_EXCEEDED. */
+  run<T>(spec: JobSpec, options: RunOptions = {}): Promise<T> {
+    if (this.#closed) {
+      return Promise.reject(new WorkspaceError("CANCELLED", "the workspace engine is closed"));
+    }
+    if (options.signal?.aborted) return Promise.reject(stopError(FLAG_CANCELLED, spec.limits));
+    const call = new Call(this.#nextId++, spec, options);
+    if (this.mode === "inline") this.#runInline(call);
+    else this.#dispatch(call);
+    return call.promise as Promise<T>;
+  }
+
+  /** Stops every call (CANCELLED) and terminates every worker; later runs are refused. */
+  close(): void {
+    this.#closed = true;
+    for (const call of this.#queue.splice(0)) call.stop(FLAG_CANCELLED);
+    for (const slot of this.#slots.splice(0)) {
+      clearTimeout(slot.idleTimer);
+      clearTimeout(slot.ackTimer);
+      slot.call?.stop(FLAG_CANCELLED);
+      void slot.worker.terminate();
+      slot.worker.unref();
+    }
+  }
+
+  #runInline(call: Call): void {
+    const checkpoint = new Checkpoint(call.flag, {
+      limits: call.spec.limits,
+      inline: true,
+      onProgress: (p) => call.progress(p),
+    });
+    // Starts after the caller got its promise; a slice at a time, checking the flag.
+    call.startClock();
+    setTimeout(() => {
+      if (!call.running) return;
+      runJob(call.spec, checkpoint).then((r) => call.resolve(r), (e) => call.reject(e));
+    }, 0);
+  }
+
+  #dispatch(call: Call): void {
+    let slot = this.#slots.find((s) => s.call === null);
+    if (slot === undefined && this.#slots.length < this.size) slot = this.#spawn();
+    if (slot === undefined) {
+      this.#queue.push(call);
+      call.onStop = () => {
+        const i = this.#queue.indexOf(call);
+        if (i !== -1) this.#queue.splice(i, 1);
+      };
+      return;
+    }
+    this.#start(slot, call);
+  }
+
+  #start(slot: Slot, call: Call): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
+    slot.call = call;
+    slot.worker.ref();
+    if (slot.ready) call.startClock();
+    call.onStop = () => {
+      // The caller already has its error; give the worker ACK_MS to reach a checkpoint.
+      slot.ackTimer = setTimeout(() => {
+        if (slot.call === call) this.#abandon(slot);
+      }, ACK_MS);
+    };
+    const message: JobMessage = {
+      type: "job",
+      id: call.id,
+      spec: call.spec,
+      flag: call.flagBuffer,
+    };
+    slot.worker.postMessage(message);
+  }
+
+  #spawn(): Slot {
+    const worker = new Worker(new URL("./worker.ts", import.meta.url));
+    const slot: Slot = { worker, ready: false, call: null };
+    worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
+    worker.on("error", (err: Error) => this.#onFailure(slot, err));
+    worker.on("exit", () => this.#onFailure(slot, new Error("the worker exited")));
+    this.#slots.push(slot);
+    return slot;
+  }
+
+  /** Starts a worker ahead of need (after one was abandoned), idle until a job comes. */
+  #spawnIdle(): void {
+    if (this.#closed || this.#slots.length >= this.size) return;
+    const slot = this.#spawn();
+    slot.worker.unref();
+    this.#idle(slot);
+  }
+
+  #idle(slot: Slot): void {
+    const idle = setTimeout(() => this.#remove(slot), IDLE_MS);
+    Deno.unrefTimer(idle as unknown as number);
+    slot.idleTimer = idle;
+  }
+
+  #onMessage(slot: Slot, m: WorkerMessage): void {
+    if (m.type === "ready") {
+      slot.ready = true;
+      slot.call?.startClock();
+      return;
+    }
+    const call = slot.call;
+    if (call === null || m.id !== call.id) return;
+    if (m.type === "progress") {
+      call.progress(m.progress);
+      return;
+    }
+    if (m.type === "result") call.resolve(m.result);
+    else call.reject(errorFromWire(m.error));
+    this.#release(slot);
+  }
+
+  #release(slot: Slot): void {
+    clearTimeout(slot.ackTimer);
+    slot.ackTimer = undefined;
+    slot.call = null;
+    slot.worker.unref();
+    const next = this.#queue.shift();
+    if (next !== undefined) {
+      this.#start(slot, next);
+      return;
+    }
+    this.#idle(slot);
+  }
+
+  /** A worker that did not stop when told: let it go and make room for a fresh one. */
+  #abandon(slot: Slot): void {
+    this.#abandoned++;
+    this.#remove(slot);
+    this.#spawnIdle();
+  }
+
+  #remove(slot: Slot): void {
+    const i = this.#slots.indexOf(slot);
+    if (i === -1) return;
+    this.#slots.splice(i, 1);
+    clearTimeout(slot.idleTimer);
+    clearTimeout(slot.ackTimer);
+    void slot.worker.terminate();
+    slot.worker.unref();
+    this.#pump();
+  }
+
+  #onFailure(slot: Slot, err: Error): void {
+    if (!this.#slots.includes(slot)) return;
+    slot.call?.reject(
+      new WorkspaceError("IO_ERROR", `the engine worker failed: ${err.message}`),
+    );
+    this.#remove(slot);
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0 && !this.#closed) {
+      let slot = this.#slots.find((s) => s.call === null);
+      if (slot === undefined && this.#slots.length < this.size) slot = this.#spawn();
+      if (slot === undefined) return;
+      this.#start(slot, this.#queue.shift()!);
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * The engine's wire protocol between the calling thread and a worker, and the checkpoint
+ * that bounded chunks of work call between chunks (a shared flag, read with Atomics).
+ */
+import { type ErrorCode, type ErrorObject, WorkspaceError } from "../errors.ts";
+import type { Limits } from "../limits.ts";
+
+/** The operations the engine runs. */
+export type JobOp = "search" | "find" | "list";
+
+/** A directory with the identity (dev, ino) it was checked with. */
+export interface PinnedDir {
+  /** Workspace-relative path ("." for the root). */
+  rel: string;
+  /** Absolute real path. */
+  abs: string;
+  /** Device of the checked directory. */
+  dev: number;
+  /** Inode of the checked directory (null where the platform has none). */
+  ino: number | null;
+}
+
+/** One unit of work: everything a worker needs, nothing it must look up. */
+export interface JobSpec {
+  /** Which operation. */
+  op: JobOp;
+  /** The operation's arguments, already validated on the calling thread. */
+  args: Record<string, unknown>;
+  /** The workspace root, with its identity pinned when the workspace was opened. */
+  root: PinnedDir;
+  /** The resolved base directory of the walk, with the identity it was resolved with. */
+  base: PinnedDir;
+  /** The workspace's limits. */
+  limits: Limits;
+}
+
+/** Progress counters a job reports. */
+export interface JobProgress {
+  /** Files read and scanned (search) or entries visited (find, list). */
+  filesSearched: number;
+  /** Results so far. */
+  matches: number;
+}
+
+/** Calling thread -> worker. */
+export interface JobMessage {
+  type: "job";
+  id: number;
+  spec: JobSpec;
+  /** Int32Array view target: [0] is the stop flag (FLAG_*). */
+  flag: SharedArrayBuffer;
+}
+
+/** Worker -> calling thread. */
+export type WorkerMessage =
+  | { type: "ready"; id: 0 }
+  | { type: "progress"; id: number; progress: JobProgress }
+  | { type: "result"; id: number; result: unknown }
+  | { type: "error"; id: number; error: ErrorObject };
+
+/** The flag's values. */
+export const FLAG_RUN = 0;
+/** Stop: the caller cancelled (or the engine closed). */
+export const FLAG_CANCELLED = 1;
+/** Stop: the call's time budget (maxOperationMs) ran out. */
+export const FLAG_TIME_BUDGET = 2;
+
+/** The typed error a stop flag stands for. */
+export function stopError(flag: number, limits: { maxOperationMs: number }): WorkspaceError {
+  if (flag === FLAG_TIME_BUDGET) {
+    return new WorkspaceError(
+      "TIME_BUDGET_EXCEEDED",
+      `the operation ran longer than this workspace's limit of ${limits.maxOperationMs} ms and was stopped`,
+      { details: { limit: limits.maxOperationMs } },
+    );
+  }
+  return new WorkspaceError("CANCELLED", "the operation was cancelled");
+}
+
+/** Rebuilds a WorkspaceError from its wire form. */
+export function errorFromWire(e: ErrorObject): WorkspaceError {
+  return new WorkspaceError(e.code as ErrorCode, e.message, {
+    argument: e.argument,
+    details: e.details,
+  });
+}
+
+/** Longest run of work between two yields to the event loop in inline mode (ms). */
+export const SLICE_MS = 10;
+/** Progress is reported at most this often (ms). */
+export const PROGRESS_INTERVAL_MS = 100;
+
+/**
+ * What a chunked job calls between chunks: `check` throws the typed stop error when the
+ * flag is set; `tick` also reports progress and, inline, yields to the event loop when
+ * the current slice is used up.
+ */
+export class Checkpoint {
+  readonly #flag: Int32Array;
+  readonly #limits: { maxOperationMs: number };
+  readonly #inline: boolean;
+  readonly #onProgress: (p: JobProgress) => void;
+  #sliceStart = performance.now();
+  #lastProgress = performance.now();
+  /** Counters the job keeps current; sent with progress. */
+  readonly counters: JobProgress = { filesSearched: 0, matches: 0 };
+
+  /** A checkpoint over a flag; `inline` makes `tick` yield to the event loop. */
+  constructor(
+    flag: Int32Array,
+    options: {
+      limits: { maxOperationMs: number };
+      inline: boolean;
+      onProgress: (p: JobProgress) => void;
+    },
+  ) {
+    this.#flag = flag;
+    this.#limits = options.limits;
+    this.#inline = options.inline;
+    this.#onProgress = options.onProgress;
+  }
+
+  /** Throws CANCELLED or TIME_BUDGET_EXCEEDED once the flag is set. */
+  check(): void {
+    const f = Atomics.load(this.#flag, 0);
+    if (f !== FLAG_RUN) throw stopError(f, this.#limits);
+  }
+
+  /** check(), progress at its cadence, and (inline) a yield when the slice is spent. */
+  tick(): Promise<void> | undefined {
+    this.check();
+    const now = performance.now();
+    if (now - this.#lastProgress >= PROGRESS_INTERVAL_MS) {
+      this.#lastProgress = now;
+      this.#onProgress({ ...this.counters });
+    }
+    if (!this.#inline || now - this.#sliceStart < SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.#sliceStart = performance.now();
+        resolve();
+      }, 0)
+    ).then(() => this.check());
+  }
+}

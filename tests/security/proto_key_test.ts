@@ -1,0 +1,141 @@
+/**
+ * Issue 8, class 3: an argument named `__proto__` is INVALID_ARGUMENT over MCP too, like every
+ * other unknown key. The SDK's zod parser drops such a key before a tool sees it, so the
+ * transports expose it first (src/server/proto_key.ts): the HTTP body guard and the stdio
+ * server's input filter. Real stdio child process; HTTP in process through the handler.
+ */
+import assert from "node:assert/strict";
+import { Workspace } from "../../mod.ts";
+import { createHttpHandler } from "../../src/server/http.ts";
+import { exposeProtoKey, protoKeyFilter } from "../../src/server/proto_key.ts";
+import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
+import { envelope, messagesOf, MODERN } from "../server/_harness.ts";
+
+const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
+/** A tools/call body whose arguments hold an own "__proto__" key (JSON.parse keeps it own). */
+const PROTO_ARGS = '{"path":"a.txt","__proto__":{"polluted":true}}';
+
+function callText(id: number, argsJson: string, meta?: Record<string, unknown>): string {
+  const params = `{"name":"read_file","arguments":${argsJson}${
+    meta ? `,"_meta":${JSON.stringify(meta)}` : ""
+  }}`;
+  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${params}}`;
+}
+
+function errorOf(result: Record<string, unknown>): Record<string, unknown> {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  const text = (result.content as { text: string }[])[0].text;
+  return (JSON.parse(text) as { error: Record<string, unknown> }).error;
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-proto-" }));
+  try {
+    await Deno.writeTextFile(`${dir}/a.txt`, "hi\n");
+    await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("exposeProtoKey renames only an own __proto__ key of tools/call arguments", () => {
+  const plain = callText(1, '{"path":"__proto__.txt"}');
+  assert.equal(exposeProtoKey(plain), plain, "a value that merely contains the word is untouched");
+  const out = JSON.parse(exposeProtoKey(callText(1, PROTO_ARGS)));
+  assert.equal(Object.hasOwn(out.params.arguments, "__proto__"), false);
+  assert.deepEqual(Object.keys(out.params.arguments), ["path", "\u0000__proto__"]);
+  const batch = JSON.parse(exposeProtoKey(`[${callText(1, PROTO_ARGS)},${plain}]`));
+  assert.deepEqual(Object.keys(batch[0].params.arguments), ["path", "\u0000__proto__"]);
+  assert.equal(exposeProtoKey("not json __proto__"), "not json __proto__");
+});
+
+Deno.test("the stdio filter rewrites lines split across chunks", async () => {
+  const filter = protoKeyFilter();
+  const chunks: string[] = [];
+  filter.on("data", (c: Uint8Array) => chunks.push(new TextDecoder().decode(c)));
+  const line = callText(7, PROTO_ARGS) + "\n";
+  const done = new Promise((r) => filter.on("end", r));
+  filter.write(line.slice(0, 40));
+  filter.write(line.slice(40) + callText(8, '{"path":"a.txt"}'));
+  filter.end("\n");
+  await done;
+  const lines = chunks.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  assert.deepEqual(Object.keys(lines[0].params.arguments), ["path", "\u0000__proto__"]);
+  assert.deepEqual(lines[1].params.arguments, { path: "a.txt" });
+});
+
+Deno.test("stdio server: a __proto__ argument is INVALID_ARGUMENT naming it", async () => {
+  await withDir(async (dir) => {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", `--allow-read=${dir},${ENGINE_READ_PATH}`, SERVER, "--root", dir],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const w = child.stdin.getWriter();
+    const send = (s: string) => w.write(new TextEncoder().encode(s + "\n"));
+    await send(JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    }));
+    await send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    await send(callText(2, PROTO_ARGS));
+    await send(callText(3, '{"path":"a.txt"}'));
+    const byId = new Map<number, Record<string, unknown>>();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    while (byId.size < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let nl;
+      while ((nl = buf.indexOf("\n")) !== -1) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        if (typeof msg.id === "number") byId.set(msg.id, msg);
+      }
+    }
+    await w.close();
+    await reader.cancel();
+    await child.status;
+    const e = errorOf(byId.get(2)!.result as Record<string, unknown>);
+    assert.equal(e.code, "INVALID_ARGUMENT");
+    assert.equal(e.argument, "__proto__");
+    const ok = byId.get(3)!.result as Record<string, unknown>;
+    assert.equal((ok.structuredContent as { content: string }).content, "hi\n");
+  });
+});
+
+Deno.test("HTTP server: a __proto__ argument is INVALID_ARGUMENT naming it", async () => {
+  await withDir(async (dir) => {
+    const workspace = await Workspace.open({ root: dir });
+    const handler = createHttpHandler({ workspace, keepAliveMs: 0 });
+    try {
+      const res = await handler.fetch(
+        new Request("http://127.0.0.1/mcp", {
+          method: "POST",
+          headers: {
+            host: "127.0.0.1",
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+            "mcp-protocol-version": MODERN,
+            "mcp-method": "tools/call",
+            "mcp-name": "read_file",
+            "mcp-param-path": "a.txt",
+          },
+          body: callText(1, PROTO_ARGS, envelope()),
+        }),
+      );
+      const messages = await messagesOf(res);
+      const final = messages.find((m) => m.id === 1)!;
+      const e = errorOf(final.result as Record<string, unknown>);
+      assert.equal(e.code, "INVALID_ARGUMENT");
+      assert.equal(e.argument, "__proto__");
+    } finally {
+      await handler.close?.();
+      workspace.engine?.close?.();
+    }
+  });
+});
