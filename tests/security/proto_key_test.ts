@@ -78,7 +78,11 @@ Deno.test("stdio server: a __proto__ argument is INVALID_ARGUMENT naming it", as
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      params: {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "t", version: "1" },
+      },
     }));
     await send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
     await send(callText(2, PROTO_ARGS));
