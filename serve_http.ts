@@ -158,14 +158,7 @@ async function main(): Promise<number> {
     const addr = server.addr;
     const shownHost = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
     url = `http://${shownHost}:${addr.port}${values.endpoint}`;
-    if (pidFile !== undefined) {
-      await writePidFile(pidFile, { pid: Deno.pid, url, startedAt: new Date().toISOString() });
-    }
-    await Deno.stdout.write(
-      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
-    );
-    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
-
+    // Handlers first: a signal right after the ready line must already shut down gracefully.
     let stopping = false;
     let stopped!: () => void;
     const done = new Promise<void>((r) => (stopped = r));
@@ -188,6 +181,14 @@ async function main(): Promise<number> {
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
       Deno.addSignalListener(sig, () => void shutdown(sig));
     }
+    if (pidFile !== undefined) {
+      await writePidFile(pidFile, { pid: Deno.pid, url, startedAt: new Date().toISOString() });
+    }
+    await Deno.stdout.write(
+      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
+    );
+    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
+
     await done;
     return EXIT_HTTP.ok;
   } catch (err) {
