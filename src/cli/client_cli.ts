@@ -84,7 +84,12 @@ function positiveInt(v: string, flag: string): number {
 function bundledTarget(values: Values): Target {
   const root = resolveFromInvocation(values.root ?? ".");
   const server = new URL("../../serve_stdio.ts", import.meta.url);
-  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${root}`];
+  // Worker modules load from <project>/src/workspace: the server needs read permission there.
+  const workers = new URL("../workspace", import.meta.url);
+  const read = workers.protocol === "file:"
+    ? `${root},${decodeURIComponent(workers.pathname)}`
+    : root;
+  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${read}`];
   if (values.write) args.push(`--allow-write=${root}`);
   args.push(
     "--allow-env=INIT_CWD",
