@@ -199,22 +199,7 @@ async function main(): Promise<number> {
     const addr = server.addr;
     const shownHost = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
     url = `http://${shownHost}:${addr.port}${values.endpoint}`;
-    if (pidFile !== undefined) {
-      const record: PidRecord = {
-        pid: Deno.pid,
-        url,
-        startedAt: new Date().toISOString(),
-        root: workspace.policy.rootReal,
-        secret: pidSecret,
-      };
-      await writePidFile(pidFile, record);
-      pidRecord = record;
-    }
-    await Deno.stdout.write(
-      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
-    );
-    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
-
+    // Handlers first: a signal right after the ready line must already shut down gracefully.
     let stopping = false;
     let stopped!: () => void;
     const done = new Promise<void>((r) => (stopped = r));
@@ -238,6 +223,22 @@ async function main(): Promise<number> {
     for (const sig of ["SIGINT", "SIGTERM"] as const) {
       Deno.addSignalListener(sig, () => void shutdown(sig));
     }
+    if (pidFile !== undefined) {
+      const record: PidRecord = {
+        pid: Deno.pid,
+        url,
+        startedAt: new Date().toISOString(),
+        root: workspace.policy.rootReal,
+        secret: pidSecret,
+      };
+      await writePidFile(pidFile, record);
+      pidRecord = record;
+    }
+    await Deno.stdout.write(
+      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
+    );
+    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
+
     await done;
     return EXIT_HTTP.ok;
   } catch (err) {

@@ -1,5 +1,6 @@
 /** Reads one JSON arguments object from exactly one of --arguments, --arguments-file, --arguments-stdin. */
 import { resolveFromInvocation, UsageError } from "../config.ts";
+import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 
 /** The three mutually exclusive sources of tool/operation arguments. */
 export interface ArgumentSources {
@@ -31,9 +32,9 @@ export async function readArguments(src: ArgumentSources): Promise<Record<string
   } else if (src["arguments-file"] !== undefined) {
     from = `--arguments-file ${src["arguments-file"]}`;
     try {
-      text = await Deno.readTextFile(resolveFromInvocation(src["arguments-file"]));
+      text = await readOptionFile(resolveFromInvocation(src["arguments-file"]), "--arguments-file");
     } catch (err) {
-      throw new UsageError(`cannot read ${from}: ${(err as Error).message}`);
+      throw new UsageError((err as Error).message);
     }
   } else if (src["arguments-stdin"]) {
     from = "--arguments-stdin";
@@ -43,9 +44,12 @@ export async function readArguments(src: ArgumentSources): Promise<Record<string
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonText(text, from);
   } catch (err) {
-    throw new UsageError(`${from} is not valid JSON: ${(err as Error).message}`);
+    // Where the text is wrong, never what it says: the file may be anything.
+    throw new UsageError(
+      err instanceof OptionFileError ? err.message : `${from} is not valid JSON`,
+    );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new UsageError(`${from} must be a JSON object`);

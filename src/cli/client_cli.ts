@@ -1,5 +1,6 @@
 /** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
 import { parseArgs } from "node:util";
+import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
@@ -379,8 +380,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
     // run: JSONL of {"name","arguments"}; one tools/call each, in order, never a batch.
     const text = rest[0] === "-"
       ? await new Response(Deno.stdin.readable).text()
-      : await Deno.readTextFile(resolveFromInvocation(rest[0])).catch((err) => {
-        throw new ClientError("usage", `cannot read ${rest[0]}: ${err.message}`);
+      : await readOptionFile(resolveFromInvocation(rest[0]), "tools run").catch((err) => {
+        throw new ClientError("usage", err.message);
       });
     const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
       x.l !== ""
@@ -390,7 +391,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       let code: number;
       let envelope: Record<string, unknown>;
       try {
-        const item = JSON.parse(l) as { name?: unknown; arguments?: unknown };
+        const item = parseJsonText(l, `line ${n}`) as { name?: unknown; arguments?: unknown };
         if (
           typeof item.name !== "string" ||
           (item.arguments !== undefined &&
@@ -409,6 +410,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
       } catch (err) {
         const e = err instanceof ClientError
           ? err
+          : err instanceof OptionFileError
+          ? new ClientError("usage", err.message)
           : new ClientError("usage", `line ${n}: ${(err as Error).message}`);
         envelope = {
           index,

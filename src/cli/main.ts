@@ -23,7 +23,8 @@ Usage:
   cli.ts op list [--write] [--output json|pretty]
   cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
                  [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
-  cli.ts serve stdio|http [server flags: --root DIR --write --host H --port N ...]
+  cli.ts serve stdio|http [--sandbox auto|required|off]
+                 [server flags: --root DIR --write --host H --port N ...]
   cli.ts serve stop --pid-file FILE [--timeout SECONDS]
   cli.ts server-info [CONNECTION] [OUTPUT]
   cli.ts tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
@@ -43,6 +44,11 @@ Client TIME: --timeout S (inactivity, default 60; progress resets it) --max-time
 Client INTERACTION: --non-interactive | --input-responses-file PATH, --max-input-rounds N
 Client exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol,
   5 invalid result, 6 input required, 7 timeout or cancelled.
+
+Options of serve stdio|http:
+  --sandbox MODE    auto (default): on Linux with bubblewrap, run the server in a mount
+                    namespace where only the workspace and the runtime exist, else say why
+                    not on stderr; required: fail (exit 2) when that is not possible; off
 
 Options of op:
   --root DIR        workspace root (default: the directory you run from)

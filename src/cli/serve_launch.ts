@@ -1,13 +1,70 @@
 /**
- * `cli serve stdio|http [flags]`: launches a server entry as a child whose Deno permissions
- * are computed from its flags (read on the root, write only with --write, net only on the
- * bound host, env only for the variables it reads, no run), with stdio passed through.
+ * `cli serve stdio|http [--sandbox auto|required|off] [server flags]`: launches a server entry as
+ * a child whose Deno permissions are computed from its flags (read on the root, write only with
+ * --write, net only on the bound host, env only for the variables it reads, no run), on Linux
+ * inside a bubblewrap mount namespace when available (src/sandbox/bwrap.ts), with stdio passed
+ * through and SIGINT/SIGTERM forwarded to the server itself.
  */
 import { parseArgs } from "node:util";
 import { resolveFromInvocation, UsageError } from "../config.ts";
+import {
+  bwrapArgs,
+  denoCacheDir,
+  normalizeAbsolute,
+  parentOf,
+  probeBubblewrap,
+  SANDBOX_ENV,
+  SANDBOX_MODES,
+  sandboxMarker,
+  type SandboxMode,
+  type SandboxPlan,
+} from "../sandbox/bwrap.ts";
+import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
+
+const PROJECT_URL = new URL("../../", import.meta.url);
+
+/** The project directory on disk (where the entry scripts and node_modules are), if local. */
+function projectDir(): string | undefined {
+  if (PROJECT_URL.protocol !== "file:") return undefined;
+  return normalizeAbsolute(decodeURIComponent(PROJECT_URL.pathname));
+}
+
+/** The directory worker modules load from: servers need read permission on it. */
+function workerModuleDir(): string | undefined {
+  const p = projectDir();
+  return p === undefined ? undefined : `${p === "/" ? "" : p}/src/workspace`;
+}
+
+/** Splits the launcher's own `--sandbox MODE` off the server's arguments. */
+export function splitLauncherFlags(args: string[]): { sandbox: SandboxMode; serverArgs: string[] } {
+  let sandbox: SandboxMode = "auto";
+  const serverArgs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    let value: string | undefined;
+    if (a === "--sandbox") {
+      value = args[++i];
+      if (value === undefined) throw new UsageError("--sandbox takes auto, required or off");
+    } else if (a.startsWith("--sandbox=")) {
+      value = a.slice("--sandbox=".length);
+    } else {
+      serverArgs.push(a);
+      continue;
+    }
+    if (!(SANDBOX_MODES as readonly string[]).includes(value)) {
+      throw new UsageError(`--sandbox takes auto, required or off, not ${JSON.stringify(value)}`);
+    }
+    sandbox = value as SandboxMode;
+  }
+  return { sandbox, serverArgs };
+}
 
 /** The permission flags a server entry needs for its arguments. */
-export function serverPermissions(kind: "stdio" | "http", args: string[]): string[] {
+export function serverPermissions(
+  kind: "stdio" | "http",
+  args: string[],
+  options: { sandboxMarker?: string } = {},
+): string[] {
   const { values } = parseArgs({
     args,
     options: {
@@ -24,6 +81,9 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const root = resolveFromInvocation(str(values.root) ?? ".");
   const read = [root];
+  const workers = workerModuleDir();
+  if (workers !== undefined) read.push(workers);
+  if (options.sandboxMarker !== undefined) read.push(options.sandboxMarker);
   const write: string[] = values.write === true ? [root] : [];
   const flags = ["--quiet", "--no-prompt"];
   if (kind === "http") {
@@ -41,9 +101,12 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
     }
     const host = str(values.host) ?? "127.0.0.1";
     const net = host === "127.0.0.1" || host === "localhost" ? "127.0.0.1,localhost,[::1]" : host;
-    flags.push(`--allow-net=${net}`, "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY");
+    flags.push(
+      `--allow-net=${net}`,
+      `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
+    );
   } else {
-    flags.push("--allow-env=INIT_CWD");
+    flags.push(`--allow-env=INIT_CWD,${SANDBOX_ENV}`);
   }
   for (const p of [...read, ...write]) {
     if (p.includes(",")) {
@@ -55,21 +118,163 @@ export function serverPermissions(kind: "stdio" | "http", args: string[]): strin
   return flags;
 }
 
-/** Runs the server as a child with scoped permissions; forwards SIGINT/SIGTERM; returns its exit code. */
+/** The path-valued server flags, rewritten inside the sandbox to absolute, normalized paths. */
+const PATH_FLAGS = ["root", "pid-file", "token-file", "state-key-file"] as const;
+
+/**
+ * Plans the sandbox for these server arguments: every path flag made absolute and normalized
+ * (the invocation directory need not exist inside), and the mounts that make exactly those
+ * paths visible. Returns the rewritten arguments with the plan.
+ */
+export function planSandbox(
+  kind: "stdio" | "http",
+  args: string[],
+  options: { denoPath: string; projectDir: string; marker: string },
+): { plan: SandboxPlan; serverArgs: string[] } {
+  const out = [...args];
+  const given: Partial<Record<(typeof PATH_FLAGS)[number], { source: string; dest: string }>> = {};
+  const relevant = kind === "http" ? PATH_FLAGS : (["root"] as const);
+  for (const flag of relevant) {
+    for (let i = 0; i < out.length; i++) {
+      let value: string | undefined;
+      if (out[i] === `--${flag}` && i + 1 < out.length) {
+        value = out[i + 1];
+      } else if (out[i].startsWith(`--${flag}=`)) {
+        value = out[i].slice(flag.length + 3);
+      } else continue;
+      const source = resolveFromInvocation(value);
+      const dest = normalizeAbsolute(source);
+      given[flag] = { source, dest };
+      if (out[i] === `--${flag}`) out[i + 1] = dest;
+      else out[i] = `--${flag}=${dest}`;
+    }
+  }
+  if (given.root === undefined) {
+    const source = resolveFromInvocation(".");
+    given.root = { source, dest: normalizeAbsolute(source) };
+    out.push("--root", given.root.dest);
+  }
+  const writable = parseArgs({
+    args: out,
+    options: { write: { type: "boolean" } },
+    strict: false,
+    allowPositionals: true,
+  }).values.write === true;
+  const readFiles = [given["token-file"], given["state-key-file"]].filter((m) => m !== undefined);
+  const pid = given["pid-file"];
+  const writeDirs = pid === undefined
+    ? []
+    : [{ source: parentOf(pid.source), dest: parentOf(pid.dest) }];
+  return {
+    serverArgs: out,
+    plan: {
+      denoPath: options.denoPath,
+      projectDir: options.projectDir,
+      denoDir: denoCacheDir(envIfAllowed),
+      workspace: { ...given.root, writable },
+      readFiles,
+      writeDirs,
+      marker: options.marker,
+    },
+  };
+}
+
+function envIfAllowed(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    return undefined;
+  }
+  return Deno.env.get(name);
+}
+
+/** Decides whether to sandbox: the probe's verdict applied to the mode (required fails, auto says why not). */
+async function useSandbox(mode: SandboxMode, denoPath: string): Promise<boolean> {
+  if (mode === "off") return false;
+  let reason: string | undefined;
+  if (Deno.build.os !== "linux") reason = `bubblewrap needs Linux, this is ${Deno.build.os}`;
+  else if (projectDir() === undefined) reason = "the server's code is not on a local file system";
+  else {
+    const probe = await probeBubblewrap(denoPath);
+    if (!probe.available) reason = probe.reason;
+  }
+  if (reason === undefined) return true;
+  if (mode === "required") throw new UsageError(`--sandbox required, but ${reason}`);
+  console.error(`wmcp: serving without the kernel sandbox: ${reason} (--sandbox off hides this)`);
+  return false;
+}
+
+/** Sends a signal to a pid through kill(1) (Deno.kill needs unscoped run permission). */
+async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
+  try {
+    await new Deno.Command("kill", { args: [`-${sig.slice(3)}`, String(pid)], stderr: "null" })
+      .output();
+  } catch {
+    // kill(1) unavailable: the caller falls back to its child
+  }
+}
+
+/**
+ * Runs the server as a child with scoped permissions (inside bubblewrap when the mode and the
+ * machine allow); forwards SIGINT/SIGTERM to the server; returns its exit code.
+ */
 export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promise<number> {
+  const { sandbox, serverArgs } = splitLauncherFlags(args);
   const entry = new URL(
     kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
     import.meta.url,
   );
-  const script = entry.protocol === "file:" ? entry.pathname : entry.href;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...serverPermissions(kind, args), script, ...args],
-    env: { INIT_CWD: resolveFromInvocation(".") },
-    stdin: "inherit",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn();
+  const script = entry.protocol === "file:" ? decodeURIComponent(entry.pathname) : entry.href;
+  const denoPath = Deno.execPath();
+  const env = { INIT_CWD: resolveFromInvocation(".") };
+  let child: Deno.ChildProcess;
+  let innerPid: number | undefined;
+  let stderrDone: Promise<void> = Promise.resolve();
+  if (await useSandbox(sandbox, denoPath)) {
+    const marker = sandboxMarker();
+    const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
+      denoPath,
+      projectDir: projectDir()!,
+      marker,
+    });
+    const command = [
+      "/bin/sh",
+      "-c",
+      ANNOUNCE_AND_EXEC,
+      denoPath,
+      "run",
+      ...serverPermissions(kind, inner, { sandboxMarker: marker }),
+      script,
+      ...inner,
+    ];
+    child = new Deno.Command("bwrap", {
+      args: bwrapArgs(plan, command),
+      env,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "piped",
+    }).spawn();
+    const errWriter = Deno.stderr;
+    stderrDone = pipeStderr(child.stderr, {
+      to: (b) => errWriter.write(b),
+      onChildPid: (pid) => (innerPid = pid),
+    }).catch(() => {});
+  } else {
+    // On Linux /proc/self/exe is the running Deno binary, which the tasks allow by that name.
+    const self = Deno.build.os === "linux" ? "/proc/self/exe" : denoPath;
+    child = new Deno.Command(self, {
+      args: ["run", ...serverPermissions(kind, serverArgs), script, ...serverArgs],
+      env,
+      stdin: "inherit",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn();
+  }
   const forward = (sig: Deno.Signal) => () => {
+    // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
+    const target = innerPid;
+    if (target !== undefined) {
+      void signalPid(target, sig);
+      return;
+    }
     try {
       child.kill(sig);
     } catch {
@@ -81,7 +286,9 @@ export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promi
   Deno.addSignalListener("SIGINT", onInt);
   Deno.addSignalListener("SIGTERM", onTerm);
   try {
-    return (await child.status).code;
+    const status = await child.status;
+    await stderrDone;
+    return status.code;
   } finally {
     Deno.removeSignalListener("SIGINT", onInt);
     Deno.removeSignalListener("SIGTERM", onTerm);

@@ -1,5 +1,6 @@
 /** Reads a standard `mcpServers` configuration file (as desktop MCP hosts use) into a target. */
 import { ClientError } from "./errors.ts";
+import { parseJsonText, readOptionFile } from "../option_file.ts";
 
 /** Where the client connects. */
 export type Target =
@@ -41,9 +42,10 @@ function stringRecord(v: unknown, where: string): Record<string, string> {
 export async function targetFromConfig(path: string, name: string): Promise<Target> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await Deno.readTextFile(path));
+    parsed = parseJsonText(await readOptionFile(path, "--config"), `--config ${path}`);
   } catch (err) {
-    throw new ClientError("usage", `cannot read --config ${path}: ${(err as Error).message}`);
+    // The message names the file and where it is wrong, never its content.
+    throw new ClientError("usage", (err as Error).message);
   }
   const servers = (parsed as { mcpServers?: unknown })?.mcpServers;
   if (!servers || typeof servers !== "object") {

@@ -4,6 +4,7 @@
  * given in advance, or by prompting on a terminal.
  */
 import { ClientError } from "./errors.ts";
+import { parseJsonText, readOptionFile } from "../option_file.ts";
 
 /** A form elicitation's parameters (the fields the client uses). */
 export interface ElicitParams {
@@ -67,12 +68,13 @@ export function nonInteractive(): Interaction {
 export async function fromResponsesFile(path: string): Promise<Interaction> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await Deno.readTextFile(path));
-  } catch (err) {
-    throw new ClientError(
-      "usage",
-      `cannot read --input-responses-file ${path}: ${(err as Error).message}`,
+    parsed = parseJsonText(
+      await readOptionFile(path, "--input-responses-file"),
+      `--input-responses-file ${path}`,
     );
+  } catch (err) {
+    // The message names the file and where it is wrong, never its content.
+    throw new ClientError("usage", (err as Error).message);
   }
   const p = parsed as { responses?: unknown; default?: unknown };
   if (!Array.isArray(p?.responses)) {

@@ -40,7 +40,7 @@ export const workspaceInfoOp = defineOperation({
   name: "workspace_info",
   title: "Workspace information",
   description:
-    "Describe this workspace: its root directory name, whether writing is enabled (read-only or read-write), every configured limit (read, media, write, list, result and match caps), and the Deno permissions this process actually holds. Call it first to learn the bounds the other tools enforce.",
+    "Describe this workspace: its root directory name, whether writing is enabled (read-only or read-write), every configured limit (read, media, write, list, result and match caps), the Deno permissions this process actually holds, and which containment layers are active (in-process checks, a bubblewrap kernel sandbox, scoped Deno permissions). Call it first to learn the bounds the other tools enforce.",
   inputSchema: z.strictObject({}),
   outputSchema: z.object({
     root: z.string(),
@@ -75,6 +75,11 @@ export const workspaceInfoOp = defineOperation({
         "Where walks and matching run: a worker pool, or inline on the serving thread (no read permission on the engine's modules).",
       ),
       workers: z.int().describe("Size of the worker pool (0 inline)."),
+    }),
+    containment: z.object({
+      inProcess: z.literal(true),
+      sandbox: z.enum(["bubblewrap", "none"]),
+      denoPermissions: z.enum(["scoped", "broad"]),
     }),
   }),
   annotations: READ,

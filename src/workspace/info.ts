@@ -2,6 +2,7 @@
 import type { Workspace } from "./workspace.ts";
 import type { Limits } from "./limits.ts";
 import { assertFitsBudget } from "./text.ts";
+import { detectSandbox } from "../sandbox/report.ts";
 
 /** State of one Deno permission. */
 export type PermissionState = "granted" | "prompt" | "denied";
@@ -23,26 +24,44 @@ export interface WorkspaceInfoResult {
     sys: PermissionState;
   };
   engine: { mode: "workers" | "inline"; workers: number };
+  /**
+   * The containment layers in force: the in-process checks (always), the kernel sandbox
+   * (bubblewrap, when the launcher started this process inside one), and whether Deno's
+   * permissions are scoped (no read, write, net, env, run, ffi or sys granted everywhere).
+   */
+  containment: {
+    inProcess: true;
+    sandbox: "bubblewrap" | "none";
+    denoPermissions: "scoped" | "broad";
+  };
 }
 
 /** Describes the workspace: root name, mode, limits, and the Deno permissions actually held. */
 export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult> {
   const q = async (d: Deno.PermissionDescriptor) => (await Deno.permissions.query(d)).state;
   const root = ws.policy.rootReal;
+  const permissions = {
+    readWorkspace: await q({ name: "read", path: root }),
+    writeWorkspace: await q({ name: "write", path: root }),
+    readAnywhere: await q({ name: "read" }),
+    writeAnywhere: await q({ name: "write" }),
+    net: await q({ name: "net" }),
+    env: await q({ name: "env" }),
+    run: await q({ name: "run" }),
+    ffi: await q({ name: "ffi" }),
+    sys: await q({ name: "sys" }),
+  };
+  const { readWorkspace: _r, writeWorkspace: _w, ...anywhere } = permissions;
+  const broad = Object.values(anywhere).some((s) => s === "granted");
   const out: WorkspaceInfoResult = {
     root: ws.rootName,
     mode: ws.writable ? "read-write" : "read-only",
     limits: { ...ws.limits },
-    permissions: {
-      readWorkspace: await q({ name: "read", path: root }),
-      writeWorkspace: await q({ name: "write", path: root }),
-      readAnywhere: await q({ name: "read" }),
-      writeAnywhere: await q({ name: "write" }),
-      net: await q({ name: "net" }),
-      env: await q({ name: "env" }),
-      run: await q({ name: "run" }),
-      ffi: await q({ name: "ffi" }),
-      sys: await q({ name: "sys" }),
+    permissions,
+    containment: {
+      inProcess: true,
+      sandbox: await detectSandbox(),
+      denoPermissions: broad ? "broad" : "scoped",
     },
     engine: { mode: ws.engine.mode, workers: ws.engine.size },
   };

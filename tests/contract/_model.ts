@@ -279,7 +279,7 @@ export function normalizeResult(
     if (out.mode === "read-write" && perms.writeWorkspace !== "granted") {
       throw new Error(`workspace_info: read-write but writeWorkspace is ${perms.writeWorkspace}`);
     }
-    out = { ...out, permissions: "<process-dependent>" };
+    out = { ...out, permissions: "<process-dependent>", containment: "<process-dependent>" };
   }
   for (const path of options.mask ?? []) {
     const keys = path.split(".");

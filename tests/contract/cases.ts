@@ -101,6 +101,7 @@ export const CASES: Case[] = [
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool.
         engine: { mode: "workers", workers: POOL_SIZE },
+        containment: "<process-dependent>",
       },
     },
   },
@@ -117,6 +118,7 @@ export const CASES: Case[] = [
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool.
         engine: { mode: "workers", workers: POOL_SIZE },
+        containment: "<process-dependent>",
       },
     },
   },

@@ -1,0 +1,193 @@
+/**
+ * The kernel sandbox: a bubblewrap (`bwrap`) mount namespace in which only the workspace and the
+ * read-only files the runtime needs exist. This module probes whether bwrap works here and builds
+ * its argv; src/cli/serve_launch.ts runs it. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
+ */
+import { MARKER_PREFIX, SANDBOX_ENV } from "./report.ts";
+
+export { SANDBOX_ENV };
+
+/** How the launcher uses the sandbox: when available, always (else fail), or never. */
+export type SandboxMode = "auto" | "required" | "off";
+
+/** The modes `--sandbox` accepts. */
+export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "required", "off"];
+
+/** Where the sandbox's HOME (an empty tmpfs) is mounted inside. */
+export const SANDBOX_HOME = "/tmp/wmcp-home";
+
+/** The outcome of the capability probe. */
+export type ProbeResult = { available: true } | { available: false; reason: string };
+
+/** One bind mount: `source` as seen by the launcher, `dest` as seen inside. */
+export interface Mount {
+  source: string;
+  dest: string;
+}
+
+/** Everything the sandbox makes visible, and how. */
+export interface SandboxPlan {
+  /** The Deno binary (Deno.execPath()), bound read-only at its own path. */
+  denoPath: string;
+  /** The project directory (entry scripts, src/, node_modules), read-only. */
+  projectDir: string;
+  /** Deno's cache directory (npm packages, compiled modules), read-only when given. */
+  denoDir?: string;
+  /** The workspace; read-write only when writable. */
+  workspace: Mount & { writable: boolean };
+  /** Extra files bound read-only (token and state-key files). */
+  readFiles: Mount[];
+  /** Extra directories bound read-write (the pid file's directory). */
+  writeDirs: Mount[];
+  /** An empty directory created inside only, naming this sandbox (see sandboxMarker). */
+  marker: string;
+}
+
+/**
+ * System paths the runtime needs read-only: the dynamic loader and libraries, /bin/sh (which
+ * announces the server's pid), and name lookup for --host.
+ */
+const SYSTEM_PATHS = [
+  "/usr",
+  "/bin",
+  "/lib",
+  "/lib64",
+  "/lib32",
+  "/libx32",
+  "/etc/ld.so.cache",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/host.conf",
+  "/etc/gai.conf",
+  "/etc/resolv.conf",
+  "/etc/localtime",
+];
+
+/** Namespace and session flags shared by the probe and the server. Pid and net stay shared. */
+const ISOLATION = [
+  "--die-with-parent",
+  "--new-session",
+  "--unshare-user",
+  "--unshare-ipc",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+];
+
+/** Collapses `.`, `..` and repeated slashes of an absolute path, as text (no file-system access). */
+export function normalizeAbsolute(path: string): string {
+  if (!path.startsWith("/")) throw new Error(`not an absolute path: ${path}`);
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return "/" + out.join("/");
+}
+
+/** The parent directory of an absolute path, as text. */
+export function parentOf(path: string): string {
+  const n = normalizeAbsolute(path);
+  const i = n.lastIndexOf("/");
+  return i <= 0 ? "/" : n.slice(0, i);
+}
+
+/** A fresh marker path: an empty directory that exists inside this sandbox and nowhere else. */
+export function sandboxMarker(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `${MARKER_PREFIX}${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Deno's cache directory as Deno itself picks it on Linux: DENO_DIR, XDG_CACHE_HOME/deno, ~/.cache/deno. */
+export function denoCacheDir(env: (name: string) => string | undefined): string | undefined {
+  const dir = env("DENO_DIR");
+  if (dir) return dir;
+  const xdg = env("XDG_CACHE_HOME");
+  if (xdg) return `${xdg}/deno`;
+  const home = env("HOME");
+  return home ? `${home}/.cache/deno` : undefined;
+}
+
+function depth(path: string): number {
+  return path === "/" ? 0 : path.split("/").length - 1;
+}
+
+/**
+ * The bwrap argv (without the program name) that runs `command` in the sandbox of `plan`.
+ * Mounts are ordered from the shallowest destination to the deepest, so a more specific mount
+ * wins: a workspace inside the project is writable with --write, a workspace that contains the
+ * pid file's directory stays read-only around it. At equal depth the workspace comes last.
+ */
+export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
+  const args = [...ISOLATION];
+  for (const p of SYSTEM_PATHS) args.push("--ro-bind-try", p, p);
+  type M = { flag: string; source: string; dest: string; rank: number };
+  const mounts: M[] = [
+    { flag: "--ro-bind", source: plan.denoPath, dest: plan.denoPath, rank: 0 },
+    { flag: "--ro-bind", source: plan.projectDir, dest: plan.projectDir, rank: 0 },
+  ];
+  if (plan.denoDir) {
+    mounts.push({ flag: "--ro-bind-try", source: plan.denoDir, dest: plan.denoDir, rank: 0 });
+  }
+  for (const f of plan.readFiles) mounts.push({ flag: "--ro-bind", ...f, rank: 0 });
+  for (const d of plan.writeDirs) mounts.push({ flag: "--bind", ...d, rank: 0 });
+  mounts.push({
+    flag: plan.workspace.writable ? "--bind" : "--ro-bind",
+    source: plan.workspace.source,
+    dest: plan.workspace.dest,
+    rank: 1,
+  });
+  mounts.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank);
+  for (const m of mounts) args.push(m.flag, m.source, m.dest);
+  args.push(
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--tmpfs",
+    SANDBOX_HOME,
+    "--dir",
+    plan.marker,
+    "--setenv",
+    "HOME",
+    SANDBOX_HOME,
+    "--setenv",
+    SANDBOX_ENV,
+    `bubblewrap:${plan.marker}`,
+  );
+  if (plan.denoDir) args.push("--setenv", "DENO_DIR", plan.denoDir);
+  args.push("--chdir", plan.workspace.dest, ...command);
+  return args;
+}
+
+/**
+ * Probes once whether bwrap is on PATH and can create the namespaces here, by running the Deno
+ * binary's `--version` inside a minimal sandbox of the same kind.
+ */
+export async function probeBubblewrap(denoPath: string): Promise<ProbeResult> {
+  const args = [...ISOLATION];
+  for (const p of SYSTEM_PATHS) args.push("--ro-bind-try", p, p);
+  args.push("--ro-bind", denoPath, denoPath, "--proc", "/proc", "--dev", "/dev");
+  args.push(denoPath, "--version");
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command("bwrap", {
+      args,
+      stdin: "null",
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) {
+      return { available: false, reason: "bwrap (Debian package bubblewrap) is not on PATH" };
+    }
+    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+      return { available: false, reason: `this process may not run bwrap (${err.message})` };
+    }
+    return { available: false, reason: `bwrap could not be started: ${(err as Error).message}` };
+  }
+  if (out.success) return { available: true };
+  const why = new TextDecoder().decode(out.stderr).trim().split("\n")[0] ||
+    `exit code ${out.code}`;
+  return { available: false, reason: `bwrap cannot create the namespaces here: ${why}` };
+}
