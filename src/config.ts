@@ -1,5 +1,6 @@
 /** One typed configuration object, built from flags and the environment. */
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
+import type { EngineMode } from "./workspace/engine/pool.ts";
 import { Workspace } from "./workspace/workspace.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 
@@ -81,7 +82,10 @@ export interface WorkspaceFlags {
  * directory, limits from --limit, and the Deno permissions the mode needs checked.
  * Every failure is a UsageError that says what to change.
  */
-export async function openWorkspaceFromFlags(flags: WorkspaceFlags): Promise<Workspace> {
+export async function openWorkspaceFromFlags(
+  flags: WorkspaceFlags,
+  options: { engine?: EngineMode } = {},
+): Promise<Workspace> {
   const config: Config = {
     root: resolveFromInvocation(flags.root ?? "."),
     write: flags.write === true,
@@ -89,7 +93,12 @@ export async function openWorkspaceFromFlags(flags: WorkspaceFlags): Promise<Wor
   };
   let ws: Workspace;
   try {
-    ws = await Workspace.open({ root: config.root, writable: config.write, limits: config.limits });
+    ws = await Workspace.open({
+      root: config.root,
+      writable: config.write,
+      limits: config.limits,
+      engine: options.engine,
+    });
   } catch (err) {
     const e = toWorkspaceError(err);
     const cause = e.cause ?? err;

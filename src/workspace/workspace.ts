@@ -3,7 +3,7 @@ import { PathPolicy } from "./path_policy.ts";
 import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
 import { ReadersWriterLock } from "./lock.ts";
-import { Engine } from "./engine/pool.ts";
+import { Engine, type EngineMode } from "./engine/pool.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -13,6 +13,11 @@ export interface WorkspaceOptions {
   writable?: boolean;
   /** Overrides of the default limits. */
   limits?: Partial<Limits>;
+  /**
+   * Where walks and matching run: "workers" (a pool off the calling thread; needs read
+   * permission on the engine's modules) or "inline". Default: workers when permitted.
+   */
+  engine?: EngineMode;
 }
 
 /** One workspace directory, opened. Immutable after open. */
@@ -26,11 +31,17 @@ export class Workspace {
   /** Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation). */
   readonly lock: ReadersWriterLock = new ReadersWriterLock();
   #engine?: Engine;
+  readonly #engineMode?: EngineMode;
 
-  private constructor(policy: PathPolicy, limits: Limits, writable: boolean) {
+  private constructor(
+    policy: PathPolicy,
+    limits: Limits,
+    options: { writable: boolean; engine?: EngineMode },
+  ) {
     this.policy = policy;
     this.limits = Object.freeze(limits);
-    this.writable = writable;
+    this.writable = options.writable;
+    this.#engineMode = options.engine;
   }
 
   /** Opens a workspace; the root must be an existing directory. */
@@ -42,12 +53,15 @@ export class Workspace {
       throw new WorkspaceError("INVALID_ARGUMENT", (err as Error).message, { argument: "limits" });
     }
     const policy = await PathPolicy.open(options.root);
-    return new Workspace(policy, limits, options.writable === true);
+    return new Workspace(policy, limits, {
+      writable: options.writable === true,
+      engine: options.engine,
+    });
   }
 
   /** The engine that runs walks and matching (worker pool or inline), created on first use. */
   get engine(): Engine {
-    return this.#engine ??= new Engine();
+    return this.#engine ??= new Engine({ mode: this.#engineMode });
   }
 
   /** The root directory's name (its last path component). */

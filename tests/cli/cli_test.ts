@@ -3,6 +3,7 @@
  * operation's structuredContent, errors are one JSON object on stderr), exit codes, argument
  * sources, and crash safety of write_file under SIGKILL.
  */
+import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import assert from "node:assert/strict";
 import {
   availableOperations,
@@ -45,7 +46,8 @@ function denoArgs(args: string[], o: CliOptions): string[] {
     // -q: no Deno diagnostics (e.g. "Blocking waiting for file lock") mixed into stderr.
     "-q",
     "--no-prompt",
-    `--allow-read=${o.read.join(",")}`,
+    // The engine's worker modules must be readable, as the `cli` task grants.
+    `--allow-read=${[...o.read, ENGINE_READ_PATH].join(",")}`,
     ...(o.write ? [`--allow-write=${o.write.join(",")}`] : []),
     CLI,
     ...args,
