@@ -14,6 +14,13 @@ import { ClientError } from "./errors.ts";
  */
 export const SDK_TIMEOUT_SLACK_MS = 30_000;
 
+/**
+ * When the inactivity timer expires, the client first reads what already arrived (ms): after a
+ * pause of the client process (a busy machine), the timer and a buffered progress notification
+ * are both due, and the timer must not win only because timers run before I/O.
+ */
+export const INACTIVITY_CONFIRM_MS = 50;
+
 /** The time limits of one request, as the flags gave them (ms). */
 export interface TimeLimits {
   /** --timeout: no response and no progress for this long. */
@@ -100,6 +107,10 @@ export function startDeadline(
     dispose();
     controller.abort(error);
   };
+  // Expired: give already-received progress one turn of the event loop to reset the timer.
+  const confirmIdle = () => {
+    idle = setTimeout(() => fire("inactivity"), INACTIVITY_CONFIRM_MS);
+  };
   const onParentAbort = () => {
     dispose();
     controller.abort(parent!.reason);
@@ -112,7 +123,7 @@ export function startDeadline(
   if (parent?.aborted) controller.abort(parent.reason);
   else {
     parent?.addEventListener("abort", onParentAbort, { once: true });
-    idle = setTimeout(() => fire("inactivity"), limits.timeoutMs);
+    idle = setTimeout(confirmIdle, limits.timeoutMs);
     if (limits.maxTimeoutMs !== undefined) {
       total = setTimeout(() => fire("total"), limits.maxTimeoutMs);
     }
@@ -121,7 +132,7 @@ export function startDeadline(
   const touch = () => {
     if (controller.signal.aborted) return;
     clearTimeout(idle);
-    if (holds === 0) idle = setTimeout(() => fire("inactivity"), limits.timeoutMs);
+    if (holds === 0) idle = setTimeout(confirmIdle, limits.timeoutMs);
   };
   return {
     signal: controller.signal,

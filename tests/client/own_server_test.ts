@@ -1007,8 +1007,9 @@ Deno.test("client timeouts and cancellation on a long search_text", async (t) =>
       "a long search completes under an inactivity timeout reset by progress",
       async () => {
         // Whatever this machine's speed: the server's progress cadence (every 100 ms, from the
-        // start of the call, its walk included) keeps a 1 s inactivity timer from firing.
-        const r = await runClient([...search, "--timeout", "1"], { read });
+        // start of the call, its walk included) keeps a 3 s inactivity timer (30 intervals, so
+        // a busy machine cannot make it fire) from firing, however long the search takes.
+        const r = await runClient([...search, "--timeout", "3"], { read });
         assertExit(r, 0);
         const c = stdoutJson(r);
         assert.equal(c.mcpResult.structuredContent.filesSearched, 8000);
