@@ -48,13 +48,16 @@ const anyResult = z.unknown();
 /** Sends one raw request and returns the result exactly as received on the wire. */
 async function rawRequest(
   s: Session,
-  method: string,
-  params: Record<string, unknown>,
-  signal?: AbortSignal,
-  timeoutMs?: number,
+  request: { method: string; params: Record<string, unknown> },
+  o: { signal?: AbortSignal; timeoutMs?: number; maxTimeoutMs?: number },
 ): Promise<Record<string, unknown>> {
+  const { method, params } = request;
+  const { signal } = o;
   const before = s.sent.length;
-  const deadline = timeoutMs === undefined ? undefined : startDeadline({ timeoutMs }, signal);
+  const limits = { timeoutMs: o.timeoutMs, maxTimeoutMs: o.maxTimeoutMs };
+  const deadline = o.timeoutMs === undefined
+    ? undefined
+    : startDeadline({ ...limits, timeoutMs: o.timeoutMs }, signal);
   try {
     await s.client.request(
       { method, params } as never,
@@ -62,7 +65,7 @@ async function rawRequest(
       { signal: deadline?.signal ?? signal, ...deadline?.sdkOptions } as never,
     );
   } catch (err) {
-    throw failureOf(err, { deadline, signal, limits: { timeoutMs } });
+    throw failureOf(err, { deadline, signal, limits });
   } finally {
     deadline?.dispose();
   }
@@ -101,7 +104,10 @@ export interface ListOptions {
   cursor?: string;
   maxPages: number;
   signal?: AbortSignal;
+  /** Inactivity timeout of each page request (ms). */
   timeoutMs?: number;
+  /** Total cap of each page request (ms). */
+  maxTimeoutMs?: number;
 }
 
 /**
@@ -124,10 +130,8 @@ export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsP
     }
     const result = await rawRequest(
       s,
-      "tools/list",
-      cursor === undefined ? {} : { cursor },
-      o.signal,
-      o.timeoutMs,
+      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+      o,
     );
     pages.push({ requestCursor: cursor ?? null, mcpResult: result });
     if (!Array.isArray(result.tools)) {

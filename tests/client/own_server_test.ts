@@ -843,11 +843,11 @@ const HOLD_SERVER = new URL("./fixtures/hold_server.ts", import.meta.url).pathna
 const DENO_CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 /**
- * The client's inactivity timeout in the fixture tests (s): twenty progress intervals
- * (PROGRESS_INTERVAL_MS is 100 ms), so a busy machine that delays a notification by a second
- * still resets it in time.
+ * The client's inactivity timeout in the fixture tests (s): thirty progress intervals
+ * (PROGRESS_INTERVAL_MS is 100 ms), so a busy machine that delays a notification (or the first
+ * tools/list answer of a fresh server) by a second or two still gets through in time.
  */
-const HOLD_TIMEOUT_S = 2;
+const HOLD_TIMEOUT_S = 3;
 
 /** A temp dir with an mcp.json naming the hold fixture (stdio) as server "hold". */
 async function holdFixture(): Promise<{ dir: string; config: string }> {
@@ -951,21 +951,34 @@ Deno.test("client timers against a call whose length the test controls", async (
           const both = [...limits, "--max-timeout", String(HOLD_TIMEOUT_S * 2)];
           // Never released: `hold` keeps progress flowing, so only the total timer can end it;
           // `mute` sends none, so its inactivity timer fires first.
-          const hold = await callHold(fixture, { tool: "hold", flag, limits: both });
-          const json = await callHold(fixture, {
-            tool: "hold",
-            flag,
-            limits: both,
-            extra: ["--output", "json"],
-          });
-          const mute = await callHold(fixture, { tool: "mute", flag, limits: both });
+          // One at a time up to the call (a fresh client and server each; starting them all at
+          // once on a busy machine only adds contention), then all three run out together.
+          const started = async (c: Awaited<ReturnType<typeof callHold>>) => {
+            assert.ok(await eventuallyAsync(c.started, 30_000), "the call never started");
+            return c;
+          };
+          const hold = await started(await callHold(fixture, { tool: "hold", flag, limits: both }));
+          const json = await started(
+            await callHold(fixture, {
+              tool: "hold",
+              flag,
+              limits: both,
+              extra: ["--output", "json"],
+            }),
+          );
+          const mute = await started(await callHold(fixture, { tool: "mute", flag, limits: both }));
           const [rh, rj, rm] = await Promise.all([hold.run.done, json.run.done, mute.run.done]);
           const eh = assertFailure(rh, "timeout", 7);
           const em = assertFailure(rm, "timeout", 7);
           assert.equal(eh.details.timer, "total", describe(rh));
           assert.equal(em.details.timer, "inactivity", describe(rm));
           assert.equal(eh.message, em.message, "one message whichever timer fires");
-          assert.match(eh.message, /^timed out: .*--timeout 2 s.*--max-timeout 4 s/);
+          assert.match(
+            eh.message,
+            new RegExp(
+              `^timed out: .*--timeout ${HOLD_TIMEOUT_S} s.*--max-timeout ${2 * HOLD_TIMEOUT_S} s`,
+            ),
+          );
           // The lossless envelope says no result arrived; the derived view has nothing to show
           // (it must not claim isError: false for a call that never completed).
           assert.ok(!("mcpResult" in stdoutJson(rh)), describe(rh));
