@@ -296,7 +296,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       serverLogs: values["server-logs"] === true,
     });
     const meta = { era: session.era, protocolVersion: session.protocolVersion };
-    const listOptions = { maxPages, signal: abort.signal, timeoutMs };
+    const listOptions = { maxPages, signal: abort.signal, timeoutMs, maxTimeoutMs };
 
     if (command === "server-info") {
       const info = serverInfo(session);

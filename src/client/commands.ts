@@ -7,6 +7,13 @@ import { z } from "zod";
 import { classify, ClientError } from "./errors.ts";
 import type { RawMessage, Session } from "./session.ts";
 import { validate } from "./validate.ts";
+import {
+  type Deadline,
+  isSdkTimeout,
+  startDeadline,
+  type TimeLimits,
+  timeoutError,
+} from "./deadline.ts";
 
 /** Version of the lossless output contract. */
 export const CONTRACT_VERSION = "1";
@@ -41,20 +48,26 @@ const anyResult = z.unknown();
 /** Sends one raw request and returns the result exactly as received on the wire. */
 async function rawRequest(
   s: Session,
-  method: string,
-  params: Record<string, unknown>,
-  signal?: AbortSignal,
-  timeoutMs?: number,
+  request: { method: string; params: Record<string, unknown> },
+  o: { signal?: AbortSignal; timeoutMs?: number; maxTimeoutMs?: number },
 ): Promise<Record<string, unknown>> {
+  const { method, params } = request;
+  const { signal } = o;
   const before = s.sent.length;
+  const limits = { timeoutMs: o.timeoutMs, maxTimeoutMs: o.maxTimeoutMs };
+  const deadline = o.timeoutMs === undefined
+    ? undefined
+    : startDeadline({ ...limits, timeoutMs: o.timeoutMs }, signal);
   try {
     await s.client.request(
       { method, params } as never,
       anyResult as never,
-      { signal, timeout: timeoutMs } as never,
+      { signal: deadline?.signal ?? signal, ...deadline?.sdkOptions } as never,
     );
   } catch (err) {
-    throw classify(err, signal?.aborted);
+    throw failureOf(err, { deadline, signal, limits });
+  } finally {
+    deadline?.dispose();
   }
   const mine = s.sent.slice(before).filter((r) => r.method === method && r.id !== undefined);
   const raw = mine.length ? s.responses.get(mine[mine.length - 1].id!) : undefined;
@@ -62,6 +75,21 @@ async function rawRequest(
     throw new ClientError("protocol", `no raw ${method} result was captured`);
   }
   return raw.result as Record<string, unknown>;
+}
+
+/**
+ * Classifies a failed request: a fired client timer, the caller's cancellation, the SDK's own
+ * timeout (mapped to the client's one timeout error), or whatever classify() makes of it.
+ */
+function failureOf(
+  err: unknown,
+  o: { deadline?: Deadline; signal?: AbortSignal; limits: TimeLimits },
+): ClientError {
+  const expired = o.deadline?.expired();
+  if (expired) return expired;
+  if (o.signal?.aborted) return classify(err, true);
+  if (isSdkTimeout(err)) return timeoutError(o.limits, { timer: "sdk", cause: err });
+  return classify(err);
 }
 
 /** One received tools/list page. */
@@ -76,7 +104,10 @@ export interface ListOptions {
   cursor?: string;
   maxPages: number;
   signal?: AbortSignal;
+  /** Inactivity timeout of each page request (ms). */
   timeoutMs?: number;
+  /** Total cap of each page request (ms). */
+  maxTimeoutMs?: number;
 }
 
 /**
@@ -99,10 +130,8 @@ export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsP
     }
     const result = await rawRequest(
       s,
-      "tools/list",
-      cursor === undefined ? {} : { cursor },
-      o.signal,
-      o.timeoutMs,
+      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+      o,
     );
     pages.push({ requestCursor: cursor ?? null, mcpResult: result });
     if (!Array.isArray(result.tools)) {
@@ -263,17 +292,24 @@ export async function callTool(
   }
   const before = s.sent.length;
   let sdkError: unknown;
+  // The client's own timers govern (progress resets the inactivity one; the total one holds
+  // regardless); the SDK's timer is set beyond them and never decides the outcome.
+  const limits = { timeoutMs: o.timeoutMs, maxTimeoutMs: o.maxTimeoutMs };
+  const deadline = startDeadline(limits, o.signal);
+  const holdForElicitation = () => deadline.hold();
+  s.onElicitation.add(holdForElicitation);
   try {
     await s.client.callTool({ name, arguments: args }, {
-      timeout: o.timeoutMs,
-      maxTotalTimeout: o.maxTimeoutMs,
-      resetTimeoutOnProgress: true,
-      onprogress: () => {},
-      signal: o.signal,
+      ...deadline.sdkOptions,
+      onprogress: () => deadline.touch(),
+      signal: deadline.signal,
       allowInputRequired: o.returnInputRequired,
     } as never);
   } catch (err) {
     sdkError = err;
+  } finally {
+    s.onElicitation.delete(holdForElicitation);
+    deadline.dispose();
   }
   const calls = s.sent.slice(before).filter((r) => r.method === "tools/call" && r.id !== undefined);
   const last = calls.length ? s.responses.get(calls[calls.length - 1].id!) : undefined;
@@ -287,7 +323,11 @@ export async function callTool(
       });
       return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
     }
-    const error = classify(sdkError ?? new Error("no response"), o.signal.aborted);
+    const error = failureOf(sdkError ?? new Error("no response"), {
+      deadline,
+      signal: o.signal,
+      limits,
+    });
     return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
   }
   if ("error" in last) {
@@ -357,7 +397,7 @@ export async function callTool(
       o.onWarning(`the result has no resultType; treated as complete`);
       return { envelope, exitCode: 0 };
     }
-    const error = classify(sdkError);
+    const error = failureOf(sdkError, { deadline, signal: o.signal, limits });
     return { envelope, exitCode: error.exitCode, error };
   }
   return { envelope, exitCode: 0 };

@@ -7,6 +7,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError } from "./errors.ts";
+import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
@@ -43,6 +44,11 @@ export interface Session {
   responses: Map<string | number, RawMessage>;
   /** Requests sent, in order (method and id). */
   sent: { id?: string | number; method: string }[];
+  /**
+   * Called when the client starts answering an elicitation (a person may be typing); the
+   * returned function is called when the answer is done. Request timers hold meanwhile.
+   */
+  onElicitation: Set<() => () => void>;
   /** Closes the connection; a stdio child is stopped with escalation. */
   close(): Promise<void>;
 }
@@ -145,11 +151,16 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     },
     listMaxPages: 0,
   });
+  const onElicitation = new Set<() => () => void>();
   if (options.interaction.advertisesElicitation) {
-    client.setRequestHandler(
-      "elicitation/create",
-      (req) => options.interaction.elicit(req.params as never) as never,
-    );
+    client.setRequestHandler("elicitation/create", async (req) => {
+      const done = [...onElicitation].map((start) => start());
+      try {
+        return await options.interaction.elicit(req.params as never) as never;
+      } finally {
+        for (const end of done) end();
+      }
+    });
   }
   const transport = transportFor(target, options.serverLogs);
   // Remember a stdio child's pid as soon as it exists: the SDK forgets it when connecting fails.
@@ -174,7 +185,14 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   } catch (err) {
     await client.close().catch(() => {});
     killChild();
-    throw classify(err);
+    const e = classify(err);
+    // One timeout message whichever timer fired (the SDK's connect or probe timer here).
+    throw e.failure === "timeout"
+      ? timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
+        timer: "connect",
+        cause: err,
+      })
+      : e;
   }
   const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
   const version = client.getNegotiatedProtocolVersion() ?? "unknown";
@@ -217,6 +235,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     protocolVersion: version,
     responses,
     sent,
+    onElicitation,
     close: async () => {
       await settledWithin(Promise.allSettled([...inFlight]), 1000);
       if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {

@@ -12,6 +12,7 @@ import { runOperation } from "../operations/registry.ts";
 import { sha256Hex } from "../workspace/text.ts";
 import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
+import { startProgressCadence } from "./progress.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -93,13 +94,6 @@ async function callTool(
   workspace: Workspace,
 ): Promise<ToolResult> {
   const { ctx } = call;
-  const progressToken = ctx.mcpReq._meta?.progressToken;
-  const onProgress = progressToken === undefined
-    ? undefined
-    : (p: { progress: number; total?: number; message?: string }) => {
-      ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, ...p } })
-        .catch(() => {});
-    };
   let input = args;
   const state = ctx.mcpReq.requestState<unknown>();
   if (state !== undefined) {
@@ -130,10 +124,19 @@ async function callTool(
   let abortedAt: number | undefined;
   const onAbort = () => (abortedAt = performance.now());
   signal.addEventListener("abort", onAbort, { once: true });
+  // Progress at a steady cadence from here until the operation ends (stopped in finally, on
+  // every exit path; cancellation and a closed transport stop it through the signal too).
+  const cadence = startProgressCadence(ctx, { label: name, signal });
   try {
-    const result = await runOperation({ workspace, signal, onProgress }, name, input);
+    const result = await runOperation(
+      { workspace, signal, onProgress: cadence.report },
+      name,
+      input,
+    );
+    cadence.stop();
     return toolSuccess(result);
   } catch (err) {
+    cadence.stop();
     if (abortedAt !== undefined) {
       // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
       logEvent({
@@ -175,6 +178,7 @@ async function callTool(
     }
     return toolFailure(err);
   } finally {
+    cadence.stop();
     signal.removeEventListener("abort", onAbort);
   }
 }

@@ -205,12 +205,15 @@ export interface RecordingProxy {
   requests: ProxiedRequest[];
   /** Resolves once a request with this JSON-RPC method went through. */
   seen(rpc: string, timeoutMs?: number): Promise<void>;
+  /** Resolves once a notifications/progress came back through the proxy. */
+  seenProgress(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Starts a recording proxy in front of an MCP endpoint (responses, SSE included, are streamed back). */
 export function startRecordingProxy(upstream: string): RecordingProxy {
   const requests: ProxiedRequest[] = [];
+  const progress = { count: 0 };
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req) => {
@@ -224,8 +227,20 @@ export function startRecordingProxy(upstream: string): RecordingProxy {
       const headers = new Headers(req.headers);
       headers.delete("host");
       const res = await fetch(upstream, { method: req.method, headers, body });
-      // Cancelling this body (the client went away) cancels the upstream body as well.
-      return new Response(res.body, { status: res.status, headers: res.headers });
+      // Counts progress notifications as they stream back; cancelling this body (the client
+      // went away) still cancels the upstream body (pipeThrough propagates the cancel).
+      const decoder = new TextDecoder();
+      const counted = res.body?.pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(chunk, out) {
+            progress.count +=
+              decoder.decode(chunk, { stream: true }).split('"notifications/progress"').length -
+              1;
+            out.enqueue(chunk);
+          },
+        }),
+      );
+      return new Response(counted ?? null, { status: res.status, headers: res.headers });
     },
   );
   const url = `http://127.0.0.1:${server.addr.port}${new URL(upstream).pathname}`;
@@ -236,6 +251,13 @@ export function startRecordingProxy(upstream: string): RecordingProxy {
       const deadline = Date.now() + timeoutMs;
       while (!requests.some((r) => r.rpc === rpc)) {
         if (Date.now() > deadline) throw new Error(`no ${rpc} request within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async seenProgress(timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (progress.count === 0) {
+        if (Date.now() > deadline) throw new Error(`no progress within ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },

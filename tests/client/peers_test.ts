@@ -537,10 +537,11 @@ Deno.test("server-everything 2026.8.31 over stdio (config file) and Streamable H
       const opts = { read: [dir], env: { WMCP_TEST_EVERYTHING: entry } };
       await exerciseEverything(target, opts, dir);
 
-      // Its progress notifications (every 0.4 s) keep resetting the 1 s inactivity timeout...
+      // Its progress notifications (every 0.4 s) keep resetting a 2 s inactivity timeout (five
+      // intervals, so a busy machine cannot make it fire) through a call three times longer...
       const long = ["tools", "call", "trigger-long-running-operation"];
-      const args = ["--arguments", '{"duration":2,"steps":5}'];
-      const kept = await client([...long, ...args, "--timeout", "1", ...target], opts);
+      const args = ["--arguments", '{"duration":6,"steps":15}'];
+      const kept = await client([...long, ...args, "--timeout", "2", ...target], opts);
       expectCode(kept, 0);
       assert.match(json(kept).mcpResult.content[0].text, /completed/);
       // ...while --max-timeout caps the whole call.
@@ -794,7 +795,9 @@ Deno.test("a slow tool past --timeout exits 7 and the server receives notificati
   try {
     const config = await writeConfig(dir, { fake: pagingEntry(dir, PAGING_PAGES) });
     const run = await client(
-      ["tools", "call", "slow", "--timeout", "0.5", "--config", config, "--server", "fake"],
+      // 2 s: well past what the fixture needs to answer tools/list on a busy machine, well
+      // before the 5 s that `slow` takes.
+      ["tools", "call", "slow", "--timeout", "2", "--config", config, "--server", "fake"],
       { read: [dir], timeoutMs: 30_000 },
     );
     expectCode(run, 7);

@@ -1,0 +1,155 @@
+/**
+ * The client's own request timers: an inactivity timer that progress resets (--timeout), a
+ * total cap that nothing resets (--max-timeout), and the connect timer (--connect-timeout).
+ * They govern; the SDK's own request timer is set well beyond them, and if it ever fires
+ * anyway its error is mapped to the same timeout error, so one message, one class and one
+ * exit code (7) result whichever timer fires.
+ */
+import { ClientError } from "./errors.ts";
+
+/**
+ * How far beyond the client's own inactivity timer the SDK's request timer is set (ms): it
+ * must never fire first (both are reset by the same progress notification, and ours expires
+ * earlier), and it only backs ours up.
+ */
+export const SDK_TIMEOUT_SLACK_MS = 30_000;
+
+/**
+ * When the inactivity timer expires, the client first reads what already arrived (ms): after a
+ * pause of the client process (a busy machine), the timer and a buffered progress notification
+ * are both due, and the timer must not win only because timers run before I/O.
+ */
+export const INACTIVITY_CONFIRM_MS = 50;
+
+/** The time limits of one request, as the flags gave them (ms). */
+export interface TimeLimits {
+  /** --timeout: no response and no progress for this long. */
+  timeoutMs?: number;
+  /** --max-timeout: the whole call, progress or not. */
+  maxTimeoutMs?: number;
+  /** --connect-timeout: connecting and negotiating. */
+  connectTimeoutMs?: number;
+}
+
+/** Which timer fired. */
+export type TimerKind = "inactivity" | "total" | "connect" | "sdk";
+
+const seconds = (ms: number) => `${ms / 1000} s`;
+
+/** The one timeout error of the client: the same message for a request whichever timer fired. */
+export function timeoutError(
+  limits: TimeLimits,
+  detail: { timer: TimerKind; elapsedMs?: number; cause?: unknown },
+): ClientError {
+  const parts: string[] = [];
+  if (limits.connectTimeoutMs !== undefined) {
+    parts.push(`--connect-timeout ${seconds(limits.connectTimeoutMs)}`);
+  }
+  if (limits.timeoutMs !== undefined) {
+    parts.push(`--timeout ${seconds(limits.timeoutMs)} without progress`);
+  }
+  if (limits.maxTimeoutMs !== undefined) {
+    parts.push(`--max-timeout ${seconds(limits.maxTimeoutMs)} in total`);
+  }
+  return new ClientError(
+    "timeout",
+    `timed out: no response within the client's time limits${
+      parts.length ? ` (${parts.join(", ")})` : ""
+    }`,
+    {
+      details: {
+        timer: detail.timer,
+        ...limits,
+        ...(detail.elapsedMs === undefined ? {} : { elapsedMs: Math.round(detail.elapsedMs) }),
+      },
+      cause: detail.cause,
+    },
+  );
+}
+
+/** Whether an error is the SDK's own request timeout (`Request timed out`, `Maximum total ...`). */
+export function isSdkTimeout(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string") return code.toUpperCase().includes("TIMEOUT");
+  return code === -32001 && /timed out/i.test(String((err as Error)?.message));
+}
+
+/** The timers of one request. */
+export interface Deadline {
+  /** Aborts when the caller's signal aborts or a timer fires (pass it to the SDK). */
+  readonly signal: AbortSignal;
+  /** Progress arrived: restarts the inactivity timer. */
+  touch(): void;
+  /** Stops the inactivity timer while the client itself is busy (a person answering an
+   * elicitation); the total timer keeps running. Returns the function that restarts it. */
+  hold(): () => void;
+  /** The timeout error, once a timer fired. */
+  expired(): ClientError | undefined;
+  /** The SDK's own timer options: set beyond ours so that ours fire first. */
+  readonly sdkOptions: { timeout: number; resetTimeoutOnProgress: boolean };
+  /** Clears the timers (call on every exit path). */
+  dispose(): void;
+}
+
+/** Starts the timers of one request (the inactivity timer needs timeoutMs). */
+export function startDeadline(
+  limits: TimeLimits & { timeoutMs: number },
+  parent?: AbortSignal,
+): Deadline {
+  const controller = new AbortController();
+  const started = performance.now();
+  let error: ClientError | undefined;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  let total: ReturnType<typeof setTimeout> | undefined;
+  const fire = (timer: TimerKind) => {
+    if (controller.signal.aborted) return;
+    error = timeoutError(limits, { timer, elapsedMs: performance.now() - started });
+    dispose();
+    controller.abort(error);
+  };
+  // Expired: give already-received progress one turn of the event loop to reset the timer.
+  const confirmIdle = () => {
+    idle = setTimeout(() => fire("inactivity"), INACTIVITY_CONFIRM_MS);
+  };
+  const onParentAbort = () => {
+    dispose();
+    controller.abort(parent!.reason);
+  };
+  const dispose = () => {
+    clearTimeout(idle);
+    clearTimeout(total);
+    parent?.removeEventListener("abort", onParentAbort);
+  };
+  if (parent?.aborted) controller.abort(parent.reason);
+  else {
+    parent?.addEventListener("abort", onParentAbort, { once: true });
+    idle = setTimeout(confirmIdle, limits.timeoutMs);
+    if (limits.maxTimeoutMs !== undefined) {
+      total = setTimeout(() => fire("total"), limits.maxTimeoutMs);
+    }
+  }
+  let holds = 0;
+  const touch = () => {
+    if (controller.signal.aborted) return;
+    clearTimeout(idle);
+    if (holds === 0) idle = setTimeout(confirmIdle, limits.timeoutMs);
+  };
+  return {
+    signal: controller.signal,
+    touch,
+    hold() {
+      holds++;
+      touch();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        holds--;
+        touch();
+      };
+    },
+    expired: () => error,
+    sdkOptions: { timeout: limits.timeoutMs + SDK_TIMEOUT_SLACK_MS, resetTimeoutOnProgress: true },
+    dispose,
+  };
+}
