@@ -2,7 +2,7 @@
 import { unifiedDiff } from "./patch.ts";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFile } from "./path_policy.ts";
+import { openCheckedFile, verifyChain } from "./path_policy.ts";
 import { countLines, cutText, decodeUtf8Strict, sha256Hex, textCosts } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
 import { atomicReplace } from "./write.ts";
@@ -88,6 +88,7 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
   } finally {
     await h.close();
   }
+  verifyChain(r.chain, { rel: r.rel, argument: "path" });
   const info = r.info!;
   if (!args.dryRun && info.nlink !== null && info.nlink > 1) {
     throw new WorkspaceError(

@@ -478,6 +478,7 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
     });
   }
   refuseSpecial(info, r.rel, argument);
+  verifyChain(r.chain, { rel: r.rel, argument });
   let handle: FileHandle;
   try {
     handle = await fsp.open(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
@@ -500,6 +501,9 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
       argument,
     );
     if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
+    // The identity above came from a look-up by path: a directory above swapped for a link
+    // during resolve's last lstat and the open would match too. The chain must still hold.
+    verifyChain(r.chain, { rel: r.rel, argument });
     return handle;
   } catch (err) {
     await handle.close();

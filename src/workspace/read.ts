@@ -3,7 +3,7 @@ import { Buffer } from "node:buffer";
 import mime from "mime";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFile, requireExisting } from "./path_policy.ts";
+import { openCheckedFile, requireExisting, verifyChain } from "./path_policy.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
@@ -229,6 +229,7 @@ export async function readFile(
   } finally {
     await handle.close();
   }
+  verifyChain(r.chain, { rel: r.rel, argument: "path" });
   const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
   if (known !== undefined && start > Math.max(known, 1)) {
     throw new WorkspaceError(
@@ -338,6 +339,7 @@ export async function readMedia(
       );
     }
     const data = bytes.subarray(0, n);
+    verifyChain(r.chain, { rel: r.rel, argument: "path" });
     return {
       path: r.rel,
       mimeType,
