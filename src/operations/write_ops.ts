@@ -82,7 +82,7 @@ export const editFileOp = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
-  run: (ctx, input) => editFile(ctx.workspace, input),
+  run: (ctx, input) => editFile(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const createDirectoryOp = defineOperation({

@@ -3,7 +3,7 @@ import { unifiedDiff } from "./patch.ts";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile, verifyChain } from "./path_policy.ts";
-import { countLines, cutText, decodeUtf8Strict, sha256Hex, textCosts } from "./text.ts";
+import { countLines, cutText, decodeUtf8Strict, pacer, sha256Hex, textCosts } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
 import { atomicReplace } from "./write.ts";
 
@@ -40,12 +40,55 @@ export interface EditFileResult {
 /** Most candidate line numbers reported in a NO_MATCH or AMBIGUOUS_MATCH error. */
 const MAX_CANDIDATES = 20;
 
-function occurrences(haystack: string, needle: string): number[] {
-  const out: number[] = [];
-  let i = haystack.indexOf(needle);
-  while (i !== -1) {
-    out.push(i);
-    i = haystack.indexOf(needle, i + needle.length);
+/** Where a text occurs: how often (non-overlapping, left to right) and the first offsets. */
+interface Occurrences {
+  count: number;
+  /** The first MAX_CANDIDATES + 1 offsets, or all of them when asked for. */
+  first: number[];
+}
+
+/** Needles up to this length are searched with indexOf, whose worst case is small for them. */
+const SHORT_NEEDLE = 16;
+
+/**
+ * Counts the non-overlapping occurrences of needle in time linear in the text whatever the
+ * needle (KMP for long needles; indexOf's worst case is text x needle), checking cancellation
+ * and the time budget as it goes and yielding to the event loop.
+ */
+async function occurrences(
+  haystack: string,
+  needle: string,
+  options: { tick: () => Promise<void>; all: boolean },
+): Promise<Occurrences> {
+  const { tick } = options;
+  const out: Occurrences = { count: 0, first: [] };
+  const found = (at: number) => {
+    out.count++;
+    if (options.all || out.first.length <= MAX_CANDIDATES) out.first.push(at);
+  };
+  const m = needle.length;
+  if (m <= SHORT_NEEDLE) {
+    for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + m)) {
+      found(i);
+      if ((out.count & 0xfff) === 0) await tick();
+    }
+    return out;
+  }
+  const fail = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && needle.charCodeAt(i) !== needle.charCodeAt(k)) k = fail[k - 1];
+    if (needle.charCodeAt(i) === needle.charCodeAt(k)) k++;
+    fail[i] = k;
+  }
+  for (let i = 0, k = 0; i < haystack.length; i++) {
+    if ((i & 0x3ffff) === 0) await tick();
+    const c = haystack.charCodeAt(i);
+    while (k > 0 && c !== needle.charCodeAt(k)) k = fail[k - 1];
+    if (c === needle.charCodeAt(k)) k++;
+    if (k === m) {
+      found(i - m + 1);
+      k = 0; // non-overlapping: the next match starts after this one
+    }
   }
   return out;
 }
@@ -54,20 +97,28 @@ function lineAt(text: string, offset: number): number {
   return countLines(text.slice(0, offset + 1)) || 1;
 }
 
-/** Lines whose trimmed text equals the trimmed first non-blank line of the search text. */
+/** Longest first line of oldText that is also looked for inside lines (cost: text x this). */
+const MAX_SIMILAR_PROBE = 256;
+
+/** Lines whose trimmed text equals (or, for a short probe, contains) the trimmed first non-blank line of the search text. */
 function similarLines(text: string, oldText: string): number[] {
   const first = oldText.split("\n").map((l) => l.trim()).find((l) => l.length > 0);
   if (!first) return [];
+  const contains = first.length <= MAX_SIMILAR_PROBE;
   const out: number[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length && out.length < MAX_CANDIDATES; i++) {
-    if (lines[i].trim() === first || lines[i].includes(first)) out.push(i + 1);
+    if (lines[i].trim() === first || (contains && lines[i].includes(first))) out.push(i + 1);
   }
   return out;
 }
 
 /** Applies edits in order; each oldText must occur exactly once unless replaceAll; all or nothing. */
-export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditFileResult> {
+export async function editFile(
+  ws: Workspace,
+  args: EditFileArgs,
+  options: { signal?: AbortSignal } = {},
+): Promise<EditFileResult> {
   ws.assertWritable("edit_file");
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   const h = await openCheckedFile(r, "path");
@@ -120,7 +171,8 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
   const before = norm(original);
   let text = before;
   let replacements = 0;
-  args.edits.forEach((edit, i) => {
+  const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
+  for (const [i, edit] of args.edits.entries()) {
     const oldText = norm(edit.oldText);
     const newText = norm(edit.newText);
     if (oldText.length === 0) {
@@ -128,8 +180,12 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
         argument: `edits[${i}].oldText`,
       });
     }
-    const at = occurrences(text, oldText);
-    if (at.length === 0) {
+    // replaceAll with a long oldText rebuilds from the offsets: split() would search again with
+    // indexOf, whose worst case is text x oldText.
+    const rebuild = edit.replaceAll === true && oldText.length > SHORT_NEEDLE;
+    const found = await occurrences(text, oldText, { tick, all: rebuild });
+    const at = found.first;
+    if (found.count === 0) {
       const candidates = similarLines(text, oldText);
       throw new WorkspaceError(
         "NO_MATCH",
@@ -139,24 +195,48 @@ export async function editFile(ws: Workspace, args: EditFileArgs): Promise<EditF
         { argument: `edits[${i}].oldText`, details: { editIndex: i, candidates } },
       );
     }
-    if (at.length > 1 && !edit.replaceAll) {
+    if (found.count > 1 && !edit.replaceAll) {
       const candidates = at.slice(0, MAX_CANDIDATES).map((o) => lineAt(text, o));
       throw new WorkspaceError(
         "AMBIGUOUS_MATCH",
-        `edits[${i}].oldText occurs ${at.length} times in ${r.rel} (lines ${
+        `edits[${i}].oldText occurs ${found.count} times in ${r.rel} (lines ${
           candidates.join(", ")
         }); ` +
           "add surrounding text to make it unique, or pass replaceAll: true",
         {
           argument: `edits[${i}].oldText`,
-          details: { editIndex: i, occurrences: at.length, candidates },
+          details: { editIndex: i, occurrences: found.count, candidates },
         },
       );
     }
-    text = edit.replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText +
-      text.slice(at[0] + oldText.length);
-    replacements += edit.replaceAll ? at.length : 1;
-  });
+    // The size is known before the text is built: an edit that would outgrow the write limit is
+    // refused without building it (UTF-16 length bounds nothing exactly, but the UTF-8 size of
+    // the result is at least its length, so a result longer than the limit is surely too large).
+    const count = edit.replaceAll ? found.count : 1;
+    const length = text.length + count * (newText.length - oldText.length);
+    if (length > ws.limits.maxWriteBytes) {
+      throw new WorkspaceError(
+        "TOO_LARGE",
+        `the edited file would be over ${ws.limits.maxWriteBytes} bytes, the limit`,
+        { argument: "edits", details: { size: length, limit: ws.limits.maxWriteBytes } },
+      );
+    }
+    if (rebuild) {
+      const parts: string[] = [];
+      let from = 0;
+      for (const o of at) {
+        parts.push(text.slice(from, o), newText);
+        from = o + oldText.length;
+      }
+      parts.push(text.slice(from));
+      text = parts.join("");
+    } else {
+      text = edit.replaceAll ? text.split(oldText).join(newText) : text.slice(0, at[0]) + newText +
+        text.slice(at[0] + oldText.length);
+    }
+    replacements += count;
+    await tick();
+  }
   // Keep the final newline as it was.
   if (before.endsWith("\n") && !text.endsWith("\n") && text.length > 0) text += "\n";
   if (!before.endsWith("\n") && text.endsWith("\n")) text = text.slice(0, -1);

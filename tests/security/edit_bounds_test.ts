@@ -1,5 +1,7 @@
 /**
- * Issue 8, class 2 (work bounded whatever the input): edit_file's diff is computed under a
+ * Issue 8, class 2 (work bounded whatever the input): edit_file finds oldText in linear time
+ * (KMP for long texts, paced and cancellable), refuses an oversize result before building it,
+ * and computes its diff under a
  * small time budget. A change touching thousands of lines gets one coarse hunk, written in
  * linear time, instead of a minimal diff whose cost grows with size times changes (seconds
  * of synchronous work before); both forms are valid unified diffs of exactly the change.
@@ -48,6 +50,49 @@ Deno.test("edit_file touching 20,000 lines: a valid coarse diff, the edit applie
     assert.equal(out.truncated ?? false, false);
     assert.equal((out.diff.match(/^@@ /gm) ?? []).length, 1, "one coarse hunk");
     assert.equal(applyPatch(before, out.diff), after);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("edit_file: hostile oldText and replaceAll stay linear and refuse oversize results first", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-edit-" }));
+  try {
+    const text = "a".repeat(4 * 1024 * 1024);
+    await Deno.writeTextFile(`${dir}/a.txt`, text);
+    const ws = await Workspace.open({ root: dir, writable: true });
+    // indexOf's worst case is text x needle: about 34 s here before; linear now.
+    const needle = "a".repeat(4000) + "b" + "a".repeat(4000);
+    const started = performance.now();
+    await assert.rejects(
+      runOperation({ workspace: ws }, "edit_file", {
+        path: "a.txt",
+        edits: [{ oldText: needle, newText: "x" }],
+        dryRun: true,
+      }),
+      (e: { code?: string }) => e.code === "NO_MATCH",
+    );
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 20_000, `NO_MATCH took ${Math.round(elapsed)} ms`);
+    // replaceAll "a" -> 200 bytes would build an 800 MiB string before: TOO_LARGE first now.
+    await assert.rejects(
+      runOperation({ workspace: ws }, "edit_file", {
+        path: "a.txt",
+        edits: [{ oldText: "a", newText: "b".repeat(200), replaceAll: true }],
+      }),
+      (e: { code?: string; argument?: string }) => e.code === "TOO_LARGE" && e.argument === "edits",
+    );
+    // A long oldText with replaceAll is rebuilt from the offsets, exactly.
+    await Deno.writeTextFile(
+      `${dir}/b.txt`,
+      "xx" + "long-needle-".repeat(3) + "yy" + "long-needle-".repeat(3),
+    );
+    await runOperation({ workspace: ws }, "edit_file", {
+      path: "b.txt",
+      edits: [{ oldText: "long-needle-".repeat(3), newText: "-", replaceAll: true }],
+    });
+    assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "xx-yy-");
+    assert.equal(await Deno.readTextFile(`${dir}/a.txt`), text, "nothing written");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
