@@ -159,5 +159,5 @@ export const deletePathOp = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
-  run: (ctx, input) => deletePath(ctx.workspace, input),
+  run: (ctx, input) => deletePath(ctx.workspace, input, { signal: ctx.signal }),
 });

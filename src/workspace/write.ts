@@ -18,6 +18,7 @@ import {
   entryType,
   type HashSkipped,
   type Pace,
+  pacer,
   sha256Bounded,
   sha256Hex,
 } from "./text.ts";
@@ -801,8 +802,10 @@ const MAX_REPORTED_REMOVED = 100;
 async function removeTree(
   chain: readonly ChainLink[],
   dir: { abs: string; rel: string; id: Identity },
-  removed: string[],
+  work: { removed: string[]; tick: () => Promise<void> },
 ): Promise<void> {
+  const { removed, tick } = work;
+  await tick();
   verifyChain(chain, { rel: dir.rel, argument: "path" });
   const here = lstatSyncOrNull(dir.abs);
   if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
@@ -821,8 +824,9 @@ async function removeTree(
     const info = lstatSyncOrNull(abs);
     if (info === null) continue; // gone meanwhile
     if (info.isDirectory && !info.isSymlink) {
-      await removeTree(inner, { abs, rel, id: info }, removed);
+      await removeTree(inner, { abs, rel, id: info }, work);
     } else {
+      await tick();
       removeChecked(inner, { abs, rel, id: info }, "path");
       removed.push(rel);
     }
@@ -835,6 +839,7 @@ async function removeTree(
 export async function deletePath(
   ws: Workspace,
   args: { path: string; recursive?: boolean; confirm?: boolean },
+  options: { signal?: AbortSignal } = {},
 ): Promise<DeletePathResult> {
   ws.assertWritable("delete_path");
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: false });
@@ -867,10 +872,14 @@ export async function deletePath(
   if (info.isDirectory && args.recursive === true) {
     const removed: string[] = [];
     try {
-      await removeTree(chain, target, removed);
+      const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
+      await removeTree(chain, target, { removed, tick });
     } catch (err) {
       const e = toWorkspaceError(err, "path");
-      if (e.code !== "CHANGED_DURING_OPERATION" || removed.length === 0) throw e;
+      // A swap, a cancellation or the time budget stops a recursive delete part-way: say what
+      // was already removed.
+      const stops = ["CHANGED_DURING_OPERATION", "CANCELLED", "TIME_BUDGET_EXCEEDED"];
+      if (!stops.includes(e.code) || removed.length === 0) throw e;
       throw new WorkspaceError(
         e.code,
         `${e.message}; stopped after removing ${removed.length} entr${

@@ -127,3 +127,26 @@ Deno.test("__proto__ is INVALID_ARGUMENT through the CLI", async () => {
     assert.equal(err.argument, "__proto__");
   }, { writable: false });
 });
+
+Deno.test("delete_path recursive stops at the time budget and says what it removed", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-del-" }));
+  try {
+    const { Workspace } = await import("../../mod.ts");
+    const FILES = 2000;
+    await Deno.mkdir(`${dir}/tree/sub`, { recursive: true });
+    for (let i = 0; i < FILES; i++) await Deno.writeTextFile(`${dir}/tree/sub/f${i}.txt`, "x");
+    const ws = await Workspace.open({ root: dir, writable: true, limits: { maxOperationMs: 1 } });
+    const err = await runOperation({ workspace: ws }, "delete_path", {
+      path: "tree",
+      recursive: true,
+      confirm: true,
+    }).then(() => null, (e) => e as { code: string; details?: { removedCount?: number } });
+    assert.ok(err, "a 1 ms budget cannot remove 2000 files");
+    assert.equal(err.code, "TIME_BUDGET_EXCEEDED");
+    const left = [...Deno.readDirSync(`${dir}/tree/sub`)].length;
+    assert.ok(left > 0, "it stopped part-way");
+    assert.equal(FILES - left, err.details?.removedCount ?? 0, "what it says it removed is gone");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
