@@ -102,6 +102,8 @@ export function serverPermissions(
     const host = str(values.host) ?? "127.0.0.1";
     const net = host === "127.0.0.1" || host === "localhost" ? "127.0.0.1,localhost,[::1]" : host;
     flags.push(
+      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
+      "--allow-sys=uid",
       `--allow-net=${net}`,
       `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
     );
