@@ -132,12 +132,25 @@ async function main(): Promise<number> {
       : resolveFromInvocation(values["pid-file"]);
     let pidFilePlace: string | undefined;
     if (pidFile !== undefined) {
-      const existing = await readPidFile(pidFile);
-      if (existing && (await checkPidFile(pidFile, existing)).status === "proven") {
+      let existing;
+      try {
+        existing = await readPidFile(pidFile);
+      } catch (err) {
+        throw new UsageError(`cannot use --pid-file: ${(err as Error).message}`);
+      }
+      const check = existing ? await checkPidFile(pidFile, existing) : undefined;
+      if (existing && check?.status === "proven") {
         log(
           `a wmcp server (pid ${existing.pid}, ${existing.url}) is already running for pid file ${pidFile}`,
         );
         return EXIT_HTTP.alreadyRunning;
+      }
+      if (check?.status === "refused" && check.reason === "owner-unknown") {
+        throw new UsageError(`cannot use --pid-file: ${check.message}`);
+      }
+      if (check?.status === "refused" && check.reason === "not-owned") {
+        // Another user's file: never adopt, replace or remove it.
+        throw new UsageError(`cannot use --pid-file: ${check.message}`);
       }
       if (existing) {
         log(`replacing stale pid file ${pidFile} (pid ${existing.pid} does not prove it serves)`);

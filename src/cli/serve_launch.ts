@@ -102,6 +102,8 @@ export function serverPermissions(
     const host = str(values.host) ?? "127.0.0.1";
     const net = host === "127.0.0.1" || host === "localhost" ? "127.0.0.1,localhost,[::1]" : host;
     flags.push(
+      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
+      "--allow-sys=uid",
       `--allow-net=${net}`,
       `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
     );
@@ -212,9 +214,41 @@ async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
   }
 }
 
+/** Waits for the child, forwarding SIGINT/SIGTERM to the server (innerPid() when it is known). */
+async function supervise(
+  child: Deno.ChildProcess,
+  innerPid: () => number | undefined,
+): Promise<number> {
+  const forward = (sig: Deno.Signal) => () => {
+    // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
+    const target = innerPid();
+    if (target !== undefined) {
+      void signalPid(target, sig);
+      return;
+    }
+    try {
+      child.kill(sig);
+    } catch {
+      // already exited
+    }
+  };
+  const onInt = forward("SIGINT");
+  const onTerm = forward("SIGTERM");
+  Deno.addSignalListener("SIGINT", onInt);
+  Deno.addSignalListener("SIGTERM", onTerm);
+  try {
+    return (await child.status).code;
+  } finally {
+    Deno.removeSignalListener("SIGINT", onInt);
+    Deno.removeSignalListener("SIGTERM", onTerm);
+  }
+}
+
 /**
  * Runs the server as a child with scoped permissions (inside bubblewrap when the mode and the
- * machine allow); forwards SIGINT/SIGTERM to the server; returns its exit code.
+ * machine allow); forwards SIGINT/SIGTERM to the server; returns its exit code. When bwrap itself
+ * fails to set the sandbox up (before the server starts), `required` fails (exit 2) and `auto`
+ * serves without it, each saying why in one stderr line.
  */
 export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promise<number> {
   const { sandbox, serverArgs } = splitLauncherFlags(args);
@@ -225,9 +259,6 @@ export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promi
   const script = entry.protocol === "file:" ? decodeURIComponent(entry.pathname) : entry.href;
   const denoPath = Deno.execPath();
   const env = { INIT_CWD: resolveFromInvocation(".") };
-  let child: Deno.ChildProcess;
-  let innerPid: number | undefined;
-  let stderrDone: Promise<void> = Promise.resolve();
   if (await useSandbox(sandbox, denoPath)) {
     const marker = sandboxMarker();
     const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
@@ -245,52 +276,45 @@ export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promi
       script,
       ...inner,
     ];
-    child = new Deno.Command("bwrap", {
+    const child = new Deno.Command("bwrap", {
       args: bwrapArgs(plan, command),
       env,
       stdin: "inherit",
       stdout: "inherit",
       stderr: "piped",
     }).spawn();
+    let innerPid: number | undefined;
+    const early: string[] = [];
     const errWriter = Deno.stderr;
-    stderrDone = pipeStderr(child.stderr, {
+    const stderrDone = pipeStderr(child.stderr, {
       to: (b) => errWriter.write(b),
       onChildPid: (pid) => (innerPid = pid),
+      onEarlyLine: (line) => early.push(line),
     }).catch(() => {});
-  } else {
-    // On Linux /proc/self/exe is the running Deno binary, which the tasks allow by that name.
-    const self = Deno.build.os === "linux" ? "/proc/self/exe" : denoPath;
-    child = new Deno.Command(self, {
-      args: ["run", ...serverPermissions(kind, serverArgs), script, ...serverArgs],
-      env,
-      stdin: "inherit",
-      stdout: "inherit",
-      stderr: "inherit",
-    }).spawn();
-  }
-  const forward = (sig: Deno.Signal) => () => {
-    // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
-    const target = innerPid;
-    if (target !== undefined) {
-      void signalPid(target, sig);
-      return;
-    }
-    try {
-      child.kill(sig);
-    } catch {
-      // already exited
-    }
-  };
-  const onInt = forward("SIGINT");
-  const onTerm = forward("SIGTERM");
-  Deno.addSignalListener("SIGINT", onInt);
-  Deno.addSignalListener("SIGTERM", onTerm);
-  try {
-    const status = await child.status;
+    const code = await supervise(child, () => innerPid);
     await stderrDone;
-    return status.code;
-  } finally {
-    Deno.removeSignalListener("SIGINT", onInt);
-    Deno.removeSignalListener("SIGTERM", onTerm);
+    if (innerPid !== undefined) return code;
+    // The server never started: bwrap could not build the sandbox.
+    const why = early.map((l) => l.replace(/^bwrap: /, "")).join("; ").slice(0, 500) ||
+      `bwrap exited with code ${code}`;
+    if (sandbox === "required") {
+      console.error(
+        `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${why}`,
+      );
+      return 2;
+    }
+    console.error(
+      `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,
+    );
   }
+  // On Linux /proc/self/exe is the running Deno binary, which the tasks allow by that name.
+  const self = Deno.build.os === "linux" ? "/proc/self/exe" : denoPath;
+  const child = new Deno.Command(self, {
+    args: ["run", ...serverPermissions(kind, serverArgs), script, ...serverArgs],
+    env,
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  return await supervise(child, () => undefined);
 }

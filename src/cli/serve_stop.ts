@@ -2,11 +2,55 @@
  * `cli serve stop --pid-file F`: stops a running HTTP server and waits for it to exit. It
  * signals only a pid the pid file's own server proves it wrote (see src/server/pid_file.ts):
  * a pid <= 1, a non-loopback url, a file without a secret, writable by others or inside the
- * workspace it names, and a server that cannot answer the challenge are refused (exit 4).
+ * workspace it names, and a server that cannot answer the challenge are refused (exit 4); so is
+ * a pid file owned by another user, a link, or anything but a small regular file. When this
+ * process lacks the permissions the flags need (read on the pid file, net on loopback, run for
+ * kill, sys=uid), it re-runs itself as a child with exactly those, as serve_launch.ts does.
  */
 import { parseArgs } from "node:util";
 import { resolveFromInvocation, UsageError } from "../config.ts";
-import { checkPidFile, readPidFile } from "../server/pid_file.ts";
+import {
+  checkPidFile,
+  type PidFileCheck,
+  type PidFileContents,
+  PidFileError,
+  readPidFile,
+} from "../server/pid_file.ts";
+
+const CLI_URL = new URL("../../cli.ts", import.meta.url);
+
+/** The loopback names serve stop may reach (a pid file's url must be one of them). */
+const LOOPBACK_NET = "127.0.0.1,localhost,[::1]";
+
+/** The permission flags `serve stop --pid-file F` needs: exactly these and nothing else. */
+export function stopPermissions(pidFile: string): string[] {
+  if (pidFile.includes(",")) {
+    throw new UsageError(`cannot grant a permission on a path with a comma: ${pidFile}`);
+  }
+  return [
+    `--allow-read=${pidFile}`,
+    `--allow-net=${LOOPBACK_NET}`,
+    "--allow-run=kill",
+    "--allow-sys=uid",
+  ];
+}
+
+function granted(pidFile: string): boolean {
+  const q = (d: Deno.PermissionDescriptor) => Deno.permissions.querySync(d).state === "granted";
+  return q({ name: "read", path: pidFile }) && q({ name: "net", host: "127.0.0.1" }) &&
+    q({ name: "net", host: "localhost" }) && q({ name: "run", command: "kill" }) &&
+    q({ name: "sys", kind: "uid" });
+}
+
+/** The Deno binary to re-run as, when this process may run it; undefined otherwise. */
+function selfExe(): string | undefined {
+  // On Linux /proc/self/exe is the running Deno binary (Deno.execPath needs read permission).
+  const exe = Deno.build.os === "linux" ? "/proc/self/exe" : undefined;
+  if (exe === undefined || CLI_URL.protocol !== "file:") return undefined;
+  return Deno.permissions.querySync({ name: "run", command: exe }).state === "granted"
+    ? exe
+    : undefined;
+}
 
 /** Exit codes of `serve stop`. */
 export const EXIT_STOP = {
@@ -47,10 +91,38 @@ export async function serveStop(
     throw new UsageError("--timeout must be a positive number of seconds");
   }
   const pidFile = resolveFromInvocation(values["pid-file"]);
-  const record = await readPidFile(pidFile);
-  const check = record === null
-    ? { status: "unreachable" as const }
-    : await checkPidFile(pidFile, record);
+  const exe = granted(pidFile) ? undefined : selfExe();
+  if (exe !== undefined) {
+    // Re-run with exactly the permissions this stop needs; its JSON line and exit code are ours.
+    const child = await new Deno.Command(exe, {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        ...stopPermissions(pidFile),
+        decodeURIComponent(CLI_URL.pathname),
+        "serve",
+        "stop",
+        "--pid-file",
+        pidFile,
+        "--timeout",
+        String(values.timeout),
+      ],
+      stdin: "null",
+      stdout: "inherit",
+      stderr: "inherit",
+    }).spawn().status;
+    return child.code;
+  }
+  let record: PidFileContents | null = null;
+  let check: PidFileCheck;
+  try {
+    record = await readPidFile(pidFile);
+    check = record === null ? { status: "unreachable" } : await checkPidFile(pidFile, record);
+  } catch (err) {
+    if (!(err instanceof PidFileError)) throw err;
+    check = { status: "refused", reason: "unusable", message: err.message };
+  }
   if (check.status === "refused") {
     // Nothing is signalled: the file is forged, copied, or not bound to the server it names.
     await write(

@@ -13,8 +13,14 @@ export type SandboxMode = "auto" | "required" | "off";
 /** The modes `--sandbox` accepts. */
 export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "required", "off"];
 
-/** Where the sandbox's HOME (an empty tmpfs) is mounted inside. */
-export const SANDBOX_HOME = "/tmp/wmcp-home";
+/**
+ * Where the sandbox's HOME (an empty tmpfs) is mounted inside: under the random marker directory,
+ * so it never collides with a workspace (a read-only /tmp workspace made /tmp/wmcp-home fail) and
+ * never leaves a directory on the host.
+ */
+export function sandboxHome(marker: string): string {
+  return `${marker}/home`;
+}
 
 /** The outcome of the capability probe. */
 export type ProbeResult = { available: true } | { available: false; reason: string };
@@ -144,13 +150,13 @@ export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
     "/proc",
     "--dev",
     "/dev",
-    "--tmpfs",
-    SANDBOX_HOME,
     "--dir",
     plan.marker,
+    "--tmpfs",
+    sandboxHome(plan.marker),
     "--setenv",
     "HOME",
-    SANDBOX_HOME,
+    sandboxHome(plan.marker),
     "--setenv",
     SANDBOX_ENV,
     `bubblewrap:${plan.marker}`,

@@ -3,7 +3,8 @@
  * by a one-line shell that prints `wmcp-sandbox-pid N` and then execs the server (same pid, in
  * the shared pid namespace), so the launcher learns the pid to signal. bwrap's own
  * `--json-status-fd` cannot be used: it closes that descriptor on exec. Everything else passes
- * through to the launcher's stderr unchanged.
+ * through to the launcher's stderr unchanged, except, when asked, the lines before the pid line
+ * (bwrap's own setup errors), which the launcher reports in its own words.
  */
 
 /** What the inner shell prints before it execs the server. */
@@ -14,10 +15,17 @@ export const ANNOUNCE_AND_EXEC = `echo "${PID_LINE_PREFIX}$$" >&2; exec "$0" "$@
 
 const PID_LINE = new RegExp(`^${PID_LINE_PREFIX}(\\d+)$`);
 
-/** Copies `from` to `to` line by line, without the pid line; reports the inner pid once. */
+/**
+ * Copies `from` to `to` line by line, without the pid line; reports the inner pid once. With
+ * `onEarlyLine`, lines before the pid line go there instead of to `to`.
+ */
 export async function pipeStderr(
   from: ReadableStream<Uint8Array>,
-  options: { to: (bytes: Uint8Array) => Promise<unknown>; onChildPid: (pid: number) => void },
+  options: {
+    to: (bytes: Uint8Array) => Promise<unknown>;
+    onChildPid: (pid: number) => void;
+    onEarlyLine?: (line: string) => void;
+  },
 ): Promise<void> {
   const enc = new TextEncoder();
   const dec = new TextDecoder();
@@ -29,6 +37,10 @@ export async function pipeStderr(
       if (m) {
         pidSeen = true;
         options.onChildPid(Number(m[1]));
+        return;
+      }
+      if (options.onEarlyLine !== undefined) {
+        options.onEarlyLine(line);
         return;
       }
     }
@@ -46,6 +58,8 @@ export async function pipeStderr(
     }
   } finally {
     pending += dec.decode();
-    if (pending !== "") await options.to(enc.encode(pending));
+    if (pending !== "" && !pidSeen && options.onEarlyLine !== undefined) {
+      options.onEarlyLine(pending);
+    } else if (pending !== "") await options.to(enc.encode(pending));
   }
 }

@@ -10,6 +10,8 @@
  * fails the proof. See docs/decisions/0016.
  */
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { open } from "node:fs/promises";
+import { constants } from "node:fs";
 
 /** What a pid file records. */
 export interface PidRecord {
@@ -25,8 +27,30 @@ export interface PidRecord {
   secret: string;
 }
 
+/** Who owns a pid file and its mode bits, from the very handle its contents were read through. */
+export interface PidFileOwner {
+  /** The owning uid. */
+  uid: number;
+  /** The permission bits. */
+  mode: number;
+}
+
 /** A pid file as read: pid and url always; the rest when the writer recorded them. */
-export type PidFileContents = Pick<PidRecord, "pid" | "url"> & Partial<PidRecord>;
+export type PidFileContents = Pick<PidRecord, "pid" | "url"> & Partial<PidRecord> & {
+  /** The file's owner and mode as read (absent only for records built by hand). */
+  file?: PidFileOwner;
+};
+
+/** A pid file that cannot be used at all (a link, FIFO, device, directory or oversized file). */
+export class PidFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PidFileError";
+  }
+}
+
+/** Largest pid file read (bytes); a genuine one is about 300. */
+export const MAX_PID_FILE_BYTES = 64 * 1024;
 
 /** Why a pid file is not trusted. */
 export type PidFileRefusal =
@@ -34,6 +58,9 @@ export type PidFileRefusal =
   | "url-not-loopback"
   | "no-secret"
   | "writable-by-others"
+  | "not-owned"
+  | "owner-unknown"
+  | "unusable"
   | "inside-workspace"
   | "unproven";
 
@@ -67,20 +94,60 @@ export function pidFileProof(
   return createHmac("sha256", secret).update(message).digest("hex");
 }
 
-/** Reads a pid file; null when it is absent or unreadable as a record. */
-export async function readPidFile(path: string): Promise<PidFileContents | null> {
-  let text: string;
+/**
+ * Reads a pid file's bytes and its owner through one handle, without blocking and without
+ * following a link: opened O_NOFOLLOW|O_NONBLOCK, used only when it is a regular file of at most
+ * MAX_PID_FILE_BYTES. Null when absent; PidFileError when unusable.
+ */
+async function readPidBytes(path: string): Promise<{ text: string; file: PidFileOwner } | null> {
+  let handle;
   try {
-    text = await Deno.readTextFile(path);
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
+    const code = (err as { code?: string }).code;
+    if (err instanceof Deno.errors.NotFound || code === "ENOENT") return null;
+    if (code === "ELOOP" || code === "EMLINK") {
+      throw new PidFileError(`the pid file ${path} is a symbolic link; give the file itself`);
+    }
     throw err;
   }
   try {
-    const r = JSON.parse(text) as Record<string, unknown>;
+    const st = await handle.stat();
+    if (!st.isFile()) {
+      throw new PidFileError(`the pid file ${path} is not a regular file`);
+    }
+    if (st.size > MAX_PID_FILE_BYTES) {
+      throw new PidFileError(`the pid file ${path} is larger than ${MAX_PID_FILE_BYTES} bytes`);
+    }
+    const buf = new Uint8Array(MAX_PID_FILE_BYTES + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const { bytesRead } = await handle.read(buf, n, buf.length - n, null);
+      if (bytesRead === 0) break;
+      n += bytesRead;
+    }
+    if (n > MAX_PID_FILE_BYTES) {
+      throw new PidFileError(`the pid file ${path} is larger than ${MAX_PID_FILE_BYTES} bytes`);
+    }
+    const text = new TextDecoder().decode(buf.subarray(0, n));
+    return { text, file: { uid: st.uid, mode: st.mode & 0o7777 } };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Reads a pid file (see readPidBytes for how); null when it is absent or unreadable as a record.
+ * Throws PidFileError for a link, a non-regular file or an oversized one.
+ */
+export async function readPidFile(path: string): Promise<PidFileContents | null> {
+  const read = await readPidBytes(path);
+  if (read === null) return null;
+  try {
+    const r = JSON.parse(read.text) as Record<string, unknown>;
     if (typeof r !== "object" || r === null) return null;
     if (!Number.isSafeInteger(r.pid) || typeof r.url !== "string") return null;
-    const out: PidFileContents = { pid: r.pid as number, url: r.url };
+    const out: PidFileContents = { pid: r.pid as number, url: r.url, file: read.file };
     for (const k of ["startedAt", "root", "secret"] as const) {
       if (typeof r[k] === "string") out[k] = r[k] as string;
     }
@@ -151,7 +218,7 @@ export async function writePidFile(path: string, record: PidRecord): Promise<voi
   await Deno.rename(tmp, path);
 }
 
-/** Removes a pid file if it still names this process. */
+/** Removes a pid file if it still names this process (and is a regular file). */
 export async function removePidFile(path: string, pid: number): Promise<void> {
   const r = await readPidFile(path).catch(() => null);
   if (r?.pid === pid) await Deno.remove(path).catch(() => {});
@@ -174,13 +241,32 @@ function refused(reason: PidFileRefusal, message: string): PidFileCheck {
 }
 
 /**
- * The checks that need no server: a pid above 1, a loopback http URL, a secret, a file no one
- * else may write, and a file outside the workspace it names. Undefined when all pass.
+ * The checks that need no server: a file owned by this user (needs --allow-sys=uid; refused
+ * when that cannot be checked) that no one else may write, a pid above 1, a loopback http URL,
+ * a secret, and a file outside the workspace it names. Undefined when all pass.
  */
 export async function pidFileRefusal(
   path: string,
   record: PidFileContents,
 ): Promise<PidFileCheck | undefined> {
+  const file = record.file ?? await readPidBytes(path).then((r) => r?.file);
+  if (file === undefined) return refused("unusable", "the pid file disappeared while checked");
+  if (Deno.permissions.querySync({ name: "sys", kind: "uid" }).state !== "granted") {
+    return refused(
+      "owner-unknown",
+      "cannot check who owns the pid file: this process needs --allow-sys=uid",
+    );
+  }
+  const me = Deno.uid();
+  if (me === null || file.uid !== me) {
+    return refused(
+      "not-owned",
+      `the pid file is owned by uid ${file.uid}, not by this user (uid ${me})`,
+    );
+  }
+  if ((file.mode & 0o022) !== 0) {
+    return refused("writable-by-others", "the pid file is writable by group or others");
+  }
   if (!(record.pid > 1)) {
     return refused("pid-out-of-range", `pid ${record.pid} is not a single process (must be > 1)`);
   }
@@ -189,10 +275,6 @@ export async function pidFileRefusal(
   }
   if (record.secret === undefined || !SECRET_PATTERN.test(record.secret)) {
     return refused("no-secret", "the pid file carries no secret (forged, or from an older wmcp)");
-  }
-  const info = await Deno.stat(path);
-  if (info.mode !== null && (info.mode & 0o022) !== 0) {
-    return refused("writable-by-others", "the pid file is writable by group or others");
   }
   const real = await Deno.realPath(path);
   if (record.root !== undefined && inside(real, record.root)) {

@@ -42,7 +42,7 @@ async function setUp(): Promise<Fixture> {
   const pidPaths = `${pidFile},${pidFile}.tmp`;
   const server = await startHttpServer(root, {
     args: ["--pid-file", pidFile],
-    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`],
+    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`, "--allow-sys=uid"],
   });
   const record = JSON.parse(await Deno.readTextFile(pidFile));
   return { root, pidDir, pidFile, fakeBin, server, record };
@@ -67,6 +67,7 @@ async function stop(
       `--allow-read=${f.pidDir},${f.root}`,
       "--allow-net=127.0.0.1",
       "--allow-run=kill",
+      "--allow-sys=uid",
       CLI,
       "serve",
       "stop",

@@ -396,6 +396,7 @@ for (const mode of ["required", "off"] as const) {
           `--allow-read=${runDir}`,
           "--allow-net=127.0.0.1",
           "--allow-run=kill",
+          "--allow-sys=uid",
           CLI,
           "serve",
           "stop",

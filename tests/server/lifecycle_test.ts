@@ -186,6 +186,7 @@ function serveStop(pidDir: string, pidFile: string): Promise<Deno.CommandOutput>
       `--allow-read=${pidDir}`,
       "--allow-net=127.0.0.1",
       "--allow-run=kill",
+      "--allow-sys=uid",
       CLI,
       "serve",
       "stop",
@@ -209,7 +210,7 @@ Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve 
   );
   const server = await startHttpServer(root, {
     args: ["--pid-file", pidFile],
-    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`],
+    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`, "--allow-sys=uid"],
   });
   try {
     assert.match(server.stderr(), /stale pid file/);
@@ -219,6 +220,7 @@ Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve 
     const second = await runServeHttp(root, ["--port", "0", "--pid-file", pidFile], [
       `--allow-read=${pidPaths}`,
       `--allow-write=${pidPaths}`,
+      "--allow-sys=uid",
     ]);
     assert.equal(second.code, 4);
     assert.match(
