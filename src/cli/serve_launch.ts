@@ -20,6 +20,7 @@ import {
   type SandboxPlan,
 } from "../sandbox/bwrap.ts";
 import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
+import { inspectPidDir } from "../sandbox/pid_dir.ts";
 
 const PROJECT_URL = new URL("../../", import.meta.url);
 
@@ -131,7 +132,13 @@ const PATH_FLAGS = ["root", "pid-file", "token-file", "state-key-file"] as const
 export function planSandbox(
   kind: "stdio" | "http",
   args: string[],
-  options: { denoPath: string; projectDir: string; marker: string },
+  options: {
+    denoPath: string;
+    projectDir: string;
+    marker: string;
+    /** The pid file's directory, links resolved: mounted and signed at that path. */
+    pidDirReal?: string;
+  },
 ): { plan: SandboxPlan; serverArgs: string[] } {
   const out = [...args];
   const given: Partial<Record<(typeof PATH_FLAGS)[number], { source: string; dest: string }>> = {};
@@ -144,7 +151,10 @@ export function planSandbox(
       } else if (out[i].startsWith(`--${flag}=`)) {
         value = out[i].slice(flag.length + 3);
       } else continue;
-      const source = resolveFromInvocation(value);
+      let source = resolveFromInvocation(value);
+      if (flag === "pid-file" && options.pidDirReal !== undefined) {
+        source = `${options.pidDirReal === "/" ? "" : options.pidDirReal}/${baseName(source)}`;
+      }
       const dest = normalizeAbsolute(source);
       given[flag] = { source, dest };
       if (out[i] === `--${flag}`) out[i + 1] = dest;
@@ -179,6 +189,46 @@ export function planSandbox(
       marker: options.marker,
     },
   };
+}
+
+function baseName(path: string): string {
+  const parts = path.split("/").filter((p) => p !== "");
+  return parts[parts.length - 1] ?? "";
+}
+
+/** The value of `--NAME V` or `--NAME=V` among server arguments, if given. */
+function flagValue(args: string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === `--${name}` && i + 1 < args.length) value = args[i + 1];
+    else if (args[i].startsWith(`--${name}=`)) value = args[i].slice(name.length + 3);
+  }
+  return value;
+}
+
+/**
+ * Checks the pid file's directory before it is mounted read-write in the sandbox: it must hold
+ * nothing but the pid file and its temporary (required refuses, auto says so once). Returns
+ * its real path, the one to mount and sign.
+ */
+async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<string | undefined> {
+  const value = flagValue(serverArgs, "pid-file");
+  if (value === undefined) return undefined;
+  const file = normalizeAbsolute(resolveFromInvocation(value));
+  const dir = parentOf(file);
+  const info = await inspectPidDir(dir, baseName(file), { deno: "/proc/self/exe" });
+  if (!info.ok) {
+    // Let the server report a missing or unusable pid file in its own words.
+    return undefined;
+  }
+  if (info.others.length > 0) {
+    const why = `the pid file's directory ${dir} holds ${info.others.length} other entr${
+      info.others.length === 1 ? "y" : "ies"
+    }, which the sandbox would expose read-write; give the pid file a directory of its own`;
+    if (mode === "required") throw new UsageError(`--sandbox required, but ${why}`);
+    console.error(`wmcp: warning: ${why}`);
+  }
+  return info.real;
 }
 
 function envIfAllowed(name: string): string | undefined {
@@ -261,10 +311,12 @@ export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promi
   const env = { INIT_CWD: resolveFromInvocation(".") };
   if (await useSandbox(sandbox, denoPath)) {
     const marker = sandboxMarker();
+    const pidDirReal = kind === "http" ? await checkPidDir(sandbox, serverArgs) : undefined;
     const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
       denoPath,
       projectDir: projectDir()!,
       marker,
+      pidDirReal,
     });
     const command = [
       "/bin/sh",

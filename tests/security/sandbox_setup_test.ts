@@ -100,3 +100,79 @@ Deno.test({
   assert.match(stderr, /^wmcp: --sandbox required, but bubblewrap could not set up the sandbox: /m);
   assert.equal(dec.decode(out.stdout), "", "no server started");
 });
+
+/** Runs the launcher to completion (or to its ready line, then stops it with serve stop). */
+function launcher(args: string[], cwd: string): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [...LAUNCHER_FLAGS, CLI, "serve", "http", ...args],
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+Deno.test({
+  name: "pid file directory: required refuses a shared one; a linked dedicated one is proven",
+  ignore: SKIP,
+}, async () => {
+  const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-piddir-" }));
+  try {
+    await Deno.mkdir(`${base}/ws`);
+    await Deno.mkdir(`${base}/shared`);
+    await Deno.writeTextFile(`${base}/shared/bystander.txt`, "not the server's to write\n");
+    // A directory holding anything else would be mounted read-write inside: refused.
+    const refused = await launcher(
+      ["--sandbox", "required", "--port", "0", "--pid-file", `${base}/shared/w.pid`],
+      `${base}/ws`,
+    ).output();
+    assert.equal(refused.code, 2);
+    assert.match(dec.decode(refused.stderr), /holds 1 other entry/);
+    assert.deepEqual([...Deno.readDirSync(`${base}/shared`)].map((e) => e.name), [
+      "bystander.txt",
+    ]);
+    // A dedicated directory reached through a link (as /var/run -> /run): the server signs the
+    // real path, so serve stop proves it and stops it.
+    await Deno.mkdir(`${base}/pids`);
+    await Deno.symlink(`${base}/pids`, `${base}/linked`);
+    const child = launcher(
+      ["--sandbox", "required", "--port", "0", "--pid-file", `${base}/linked/w.pid`],
+      `${base}/ws`,
+    );
+    const errDone = child.stderr.pipeTo(new WritableStream());
+    try {
+      const { reader } = await readReadyLine(child.stdout, "launcher");
+      const stop = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--quiet",
+          "--no-prompt",
+          `--allow-read=${base}/linked/w.pid`,
+          "--allow-net=127.0.0.1",
+          "--allow-run=kill",
+          "--allow-sys=uid",
+          CLI,
+          "serve",
+          "stop",
+          "--pid-file",
+          `${base}/linked/w.pid`,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(stop.code, 0, dec.decode(stop.stdout) + dec.decode(stop.stderr));
+      assert.match(dec.decode(stop.stdout), /"stopped"/);
+      assert.equal((await child.status).code, 0);
+      await reader.cancel().catch(() => {});
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+      await errDone.catch(() => {});
+    }
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
