@@ -22,7 +22,6 @@ import {
 } from "../client/commands.ts";
 import { readArguments } from "./arguments.ts";
 import { writeStdout } from "./output.ts";
-import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -81,20 +80,26 @@ function positiveInt(v: string, flag: string): number {
   return n;
 }
 
-/** The bundled stdio server on --root, launched with permissions scoped to it. */
+/**
+ * The bundled stdio server on --root, started through the same launcher as every server entry
+ * (`cli.ts serve stdio`): permissions scoped to the root, inside bubblewrap when available.
+ */
 function bundledTarget(values: Values): Target {
   const root = resolveFromInvocation(values.root ?? ".");
-  const server = new URL("../../serve_stdio.ts", import.meta.url);
-  // The server's engine runs its walks in workers, whose modules it must be able to read.
-  const read = ENGINE_READ_PATH === null ? root : `${root},${ENGINE_READ_PATH}`;
-  const args = ["run", "--quiet", "--no-prompt", `--allow-read=${read}`];
-  if (values.write) args.push(`--allow-write=${root}`);
-  args.push(
-    "--allow-env=INIT_CWD",
-    server.protocol === "file:" ? server.pathname : server.href,
+  const cli = new URL("../../cli.ts", import.meta.url);
+  const args = [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    // Exactly the launcher's permissions, as in the serve:* tasks.
+    "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
+    "--allow-run=bwrap,kill,/proc/self/exe",
+    cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
+    "serve",
+    "stdio",
     "--root",
     root,
-  );
+  ];
   if (values.write) args.push("--write");
   return { kind: "stdio", command: Deno.execPath(), args, label: "bundled" };
 }
