@@ -24,7 +24,7 @@ export const DEFAULT_GLOB_LIMITS: Readonly<GlobLimits> = Object.freeze({
   maxGlobLength: 4096,
   maxGlobExpansions: 1024,
   maxGlobExpandedLength: 65536,
-  maxGlobTotalLength: 65536,
+  maxGlobTotalLength: 16384,
   maxGlobProgram: 65536,
 });
 
