@@ -1,12 +1,12 @@
 /**
- * find_files: glob matching on paths (names, not content). Arguments are checked on the
- * calling thread; the walk and the matching run as an engine job under the byte budget.
+ * find_files: glob matching on paths (names, not content). Arguments get cheap checks on
+ * the calling thread; compiling the globs, the walk and the matching run as an engine job under the byte budget.
  */
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { VERIFIED, Walker, type WalkStats } from "./walk.ts";
-import { compileGlobs, excludesDir } from "./globs.ts";
+import { checkGlobs, compileGlobs, excludesDir } from "./globs.ts";
 import type { EntryType } from "./text.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
@@ -67,7 +67,9 @@ export async function findFiles(
     includeHidden: args.includeHidden ?? false,
     maxResults,
   };
-  compilePatterns(jobArgs); // a bad glob is INVALID_ARGUMENT before any work starts
+  // Cheap, bounded checks only; the job compiles (and reports a bad glob as INVALID_ARGUMENT).
+  checkGlobs([jobArgs.pattern], { argument: "pattern" });
+  checkGlobs(jobArgs.exclude, { argument: "exclude" });
   const dir = await resolveDirectory(ws, args.path ?? ".", "path");
   return await ws.engine.run<FindFilesResult>(
     jobSpec(ws, { op: "find", dir, args: { ...jobArgs } }),

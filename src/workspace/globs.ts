@@ -13,6 +13,10 @@ export interface GlobLimits {
   maxGlobExpansions: number;
   /** Most characters of all of one pattern's brace alternatives together. */
   maxGlobExpandedLength: number;
+  /** Most characters of all the globs of one argument together, after brace expansion. */
+  maxGlobTotalLength: number;
+  /** Largest compiled RE2 program (re2js programSize) of one argument's globs. */
+  maxGlobProgram: number;
 }
 
 /** The defaults of GlobLimits. */
@@ -20,6 +24,8 @@ export const DEFAULT_GLOB_LIMITS: Readonly<GlobLimits> = Object.freeze({
   maxGlobLength: 4096,
   maxGlobExpansions: 1024,
   maxGlobExpandedLength: 65536,
+  maxGlobTotalLength: 16384,
+  maxGlobProgram: 65536,
 });
 
 type Tok =
@@ -461,7 +467,7 @@ function compileOne(
   pattern: string,
   dot: boolean,
   limits: GlobLimits,
-): { source: string; base: boolean; negated: boolean } {
+): { source: string; base: boolean; negated: boolean; length: number } {
   if (pattern.length > limits.maxGlobLength) {
     throw new GlobSyntaxError(`it is longer than ${limits.maxGlobLength} characters`, {
       limit: limits.maxGlobLength,
@@ -476,8 +482,85 @@ function compileOne(
   }
   if (body.startsWith("./") && body.length > 2) body = body.slice(2);
   const base = !body.includes("/");
-  const sources = expandBraces(body, limits).map((g) => globSource(g, dot));
-  return { source: sources.length === 1 ? sources[0] : `(?:${sources.join("|")})`, base, negated };
+  const expanded = expandBraces(body, limits);
+  const length = expanded.reduce((n, g) => n + g.length, 0);
+  const sources = expanded.map((g) => globSource(g, dot));
+  return {
+    source: sources.length === 1 ? sources[0] : `(?:${sources.join("|")})`,
+    base,
+    negated,
+    length,
+  };
+}
+
+/** One argument's glob failure as INVALID_ARGUMENT. */
+function globError(
+  where: string,
+  message: string,
+  details: Record<string, unknown>,
+): WorkspaceError {
+  return new WorkspaceError("INVALID_ARGUMENT", `invalid glob in ${where}: ${message}`, {
+    argument: where.split(" ")[0],
+    details,
+  });
+}
+
+/**
+ * The cheap checks of one argument's globs, for the calling thread: no NUL or empty
+ * pattern, each within maxGlobLength, all together within maxGlobTotalLength before
+ * expansion. No parsing and no compilation (the engine job compiles).
+ */
+export function checkGlobs(
+  patterns: readonly string[],
+  options: { argument: string; limits?: Partial<GlobLimits> },
+): void {
+  const limits: GlobLimits = { ...DEFAULT_GLOB_LIMITS, ...options.limits };
+  let total = 0;
+  for (const [i, p] of patterns.entries()) {
+    if (p.length === 0 || p.includes("\0")) {
+      throw new WorkspaceError(
+        "INVALID_ARGUMENT",
+        `${options.argument} pattern ${i} is empty or has a NUL byte`,
+        { argument: options.argument },
+      );
+    }
+    if (p.length > limits.maxGlobLength) {
+      throw globError(
+        `${options.argument} (pattern ${i})`,
+        `it is longer than ${limits.maxGlobLength} characters`,
+        { pattern: i, limit: limits.maxGlobLength, name: "maxGlobLength" },
+      );
+    }
+    total += p.length;
+  }
+  if (total > limits.maxGlobTotalLength) throw tooLong(options.argument, total, limits);
+}
+
+function tooLong(argument: string, total: number, limits: GlobLimits): WorkspaceError {
+  return globError(
+    argument,
+    `its patterns come to ${total} characters, more than ${limits.maxGlobTotalLength}`,
+    { limit: limits.maxGlobTotalLength, name: "maxGlobTotalLength" },
+  );
+}
+
+/** Compiles RE2 source for one argument: any failure or an oversized program is INVALID_ARGUMENT. */
+function compileRe2(source: string, argument: string, limits: GlobLimits): RE2JS {
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(source);
+  } catch (err) {
+    throw globError(argument, `it could not be compiled: ${(err as Error)?.message ?? err}`, {});
+  }
+  const size = re.programSize();
+  if (size > limits.maxGlobProgram) {
+    throw globError(
+      argument,
+      `its patterns compile to ${size} instructions, more than ${limits.maxGlobProgram}`,
+      { limit: limits.maxGlobProgram, name: "maxGlobProgram", programSize: size },
+    );
+  }
+  return re;
 }
 
 /** Compiles glob patterns into one predicate over base-relative paths; [] matches nothing. */
@@ -487,35 +570,36 @@ export function compileGlobs(
 ): (relPath: string) => boolean {
   if (patterns.length === 0) return () => false;
   const limits: GlobLimits = { ...DEFAULT_GLOB_LIMITS, ...options.limits };
+  checkGlobs(patterns, options);
   const baseSources: string[] = [];
   const pathSources: string[] = [];
-  const negatedUnits: Unit[] = [];
+  const negatedSources: { source: string; base: boolean }[] = [];
+  let total = 0;
   for (const [i, p] of patterns.entries()) {
-    if (p.length === 0 || p.includes("\0")) {
-      throw new WorkspaceError(
-        "INVALID_ARGUMENT",
-        `${options.argument} pattern ${i} is empty or has a NUL byte`,
-        {
-          argument: options.argument,
-        },
-      );
-    }
     try {
       const one = compileOne(p, options.dot, limits);
-      if (one.negated) {
-        negatedUnits.push({ re: RE2JS.compile(one.source), base: one.base });
-      } else (one.base ? baseSources : pathSources).push(one.source);
+      total += one.length;
+      if (total > limits.maxGlobTotalLength) throw tooLong(options.argument, total, limits);
+      if (one.negated) negatedSources.push({ source: one.source, base: one.base });
+      else (one.base ? baseSources : pathSources).push(one.source);
     } catch (err) {
+      if (err instanceof WorkspaceError) throw err;
       const details = err instanceof GlobSyntaxError ? err.details : {};
       throw new WorkspaceError(
         "INVALID_ARGUMENT",
-        `invalid glob in ${options.argument} (pattern ${i}): ${(err as Error).message}`,
+        `invalid glob in ${options.argument} (pattern ${i}): ${(err as Error)?.message ?? err}`,
         { argument: options.argument, details: { pattern: i, ...details } },
       );
     }
   }
+  const negatedUnits: Unit[] = negatedSources.map((n) => ({
+    re: compileRe2(n.source, options.argument, limits),
+    base: n.base,
+  }));
   const union = (sources: string[]) =>
-    sources.length === 0 ? undefined : RE2JS.compile(sources.map((s) => `(?:${s})`).join("|"));
+    sources.length === 0
+      ? undefined
+      : compileRe2(sources.map((s) => `(?:${s})`).join("|"), options.argument, limits);
   const baseRe = union(baseSources);
   const pathRe = union(pathSources);
   return (relPath) => {

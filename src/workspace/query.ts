@@ -4,7 +4,7 @@
  * nowhere else: user regexes run on RE2 (re2js, linear time in the text), literal queries
  * on V8 (escaped literals, which have no backtracking choice points). Decision 0013.
  */
-import { type Matcher, RE2JS } from "re2js";
+import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
 
 /** Arguments that shape a query. */
@@ -22,12 +22,32 @@ export interface QueryMatcher {
    * once (literal queries); false when `find` must be given one line at a time (regexes).
    */
   readonly wholeText: boolean;
-  /** Index (UTF-16) of the first match in `text` at or after `from`, or -1. */
-  find(text: string, from: number): number;
+  /**
+   * Index (UTF-16) of the first match in `text` at or after `from`, or -1. A long text is
+   * scanned in windows of SCAN_WINDOW characters, with `check` (which throws to stop)
+   * called between windows.
+   */
+  find(text: string, from: number, check?: () => void): number;
 }
 
-/** Longest regex (UTF-16 units) compiled; RE2 compilation is linear but not free. */
-export const MAX_REGEX_LENGTH = 64 * 1024;
+/**
+ * Longest regex (UTF-16 units). RE2 compilation is linear in the expanded pattern, and
+ * counted repeats expand it: at this length a pattern of repeats compiles in at most a
+ * couple of seconds (measured), and MAX_REGEX_PROGRAM then refuses it.
+ */
+export const MAX_REGEX_LENGTH = 4096;
+/**
+ * Largest compiled regex program (re2js programSize, about one instruction per matched
+ * character position). RE2's fallback NFA costs O(line length x program size), so this
+ * bounds the work per character.
+ */
+export const MAX_REGEX_PROGRAM = 5000;
+/** Longest literal query (UTF-16 units). */
+export const MAX_LITERAL_LENGTH = 4096;
+/** Characters of text one literal scan covers between two stop checks. */
+export const SCAN_WINDOW = 1 << 16;
+/** Literal queries longer than this are scanned with KMP (linear) instead of indexOf. */
+const KMP_FROM = 64;
 
 /** A "word" character for wholeWord: a letter, a digit or underscore (any script). */
 const WORD_CLASS = "\\p{L}\\p{N}_";
@@ -68,9 +88,16 @@ function invalid(message: string, details: Record<string, unknown>): WorkspaceEr
 }
 
 function compileRe2(pattern: string, flags: number, original: string): RE2JS {
+  let re: RE2JS;
   try {
-    return RE2JS.compile(pattern, flags);
+    re = RE2JS.compile(pattern, flags);
   } catch (err) {
+    if (!(err instanceof RE2JSException)) {
+      // RangeError (stack, memory) or anything else while compiling: the pattern is refused.
+      throw invalid(`query could not be compiled: ${(err as Error)?.message ?? err}`, {
+        reason: String((err as Error)?.message ?? err),
+      });
+    }
     const hint = unsupportedHint(original);
     const reason = (err as Error).message.replace(/^error parsing regexp: /, "");
     throw invalid(
@@ -79,6 +106,47 @@ function compileRe2(pattern: string, flags: number, original: string): RE2JS {
       hint ? { reason, unsupported: hint } : { reason },
     );
   }
+  const size = re.programSize();
+  if (size > MAX_REGEX_PROGRAM) {
+    throw invalid(
+      `query compiles to a program of ${size} instructions; the limit is ${MAX_REGEX_PROGRAM} ` +
+        "(counted repeats such as {1000} expand the program)",
+      { limit: MAX_REGEX_PROGRAM, name: "MAX_REGEX_PROGRAM", programSize: size },
+    );
+  }
+  return re;
+}
+
+/**
+ * True when `pattern` (a valid RE2 pattern) ends inside an unterminated \Q...: its quote
+ * must be closed with \E before anything is appended. A syntactic scan, no compile.
+ */
+function endsInQuote(pattern: string): boolean {
+  let i = 0;
+  while (i < pattern.length) {
+    const c = pattern[i];
+    if (c === "\\") {
+      if (pattern[i + 1] === "Q") {
+        const end = pattern.indexOf("\\E", i + 2);
+        if (end === -1) return true;
+        i = end + 2;
+      } else i += 2;
+    } else if (c === "[") {
+      // A class: "]" right after "[" or "[^" is literal; escapes and [:name:] are skipped.
+      i++;
+      if (pattern[i] === "^") i++;
+      if (pattern[i] === "]") i++;
+      while (i < pattern.length && pattern[i] !== "]") {
+        if (pattern[i] === "\\") i += 2;
+        else if (pattern.startsWith("[:", i)) {
+          const end = pattern.indexOf(":]", i + 2);
+          i = end === -1 ? i + 1 : end + 2;
+        } else i++;
+      }
+      i++;
+    } else i++;
+  }
+  return false;
 }
 
 /** An RE2 line matcher: finds the first match in one line (no "\n"), or -1. */
@@ -97,44 +165,41 @@ function re2LineFinder(args: QueryArgs, flags: number): (line: string, from: num
   // wholeWord: RE2 has no lookarounds, so the boundaries are consumed instead: a non-word
   // character (or the line's start/end) on each side, the query's own match in group 1.
   // One search finds the leftmost start whose match has some end at a word boundary, as
-  // the lookaround form did, in one linear pass. A "\Q" left open by the query is closed
-  // first so it cannot swallow the suffix.
-  compileRe2(pattern, flags, pattern);
-  let closed = pattern;
+  // the lookaround form did, in one linear pass; "^" is the first alternative, so it is
+  // preferred when the query matches at 0, and "^" never matches when the search starts
+  // inside the line (from > 0), where the character before `from` is consumed instead.
+  // A "\Q" left open by the query is closed first so it cannot swallow the suffix. One
+  // compile; the query alone is compiled again only to word an error.
+  const closed = endsInQuote(pattern) ? pattern + "\\E" : pattern;
+  let re: RE2JS;
   try {
-    RE2JS.compile(pattern + "\\E", flags);
-    closed = pattern + "\\E";
-  } catch { /* not inside \Q: a stray \E is an error, so the pattern is kept as is */ }
-  const right = `(?:${closed})(?-i:[^${WORD_CLASS}]|$)`;
-  const anywhere = compileRe2(`(?-i:^|[^${WORD_CLASS}])${right}`, flags, pattern);
-  const m: Matcher = anywhere.matcher("");
-  const atLineStart = compileRe2(`^${right}`, flags, pattern);
-  const nonWordAt0 = RE2JS.compile(`^[^${WORD_CLASS}]`);
-  // From inside a line the left boundary is the character just before `from`, which the
-  // search must consume, so "^" is left out there.
-  let inside: { re: RE2JS; m: Matcher } | undefined;
+    re = compileRe2(
+      `(?-i:^|[^${WORD_CLASS}])(${closed})(?-i:[^${WORD_CLASS}]|$)`,
+      flags,
+      pattern,
+    );
+  } catch (err) {
+    compileRe2(pattern, flags, pattern); // the query's own error, when it has one
+    throw err;
+  }
+  const m: Matcher = re.matcher("");
+  // From position 1 the consumed boundary is character 0, where "^" would be preferred:
+  // that rare case uses a second form without "^" (compiled when first needed).
+  let noStart: Matcher | undefined;
   return (line, from) => {
-    if (from === 0) {
-      if (!anywhere.test(line)) return -1;
-      m.resetMatcherInput(line);
-      if (!m.find(0)) return -1;
-      // The match starts at the consumed boundary character, or at 0 through "^" (the
-      // first alternative, so preferred when the query matches there).
-      const q = m.start();
-      if (q === 0 && (!nonWordAt0.test(line) || atLineStart.test(line))) return 0;
-      return q + (line.codePointAt(q)! > 0xffff ? 2 : 1);
-    }
-    if (inside === undefined) {
-      const re = compileRe2(
+    if (!re.test(line)) return -1;
+    const prev = from === 0 ? 0 : from > 1 && isLowSurrogate(line, from - 1) ? from - 2 : from - 1;
+    let matcher = m;
+    if (prev === 0 && from > 0) {
+      noStart ??= compileRe2(
         `(?-i:[^${WORD_CLASS}])(${closed})(?-i:[^${WORD_CLASS}]|$)`,
         flags,
         pattern,
-      );
-      inside = { re, m: re.matcher("") };
+      ).matcher("");
+      matcher = noStart;
     }
-    inside.m.resetMatcherInput(line);
-    const prev = from > 1 && isLowSurrogate(line, from - 1) ? from - 2 : from - 1;
-    return inside.m.find(prev) ? inside.m.start(1) : -1;
+    matcher.resetMatcherInput(line);
+    return matcher.find(prev) ? matcher.start(1) : -1;
   };
 }
 
@@ -160,20 +225,89 @@ function regexMatcher(args: QueryArgs): QueryMatcher {
   };
 }
 
+/**
+ * The cheap checks of a query, for the calling thread: lengths only, no compilation (the
+ * engine job compiles, and reports a bad pattern as INVALID_ARGUMENT).
+ */
+export function checkQuery(args: QueryArgs): void {
+  const limit = args.regex ? MAX_REGEX_LENGTH : MAX_LITERAL_LENGTH;
+  if (args.query.length > limit) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      `query is ${args.query.length} characters; ${
+        args.regex ? "regexes" : "literal queries"
+      } are limited to ${limit}`,
+      {
+        argument: "query",
+        details: { limit, name: args.regex ? "MAX_REGEX_LENGTH" : "MAX_LITERAL_LENGTH" },
+      },
+    );
+  }
+}
+
+/** A KMP finder for a long literal: linear in the text whatever the query. */
+function kmpFinder(q: string): (text: string, from: number) => number {
+  const fail = new Int32Array(q.length);
+  for (let i = 1, k = 0; i < q.length; i++) {
+    while (k > 0 && q.charCodeAt(i) !== q.charCodeAt(k)) k = fail[k - 1];
+    if (q.charCodeAt(i) === q.charCodeAt(k)) k++;
+    fail[i] = k;
+  }
+  return (text, from) => {
+    for (let i = from, k = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      while (k > 0 && c !== q.charCodeAt(k)) k = fail[k - 1];
+      if (c === q.charCodeAt(k)) k++;
+      if (k === q.length) return i - q.length + 1;
+    }
+    return -1;
+  };
+}
+
+/**
+ * Runs `finder` over windows of SCAN_WINDOW start positions, each given `pad` characters
+ * of context on the right (a whole match plus a lookahead) and 2 on the left (a
+ * lookbehind), calling `check` between windows. A text that fits one window is scanned
+ * directly.
+ */
+function windowed(
+  finder: (text: string, from: number) => number,
+  pad: number,
+  window = SCAN_WINDOW,
+): QueryMatcher["find"] {
+  return (text, from, check) => {
+    if (text.length - from <= window) return finder(text, from);
+    for (let s = from; s < text.length; s += window) {
+      if (s > from) check?.();
+      const lo = Math.max(0, s - 2);
+      const hi = Math.min(text.length, s + window + pad);
+      const i = finder(text.slice(lo, hi), s - lo);
+      if (i !== -1 && (lo + i < s + window || hi === text.length)) return lo + i;
+    }
+    return -1;
+  };
+}
+
 /** Compiles a query; INVALID_ARGUMENT when it is not a valid pattern. */
 export function compileQuery(args: QueryArgs): QueryMatcher {
   if (args.regex) return regexMatcher(args);
+  const literal = args.query;
   if (args.caseSensitive !== false && !args.wholeWord) {
-    const literal = args.query;
-    return { wholeText: true, find: (text, from) => text.indexOf(literal, from) };
+    // indexOf is fastest for short queries; its worst case is O(text x query), so long
+    // queries use KMP. Both run in windows so a stop is seen between them.
+    const finder = literal.length > KMP_FROM
+      ? kmpFinder(literal)
+      : (text: string, from: number) => text.indexOf(literal, from);
+    return { wholeText: true, find: windowed(finder, literal.length) };
   }
   const re = literalRegExp(args);
-  return {
-    wholeText: true,
-    find(text, from) {
-      re.lastIndex = from;
-      const m = re.exec(text);
-      return m ? m.index : -1;
-    },
+  const finder = (text: string, from: number) => {
+    re.lastIndex = from;
+    const m = re.exec(text);
+    return m ? m.index : -1;
   };
+  // Case folding may change a match's UTF-16 length; the pad covers twice the query. V8's
+  // scan is O(window x query) here, so the window shrinks as the query grows.
+  const window = Math.max(1024, Math.min(SCAN_WINDOW, Math.floor((1 << 22) / literal.length)));
+  return { wholeText: true, find: windowed(finder, 2 * literal.length + 4, window) };
 }

@@ -1,7 +1,7 @@
 /**
  * search_text: content search (literal or regex), line-oriented, binary files skipped.
- * The arguments are checked here, on the calling thread; the walk and the matching run as
- * an engine job (in a worker when the pool runs), in bounded chunks, under the result byte
+ * The arguments get cheap checks here, on the calling thread; compiling the patterns, the
+ * walk and the matching run as an engine job (in a worker when the pool runs), in bounded chunks, under the result byte
  * budget, accepting matches only after the walk re-verified the directories they came from.
  */
 import fs from "node:fs";
@@ -10,9 +10,9 @@ import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { openClassified, VERIFIED, type WalkEntry, Walker, type WalkStats } from "./walk.ts";
-import { compileGlobs, excludesDir } from "./globs.ts";
+import { checkGlobs, compileGlobs, excludesDir } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
-import { compileQuery } from "./query.ts";
+import { checkQuery, compileQuery } from "./query.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
@@ -206,8 +206,11 @@ function checkedArgs(ws: Workspace, args: SearchTextArgs): SearchJobArgs {
     maxMatches,
     maxFileBytes,
   };
-  // Compiled here too, so a bad pattern is INVALID_ARGUMENT before any work starts.
-  compilePatterns(out);
+  // Only cheap, bounded checks here (lengths, counts): compiling can take long on hostile
+  // patterns, so it happens in the engine job, which reports a bad one as INVALID_ARGUMENT.
+  checkQuery(out);
+  checkGlobs(out.include, { argument: "include" });
+  checkGlobs(out.exclude, { argument: "exclude" });
   return out;
 }
 
@@ -300,7 +303,7 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
       let from = 0;
       while (going) {
         cp.check();
-        const pos = matcher.find(text, from);
+        const pos = matcher.find(text, from, () => cp.check());
         if (pos === -1) break;
         const lineStart = text.lastIndexOf("\n", pos - 1) + 1;
         for (

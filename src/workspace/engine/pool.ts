@@ -4,7 +4,10 @@
  * sliced) when the process may not read the engine's modules. A call ends promptly when
  * it is cancelled or its time budget (maxOperationMs) runs out, whatever its worker is
  * doing: the shared flag tells the worker to stop at its next checkpoint, and a worker
- * that does not acknowledge within ACK_MS is abandoned (terminated and replaced).
+ * that does not acknowledge within ACK_MS is abandoned (terminated and replaced). An
+ * abandoned worker still burns a core until its synchronous call returns, so at most
+ * `size` of them are counted alive (until their exit event); at that cap no thread is
+ * spawned and jobs wait in the queue. The time budget runs from run(), queue included.
  * Idle workers are unref'd and closed after IDLE_MS, so the pool never keeps a process alive.
  */
 import { Worker } from "node:worker_threads";
@@ -80,7 +83,7 @@ class Call {
     this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
-  /** Starts the time budget (when the job starts running; a wait for a free worker is not counted). */
+  /** Starts the time budget (at run(): a wait in the queue counts). */
   startClock(): void {
     if (this.settled || this.#timer !== undefined) return;
     this.#timer = setTimeout(() => this.stop(FLAG_TIME_BUDGET), this.spec.limits.maxOperationMs);
@@ -127,6 +130,22 @@ interface Slot {
   call: Call | null;
   idleTimer?: Timer;
   ackTimer?: Timer;
+  /** Set when given up on; its exit event then frees a place under the abandoned cap. */
+  abandoned?: boolean;
+}
+
+/** A read-only snapshot of an engine's counters. */
+export interface EngineStats {
+  /** Workers in the pool (idle or busy). */
+  live: number;
+  /** Workers running a job. */
+  busy: number;
+  /** Jobs waiting for a worker. */
+  queued: number;
+  /** Workers abandoned since the engine started. */
+  abandoned: number;
+  /** Abandoned workers whose thread has not exited yet (at most `size`). */
+  abandonedAlive: number;
 }
 
 function defaultMode(): EngineMode {
@@ -155,6 +174,7 @@ export class Engine {
   #nextId = 1;
   #closed = false;
   #abandoned = 0;
+  #abandonedAlive = 0;
 
   /** An engine; no worker starts before the first job. */
   constructor(options: EngineOptions = {}) {
@@ -172,6 +192,22 @@ export class Engine {
     return this.#abandoned;
   }
 
+  /** Abandoned workers whose thread is still running (at most `size`). */
+  get abandonedAlive(): number {
+    return this.#abandonedAlive;
+  }
+
+  /** A snapshot of the engine's counters. */
+  get stats(): EngineStats {
+    return {
+      live: this.#slots.length,
+      busy: this.#slots.filter((s) => s.call !== null).length,
+      queued: this.#queue.length,
+      abandoned: this.#abandoned,
+      abandonedAlive: this.#abandonedAlive,
+    };
+  }
+
   /** Runs one job; rejects with the job's WorkspaceError, CANCELLED or TIME_BUDGET_EXCEEDED. */
   run<T>(spec: JobSpec, options: RunOptions = {}): Promise<T> {
     if (this.#closed) {
@@ -179,6 +215,7 @@ export class Engine {
     }
     if (options.signal?.aborted) return Promise.reject(stopError(FLAG_CANCELLED, spec.limits));
     const call = new Call(this.#nextId++, spec, options);
+    call.startClock();
     if (this.mode === "inline") this.#runInline(call);
     else this.#dispatch(call);
     return call.promise as Promise<T>;
@@ -204,16 +241,20 @@ export class Engine {
       onProgress: (p) => call.progress(p),
     });
     // Starts after the caller got its promise; a slice at a time, checking the flag.
-    call.startClock();
     setTimeout(() => {
       if (!call.running) return;
       runJob(call.spec, checkpoint).then((r) => call.resolve(r), (e) => call.reject(e));
     }, 0);
   }
 
+  /** True when one more thread may start: a free place in the pool, abandoned ones under the cap. */
+  #maySpawn(): boolean {
+    return !this.#closed && this.#slots.length < this.size && this.#abandonedAlive < this.size;
+  }
+
   #dispatch(call: Call): void {
     let slot = this.#slots.find((s) => s.call === null);
-    if (slot === undefined && this.#slots.length < this.size) slot = this.#spawn();
+    if (slot === undefined && this.#maySpawn()) slot = this.#spawn();
     if (slot === undefined) {
       this.#queue.push(call);
       call.onStop = () => {
@@ -230,7 +271,6 @@ export class Engine {
     slot.idleTimer = undefined;
     slot.call = call;
     slot.worker.ref();
-    if (slot.ready) call.startClock();
     call.onStop = () => {
       // The caller already has its error; give the worker ACK_MS to reach a checkpoint.
       slot.ackTimer = setTimeout(() => {
@@ -251,14 +291,22 @@ export class Engine {
     const slot: Slot = { worker, ready: false, call: null };
     worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
     worker.on("error", (err: Error) => this.#onFailure(slot, err));
-    worker.on("exit", () => this.#onFailure(slot, new Error("the worker exited")));
+    worker.on("exit", () => {
+      if (slot.abandoned) {
+        slot.abandoned = false;
+        this.#abandonedAlive--;
+        this.#pump();
+        return;
+      }
+      this.#onFailure(slot, new Error("the worker exited"));
+    });
     this.#slots.push(slot);
     return slot;
   }
 
   /** Starts a worker ahead of need (after one was abandoned), idle until a job comes. */
   #spawnIdle(): void {
-    if (this.#closed || this.#slots.length >= this.size) return;
+    if (!this.#maySpawn()) return;
     const slot = this.#spawn();
     slot.worker.unref();
     this.#idle(slot);
@@ -273,7 +321,6 @@ export class Engine {
   #onMessage(slot: Slot, m: WorkerMessage): void {
     if (m.type === "ready") {
       slot.ready = true;
-      slot.call?.startClock();
       return;
     }
     const call = slot.call;
@@ -303,6 +350,8 @@ export class Engine {
   /** A worker that did not stop when told: let it go and make room for a fresh one. */
   #abandon(slot: Slot): void {
     this.#abandoned++;
+    this.#abandonedAlive++;
+    slot.abandoned = true;
     this.#remove(slot);
     this.#spawnIdle();
   }
@@ -329,7 +378,7 @@ export class Engine {
   #pump(): void {
     while (this.#queue.length > 0 && !this.#closed) {
       let slot = this.#slots.find((s) => s.call === null);
-      if (slot === undefined && this.#slots.length < this.size) slot = this.#spawn();
+      if (slot === undefined && this.#maySpawn()) slot = this.#spawn();
       if (slot === undefined) return;
       this.#start(slot, this.#queue.shift()!);
     }
