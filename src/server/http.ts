@@ -133,6 +133,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const legacy = createLegacySessions({
     factory,
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    clients: Math.max(1, new Set(tokens).size),
     sessionIdleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     unusedSessionMs: options.unusedSessionMs ?? DEFAULT_UNUSED_SESSION_MS,
     maxBodyBytes: maxBody,
