@@ -6,7 +6,7 @@
 import { parseArgs } from "node:util";
 import { settledWithin } from "./src/async.ts";
 import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
-import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
+import { createHttpHandler, DEFAULT_MAX_BODY_BYTES, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import {
   checkPidFile,
   newPidSecret,
@@ -60,6 +60,7 @@ async function main(): Promise<number> {
         "shutdown-timeout": { type: "string", default: "10" },
         "body-timeout": { type: "string", default: "30" },
         "unused-session": { type: "string", default: "60" },
+        "max-buffered-body": { type: "string" },
         limit: { type: "string", multiple: true },
       },
       strict: true,
@@ -89,6 +90,15 @@ async function main(): Promise<number> {
     const unusedSessionMs = Number(values["unused-session"]) * 1000;
     if (!Number.isFinite(unusedSessionMs) || unusedSessionMs <= 0) {
       throw new UsageError("--unused-session must be seconds > 0");
+    }
+    const maxBufferedBodyBytes = values["max-buffered-body"] === undefined
+      ? undefined
+      : Number(values["max-buffered-body"]);
+    if (
+      maxBufferedBodyBytes !== undefined &&
+      (!Number.isSafeInteger(maxBufferedBodyBytes) || maxBufferedBodyBytes < DEFAULT_MAX_BODY_BYTES)
+    ) {
+      throw new UsageError(`--max-buffered-body must be bytes >= ${DEFAULT_MAX_BODY_BYTES}`);
     }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
     const envToken = envIfAllowed(TOKEN_ENV) || undefined;
@@ -177,6 +187,7 @@ async function main(): Promise<number> {
       pageSize,
       bodyTimeoutMs,
       unusedSessionMs,
+      maxBufferedBodyBytes,
       requestStateKey: stateKey,
       healthProof: (challenge) =>
         pidRecord === undefined || pidFilePlace === undefined ? undefined : pidFileProof(

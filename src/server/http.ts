@@ -19,7 +19,13 @@ import { createServerFactory } from "./factory.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
 import { commitAtFirstFrame } from "./http/first_frame.ts";
 import { bearerAuth } from "./http/guards/auth.ts";
-import { bodyLimit, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES } from "./http/guards/body.ts";
+import {
+  bodyLimit,
+  BUFFERED_BODIES_PER_CAP,
+  createBodyBudget,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MAX_BODY_BYTES,
+} from "./http/guards/body.ts";
 import { hostGuard, LOOPBACK_HOSTS } from "./http/guards/host.ts";
 import { methodGuard } from "./http/guards/method.ts";
 import { originGuard } from "./http/guards/origin.ts";
@@ -31,6 +37,7 @@ import {
 } from "./http/legacy_sessions.ts";
 
 export {
+  BUFFERED_BODIES_PER_CAP,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_SESSIONS,
@@ -62,6 +69,11 @@ export interface HttpHandlerOptions {
   maxBodyBytes?: number;
   /** Longest time a request body may take to arrive in full (ms). Default 30 s. */
   bodyTimeoutMs?: number;
+  /**
+   * Most bytes of request bodies being read and handled at once, all requests together (503
+   * with `Retry-After` past it). Default 8 x maxBodyBytes (32 MiB); at least maxBodyBytes.
+   */
+  maxBufferedBodyBytes?: number;
   /** Page size of tools/list and the other lists. */
   pageSize?: number;
   /** HMAC key for confirmation requestState (shared by instances behind one balancer). */
@@ -108,6 +120,12 @@ export interface HttpHandler {
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const endpoint = options.endpoint ?? "/mcp";
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBuffered = options.maxBufferedBodyBytes ?? BUFFERED_BODIES_PER_CAP * maxBody;
+  if (!Number.isSafeInteger(maxBuffered) || maxBuffered < maxBody) {
+    throw new RangeError(
+      `maxBufferedBodyBytes must be an integer of at least maxBodyBytes (${maxBody})`,
+    );
+  }
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const tokens = [
     ...(options.token === undefined ? [] : [options.token]),
@@ -133,6 +151,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const legacy = createLegacySessions({
     factory,
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    clients: Math.max(1, new Set(tokens).size),
     sessionIdleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     unusedSessionMs: options.unusedSessionMs ?? DEFAULT_UNUSED_SESSION_MS,
     maxBodyBytes: maxBody,
@@ -151,7 +170,11 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     endpoint,
     bearerAuth({ tokens }),
     methodGuard(),
-    bodyLimit({ maxBytes: maxBody, timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS }),
+    bodyLimit({
+      maxBytes: maxBody,
+      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+      budget: createBodyBudget(maxBuffered),
+    }),
   );
 
   app.get("/healthz", (c) => {

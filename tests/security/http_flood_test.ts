@@ -2,9 +2,10 @@
  * HTTP floods before authentication (issue 8, section 4): a request that fails a check needing
  * no body (Host, Origin, token, method, content type) is answered WITHOUT a byte of its body
  * being read, the guards answer in their documented order, and a body that passed them is read
- * under a size cap and a time limit. In process through the handler's fetch, with bodies that
- * record whether they were pulled; over a real 127.0.0.1 socket where the socket is the subject
- * (a slow body, many refused uploads at once).
+ * under a size cap, a time limit and a byte budget shared by all the bodies being read at once
+ * (503 past it, every reservation released however its request ends). In process through the
+ * handler's fetch, with bodies that record whether they were pulled; over a real 127.0.0.1 socket
+ * where the socket is the subject (a slow body, many refused uploads at once).
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
@@ -82,7 +83,7 @@ function send(
 }
 
 async function withHandler(
-  options: { bodyTimeoutMs?: number; maxBodyBytes?: number },
+  options: { bodyTimeoutMs?: number; maxBodyBytes?: number; maxBufferedBodyBytes?: number },
   body: (handler: HttpHandler) => Promise<void>,
 ): Promise<void> {
   const root = await makeWorkspace();
@@ -357,4 +358,164 @@ Deno.test("40 uploads with a foreign Host are all refused at once, before their 
       for (const c of conns) c.close();
     }
   });
+});
+
+/** A body the test feeds by hand; records how often the reader asked for more. */
+function controlledBody() {
+  let ctrl!: ReadableStreamDefaultController<Uint8Array>;
+  let pulls = 0;
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => void (ctrl = c),
+    pull: () => void pulls++,
+  }, { highWaterMark: 0 });
+  return {
+    body,
+    pulled: () => pulls,
+    push: (bytes: Uint8Array) => ctrl.enqueue(bytes),
+    end: () => ctrl.close(),
+    fail: () => ctrl.error(new Error("the peer went away")),
+  };
+}
+
+/** A modern tools/list body padded with spaces to exactly `size` bytes. */
+function toolsListBytes(size: number): Uint8Array {
+  const json = JSON.stringify({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/list",
+    params: {
+      _meta: {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": { name: "flood", version: "0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+      },
+    },
+  });
+  assert.ok(json.length <= size);
+  return new TextEncoder().encode(json + " ".repeat(size - json.length));
+}
+
+/** Waits, bounded, until `cond` holds. */
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(cond(), what);
+}
+
+/** Starts a POST that declares `declared` bytes (none: chunked) and sends what the test pushes. */
+function stalled(handler: HttpHandler, declared?: number) {
+  const body = controlledBody();
+  const extra: Record<string, string> = declared === undefined
+    ? {}
+    : { "content-length": String(declared) };
+  const res = send(handler, { headers: goodHeaders(extra), body: body.body });
+  return { ...body, res };
+}
+
+async function assertBusy(res: Response, what: string): Promise<void> {
+  assert.equal(res.status, 503, what);
+  assert.ok(Number(res.headers.get("retry-after")) > 0, `${what}: Retry-After`);
+  const answer = await res.json();
+  assert.equal(answer.jsonrpc, "2.0", what);
+  assert.equal(answer.error.code, -32000, what);
+  assert.match(answer.error.message, /retry later/, what);
+}
+
+Deno.test("request bodies share one byte budget: past it 503 with Retry-After, unread; every exit releases its share", async () => {
+  const CAP = 1000;
+  await withHandler(
+    { maxBodyBytes: CAP, maxBufferedBodyBytes: 3 * CAP, bodyTimeoutMs: 4000 },
+    async (handler) => {
+      // Three stalled uploads each declare the cap: the budget is taken up front, before a byte.
+      const held = [stalled(handler, CAP), stalled(handler, CAP), stalled(handler, CAP)];
+      await until(() => held.every((h) => h.pulled() > 0), "the three uploads are being read");
+      // Now nothing fits: a small declared body is refused without a byte read...
+      const small = toolsListBody();
+      const refused = await send(handler, {
+        headers: goodHeaders({ "content-length": String(toolsListBytes(300).length) }),
+        body: small.body,
+      });
+      await assertBusy(refused, "declared body over the budget");
+      assert.equal(small.pulled(), 0, "the refused declared body was not read");
+      // ...and a body without a length is refused at its first chunk, and read no further.
+      const chunked = stalled(handler);
+      await until(() => chunked.pulled() > 0, "the chunked upload is being read");
+      chunked.push(new Uint8Array(10).fill(0x20));
+      const chunkedRes = await chunked.res;
+      await assertBusy(chunkedRes, "chunked body over the budget");
+      assert.equal(chunkedRes.headers.get("connection"), "close");
+      assert.equal(chunked.pulled(), 1, "reading stopped at once");
+
+      // Release paths. The peer breaks off: 400, and its 1000 bytes come back.
+      held[0].fail();
+      assert.equal((await held[0].res).status, 400);
+      await (await held[0].res).body?.cancel();
+      // A chunked body is counted as its chunks arrive: with 500 bytes left, 300 fit and 300
+      // more do not (though the 600 are under the cap).
+      const half = stalled(handler, CAP / 2);
+      await until(() => half.pulled() > 0, "a half-size upload is being read");
+      const growing = stalled(handler);
+      await until(() => growing.pulled() > 0, "the chunked upload is being read");
+      growing.push(new Uint8Array(300).fill(0x20));
+      await until(() => growing.pulled() > 1, "its first chunk was taken");
+      growing.push(new Uint8Array(300).fill(0x20));
+      await assertBusy(await growing.res, "a chunk past the budget");
+      half.fail();
+      await (await half.res).body?.cancel();
+      // Done: a complete body is served (and its share released once the request is answered).
+      held[1].push(toolsListBytes(CAP));
+      held[1].end();
+      const done = await held[1].res;
+      assert.equal(done.status, 200);
+      assert.match(await done.text(), /read_file/);
+      // Over the cap: 413.
+      held[2].push(new Uint8Array(CAP + 1).fill(0x20));
+      const big = await held[2].res;
+      assert.equal(big.status, 413);
+      await big.body?.cancel();
+
+      // Everything came back: the whole budget is free again (three full reservations fit, a
+      // fourth does not).
+      const again = [stalled(handler, CAP), stalled(handler, CAP), stalled(handler, CAP)];
+      await until(() => again.every((h) => h.pulled() > 0), "the whole budget is free again");
+      const fourth = stalled(handler, CAP);
+      await assertBusy(await fourth.res, "the budget is enforced again");
+      assert.equal(fourth.pulled(), 0);
+      // Timed out: 408 each, and their shares come back too.
+      for (const h of again) {
+        const res = await h.res;
+        assert.equal(res.status, 408);
+        await res.body?.cancel();
+      }
+      const served = await send(handler, {
+        headers: goodHeaders({ "content-length": String(CAP) }),
+        body: new Blob([toolsListBytes(CAP) as BlobPart]).stream(),
+      });
+      assert.equal(served.status, 200, "a normal request passes afterwards");
+      assert.match(await served.text(), /read_file/);
+      const last = [stalled(handler, CAP), stalled(handler, CAP), stalled(handler, CAP)];
+      await until(() => last.every((h) => h.pulled() > 0), "free again after the 408s");
+      for (const h of last) {
+        h.fail();
+        await (await h.res).body?.cancel();
+      }
+    },
+  );
+});
+
+Deno.test("the body budget defaults to 8 bodies of the cap and cannot be set below the cap", async () => {
+  await withHandler({}, async (handler) => {
+    const held = Array.from({ length: 8 }, () => stalled(handler, DEFAULT_MAX_BODY_BYTES));
+    await until(() => held.every((h) => h.pulled() > 0), "eight full-size uploads are read");
+    const ninth = stalled(handler, DEFAULT_MAX_BODY_BYTES);
+    await assertBusy(await ninth.res, "a ninth full-size upload");
+    for (const h of held) {
+      h.fail();
+      await (await h.res).body?.cancel();
+    }
+  });
+  assert.throws(
+    () => createHttpHandler({ token: TOKEN, maxBodyBytes: 1000, maxBufferedBodyBytes: 999 }),
+    RangeError,
+  );
 });

@@ -1,10 +1,13 @@
 /**
  * The legacy (initialization-era) session table: one sessionful transport and McpServer per
  * `initialize`, bounded so that no client can lock the others out. A session never used after
- * its `initialize` expires after `unusedSessionMs`; any session idle for `sessionIdleMs` expires;
- * a full table evicts the least recently used IDLE session (one with no request in flight and no
- * open stream) of the client holding the most sessions, so one client (one token) can only ever
- * evict its own sessions or those of a client holding at least as many. See docs/decisions/0015.
+ * its `initialize` expires after `unusedSessionMs`; any session idle for `sessionIdleMs` expires.
+ * Idle means no request in flight: a standing GET stream does not keep a session alive, its last
+ * request does (expiring or evicting the session ends the stream). Each client (token) holds at
+ * most its share of the table, `ceil(maxSessions / clients)`: a client at its share replaces its
+ * own least recently used idle session; a newcomer under its share at a full table evicts the
+ * least recently used idle session of the client holding the most sessions (among clients holding
+ * at least as many as the newcomer's). See docs/decisions/0015.
  */
 import {
   type McpServer,
@@ -26,6 +29,8 @@ export interface LegacySessionsOptions {
   factory: ServerFactory;
   /** Most open sessions. */
   maxSessions: number;
+  /** Number of distinct clients (tokens; 1 without tokens): each holds at most its share. */
+  clients: number;
   /** A session idle this long is closed (ms). */
   sessionIdleMs: number;
   /** A session never used after its `initialize` is closed this long after it (ms). */
@@ -51,8 +56,8 @@ interface Session {
   lastSeen: number;
   /** Whether any request carried its id after the `initialize`. */
   used: boolean;
-  /** Requests in flight plus open response streams. */
-  busy: number;
+  /** Requests in flight (their responses still being sent); standalone GET streams excluded. */
+  inflight: number;
 }
 
 /** The session table and how the handler talks to it. */
@@ -114,8 +119,11 @@ function onBodyEnd(res: Response, done: () => void): Response {
 /** Creates the legacy session table. */
 export function createLegacySessions(options: LegacySessionsOptions): LegacySessions {
   const sessions = new Map<string, Session>();
-  /** Initializations admitted whose session is not in the table yet. */
-  let pending = 0;
+  /** Initializations admitted whose session is not in the table yet, by client. */
+  const pending = new Map<string, number>();
+  let pendingTotal = 0;
+  /** The most sessions one client may hold. */
+  const share = Math.max(1, Math.ceil(options.maxSessions / Math.max(1, options.clients)));
   let timer: ReturnType<typeof setInterval> | undefined;
   const sweepEveryMs = Math.max(
     1000,
@@ -134,8 +142,9 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     await s.server.close().catch(() => {});
   };
 
+  // A standing GET stream does not count: only a request in flight keeps a session alive.
   const expired = (s: Session, now: number) =>
-    s.busy === 0 &&
+    s.inflight === 0 &&
     ((!s.used && now - s.createdAt >= options.unusedSessionMs) ||
       now - s.lastSeen >= options.sessionIdleMs);
 
@@ -145,19 +154,34 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     await Promise.all(gone.map((s) => closeSession(s.id)));
   };
 
+  /** Sessions held by each client, initializations under way included. */
+  const holdings = (): Map<string, number> => {
+    const held = new Map(pending);
+    for (const s of sessions.values()) held.set(s.client, (held.get(s.client) ?? 0) + 1);
+    return held;
+  };
+
+  /** The least recently used idle session (no request in flight) of `client`. */
+  const ownVictim = (client: string): Session | undefined => {
+    let best: Session | undefined;
+    for (const s of sessions.values()) {
+      if (s.client !== client || s.inflight > 0) continue;
+      if (best === undefined || s.lastSeen < best.lastSeen) best = s;
+    }
+    return best;
+  };
+
   /**
    * The session to evict for a newcomer from `client` when the table is full: an idle session
    * of a client holding at least as many sessions as the newcomer's, the most loaded client
-   * first, then the least recently used. None when every such session is busy.
+   * first, then the least recently used. None when every such session has a request in flight.
    */
-  const victim = (client: string): Session | undefined => {
-    const held = new Map<string, number>();
-    for (const s of sessions.values()) held.set(s.client, (held.get(s.client) ?? 0) + 1);
+  const victim = (client: string, held: Map<string, number>): Session | undefined => {
     const own = held.get(client) ?? 0;
     let best: Session | undefined;
     for (const s of sessions.values()) {
       const load = held.get(s.client)!;
-      if (s.busy > 0 || load < own) continue;
+      if (s.inflight > 0 || load < own) continue;
       if (
         best === undefined || load > held.get(best.client)! ||
         (load === held.get(best.client)! && s.lastSeen < best.lastSeen)
@@ -166,9 +190,10 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     return best;
   };
 
+  /** A request's response: the session is in flight until it has been sent in full. */
   const track = (s: Session, res: Response): Response =>
     onBodyEnd(res, () => {
-      s.busy--;
+      s.inflight--;
       s.lastSeen = options.now();
     });
 
@@ -180,17 +205,25 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     }
     s.used = true;
     s.lastSeen = options.now();
-    s.busy++;
+    s.inflight++;
     let res: Response;
     try {
       res = await s.transport.handleRequest(req);
     } catch (err) {
-      s.busy--;
+      s.inflight--;
       throw err;
     }
-    if (req.method.toUpperCase() === "DELETE") {
-      s.busy--;
+    const method = req.method.toUpperCase();
+    if (method === "DELETE") {
+      s.inflight--;
       await closeSession(id);
+      return res;
+    }
+    // The standalone GET stream is not a request in flight: it stays open as long as the
+    // client likes, but the session's idleness is measured from its last request, and closing
+    // the session (expiry, eviction) ends the stream.
+    if (method === "GET") {
+      s.inflight--;
       return res;
     }
     return track(s, res);
@@ -210,18 +243,32 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
         message: "Bad Request: Mcp-Session-Id header is required (send initialize first)",
       });
     }
-    if (sessions.size + pending >= options.maxSessions) {
-      const v = victim(client);
-      if (v === undefined) {
-        return jsonRpcError(503, {
-          code: -32000,
-          message: "Too many open sessions, all in use; close one (DELETE) or retry later",
-        });
-      }
-      // Out of the table at once, so a concurrent newcomer cannot pick the same victim.
-      void closeSession(v.id);
+    const held = holdings();
+    let v: Session | undefined | null = null;
+    if ((held.get(client) ?? 0) >= share) {
+      // At its share: a client replaces its own sessions, never anyone else's.
+      v = ownVictim(client);
+    } else if (sessions.size + pendingTotal >= options.maxSessions) v = victim(client, held);
+    if (v === undefined) {
+      return jsonRpcError(503, {
+        code: -32000,
+        message: "Too many open sessions, all in use; close one (DELETE) or retry later",
+      });
     }
-    pending++;
+    // Out of the table at once, so a concurrent newcomer cannot pick the same victim.
+    if (v !== null) void closeSession(v.id);
+    pending.set(client, (pending.get(client) ?? 0) + 1);
+    pendingTotal++;
+    let isPending = true;
+    /** The initialization is no longer pending (it is in the table, or it failed). */
+    const settle = () => {
+      if (!isPending) return;
+      isPending = false;
+      pendingTotal--;
+      const left = pending.get(client)! - 1;
+      if (left === 0) pending.delete(client);
+      else pending.set(client, left);
+    };
     let created: Session | undefined;
     try {
       const server = options.factory({ era: "legacy", requestInfo: req });
@@ -237,9 +284,10 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
             createdAt: now,
             lastSeen: now,
             used: false,
-            busy: 1, // its initialize response, until that is sent
+            inflight: 1, // its initialize response, until that is sent
           };
           sessions.set(id, created);
+          settle();
           timer ??= setInterval(() => void sweep(), sweepEveryMs);
         },
         onsessionclosed: (id) => void closeSession(id),
@@ -251,7 +299,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       const res = await transport.handleRequest(req, { parsedBody: body });
       return created === undefined ? res : track(created, res);
     } finally {
-      pending--;
+      settle();
     }
   };
 

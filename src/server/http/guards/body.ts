@@ -2,8 +2,12 @@
  * Body guard: reads a POST body, for a request that passed every header check, under a size
  * cap and a time limit, and hands it on in memory. Over the cap is 413 (a declared
  * `Content-Length` over it is refused without reading a byte); a body not received in full
- * within the time limit is 408; a body the peer broke off is 400. Runs last of the guards, so
- * no byte of a refused request's body is ever read.
+ * within the time limit is 408; a body the peer broke off is 400. All bodies being read and
+ * handled at once share one byte budget per handler (a declared `Content-Length` is reserved up
+ * front, a body without one is counted chunk by chunk as it arrives): a body that would exceed it
+ * is 503 with `Retry-After`, read no further, and every reservation is released when its request
+ * ends, however it ends. Runs last of the guards, so no byte of a refused request's body is ever
+ * read.
  */
 import { Buffer } from "node:buffer";
 import { exposeProtoKey } from "../../proto_key.ts";
@@ -14,25 +18,65 @@ import { type HttpEnv, jsonRpcError } from "../context.ts";
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 /** Default time a request body may take to arrive in full (ms). */
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+/** Default budget of all request bodies being read and handled at once, as a multiple of the cap. */
+export const BUFFERED_BODIES_PER_CAP = 8;
+/** Seconds a client refused for the shared body budget is told to wait (`Retry-After`). */
+export const BODY_BUDGET_RETRY_AFTER_S = 1;
 
-/** Options of the body guard. */
-export interface BodyLimitOptions {
+/** A byte budget shared by the body reads of one handler. */
+export interface BodyBudget {
+  /** Takes `bytes` from the budget; false (and nothing taken) when they do not fit. */
+  reserve(bytes: number): boolean;
+  /** Gives `bytes` back. */
+  release(bytes: number): void;
+  /** Bytes currently reserved. */
+  inUse(): number;
+}
+
+/** Creates a shared body budget of `maxBytes`. */
+export function createBodyBudget(maxBytes: number): BodyBudget {
+  let used = 0;
+  return {
+    reserve: (bytes) => {
+      if (used + bytes > maxBytes) return false;
+      used += bytes;
+      return true;
+    },
+    release: (bytes) => void (used = Math.max(0, used - bytes)),
+    inUse: () => used,
+  };
+}
+
+/** Limits of one body read. */
+export interface ReadLimits {
   /** Largest body (bytes). */
   maxBytes: number;
   /** Longest time the whole body may take to arrive (ms). */
   timeoutMs: number;
+  /** Called with each chunk's size before it is kept; false stops the read (over budget). */
+  take?: (bytes: number) => boolean;
+}
+
+/** Options of the body guard. */
+export interface BodyLimitOptions extends ReadLimits {
+  /** The budget shared by every body read of the handler. */
+  budget: BodyBudget;
 }
 
 type BodyRead =
   | { kind: "ok"; bytes: Uint8Array }
   | { kind: "too-large" }
+  | { kind: "over-budget" }
   | { kind: "timeout" }
   | { kind: "broken" };
 
-/** Reads a stream to its end under a byte cap and a deadline; cancels it when either is hit. */
+/**
+ * Reads a stream to its end under a byte cap, a deadline and an optional budget; cancels it
+ * when any is hit.
+ */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
-  options: BodyLimitOptions,
+  options: ReadLimits,
 ): Promise<BodyRead> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
@@ -55,6 +99,9 @@ export async function readBounded(
       if (r.done) break;
       total += r.value.length;
       if (total > options.maxBytes) return stop({ kind: "too-large" });
+      if (options.take !== undefined && !options.take(r.value.length)) {
+        return stop({ kind: "over-budget" });
+      }
       chunks.push(r.value);
     }
   } finally {
@@ -79,31 +126,62 @@ function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
   return out === text ? bytes : new TextEncoder().encode(out);
 }
 
-/** Buffers a POST body under a size cap (413) and a time limit (408) before the MCP handlers. */
+/**
+ * Buffers a POST body under a size cap (413), a time limit (408) and the handler's shared body
+ * budget (503) before the MCP handlers.
+ */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
+  const { budget } = options;
   const tooLarge = () =>
     jsonRpcError(413, { code: -32600, message: `Request body over ${options.maxBytes} bytes` });
+  const overBudget = (headers: Record<string, string>) =>
+    jsonRpcError(503, {
+      code: -32000,
+      message: "Server busy: too many request bodies being received at once; retry later",
+    }, { "retry-after": String(BODY_BUDGET_RETRY_AFTER_S), ...headers });
   return async (c, next) => {
     const req = c.req.raw;
     if (req.method.toUpperCase() !== "POST" || req.body === null) return await next();
-    const declared = req.headers.get("content-length");
-    if (declared !== null && Number(declared) > options.maxBytes) return tooLarge();
-    const read = await readBounded(req.body, options);
-    switch (read.kind) {
-      case "too-large":
-        return tooLarge();
-      case "timeout":
-        return jsonRpcError(408, {
-          code: -32600,
-          message: `Request body not received within ${options.timeoutMs} ms`,
-        }, { connection: "close" });
-      case "broken":
-        return jsonRpcError(400, {
-          code: -32700,
-          message: "Parse error: the request body could not be read",
-        });
+    const declaredHeader = req.headers.get("content-length");
+    const declared = declaredHeader === null ? NaN : Number(declaredHeader);
+    if (declared > options.maxBytes) return tooLarge();
+    // What this request holds of the shared budget, given back however the request ends.
+    let reserved = 0;
+    try {
+      if (Number.isSafeInteger(declared) && declared > 0) {
+        if (!budget.reserve(declared)) return overBudget({});
+        reserved = declared;
+      }
+      let received = 0;
+      const take = (bytes: number): boolean => {
+        received += bytes;
+        const extra = received - reserved;
+        if (extra <= 0) return true;
+        if (!budget.reserve(extra)) return false;
+        reserved += extra;
+        return true;
+      };
+      const read = await readBounded(req.body, { ...options, take });
+      switch (read.kind) {
+        case "too-large":
+          return tooLarge();
+        case "over-budget":
+          return overBudget({ connection: "close" });
+        case "timeout":
+          return jsonRpcError(408, {
+            code: -32600,
+            message: `Request body not received within ${options.timeoutMs} ms`,
+          }, { connection: "close" });
+        case "broken":
+          return jsonRpcError(400, {
+            code: -32700,
+            message: "Parse error: the request body could not be read",
+          });
+      }
+      c.req.raw = new Request(req, { body: exposeProtoKeyInBody(read.bytes) as BodyInit });
+      await next();
+    } finally {
+      budget.release(reserved);
     }
-    c.req.raw = new Request(req, { body: exposeProtoKeyInBody(read.bytes) as BodyInit });
-    await next();
   };
 }
