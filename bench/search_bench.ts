@@ -23,7 +23,11 @@ const MIN_BYTES = 200 * 1024 * 1024;
 /** wmcp's default maxSearchFileBytes; no generated file may reach it. */
 const SEARCH_FILE_CAP = 4 * 1024 * 1024;
 /** The limits wmcp runs with here, so that it reports every match and skips no file. */
-const WMCP_LIMITS = { maxMatches: 1_000_000, maxSearchFileBytes: 64 * 1024 * 1024 };
+const WMCP_LIMITS = {
+  maxMatches: 1_000_000,
+  maxSearchFileBytes: 64 * 1024 * 1024,
+  maxResultBytes: 1024 * 1024 * 1024,
+};
 const LARGE_FILES = 12;
 const BINARY_FILES = 8;
 const NEEDLE = "wmcp_needle_7f3a";
@@ -791,7 +795,8 @@ async function runCli(q: Query): Promise<Sample> {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      `--allow-read=${TREE_DIR}`,
+      // As the cli task grants: the tree, and the engine's worker modules.
+      `--allow-read=${TREE_DIR},${REPO_DIR}/src/workspace`,
       "cli.ts",
       "op",
       "search_text",
@@ -801,6 +806,8 @@ async function runCli(q: Query): Promise<Sample> {
       `maxMatches=${WMCP_LIMITS.maxMatches}`,
       "--limit",
       `maxSearchFileBytes=${WMCP_LIMITS.maxSearchFileBytes}`,
+      "--limit",
+      `maxResultBytes=${WMCP_LIMITS.maxResultBytes}`,
       "--output",
       "json",
       "--arguments",
@@ -1034,7 +1041,7 @@ ${warnings.map((w) => `**WARNING** match counts disagree: ${w}\n`).join("")}
 - wmcp: \`Workspace.open({ root, limits: ${JSON.stringify(WMCP_LIMITS)} })\`
   then \`runOperation({ workspace }, "search_text", { query, regex, caseSensitive })\`, in-process
   (warm JIT); match count = \`matches.length\`.
-- wmcp CLI: \`deno run --allow-read=TREE cli.ts op search_text --root TREE --limit ... --arguments JSON\`.
+- wmcp CLI: \`deno run --allow-read=TREE,src/workspace cli.ts op search_text --root TREE --limit ... --arguments JSON\`.
 - rg: \`rg ${RG_BASE.join(" ")} [-F] [-i] -e PATTERN .\` (cwd = tree; default thread count).
 - grep: \`LC_ALL=${GREP_ENV.LC_ALL} grep ${
     GREP_BASE.join(" ")
