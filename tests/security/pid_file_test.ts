@@ -10,10 +10,10 @@
 import assert from "node:assert/strict";
 import { newPidSecret, pidFileProof } from "../../src/server/pid_file.ts";
 import {
-  CLI,
   type HttpServerProcess,
   makeWorkspace,
   SERVE_HTTP,
+  serveStopCommand,
   startHttpServer,
 } from "../server/_harness.ts";
 
@@ -60,25 +60,10 @@ async function stop(
   fake = true,
 ): Promise<{ code: number; line: Record<string, unknown>; stderr: string }> {
   const path = Deno.env.get("PATH") ?? "/usr/bin:/bin";
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      `--allow-read=${f.pidDir},${f.root}`,
-      "--allow-net=127.0.0.1",
-      "--allow-run=kill",
-      "--allow-sys=uid",
-      CLI,
-      "serve",
-      "stop",
-      "--pid-file",
-      pidFile,
-      "--timeout",
-      "10",
-    ],
+  const out = await serveStopCommand(pidFile, {
+    read: [f.pidDir, f.root],
+    args: ["--timeout", "10"],
     env: { PATH: fake ? `${f.fakeBin}:${path}` : path },
-    stdout: "piped",
-    stderr: "piped",
   }).output();
   const stdout = new TextDecoder().decode(out.stdout).trim();
   return {

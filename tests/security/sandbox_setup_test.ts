@@ -5,22 +5,11 @@
  * Real launcher processes with exactly the server tasks' permissions. Linux with bwrap only.
  */
 import assert from "node:assert/strict";
-import { CLI, readReadyLine } from "../server/_harness.ts";
+import { CLI, readReadyLine, serveStopCommand } from "../server/_harness.ts";
+import { LAUNCHER_FLAGS, skipWithoutBwrap } from "./_sandbox.ts";
 
-const LAUNCHER_FLAGS = [
-  "run",
-  "--quiet",
-  "--no-prompt",
-  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
-  "--allow-run=bwrap,kill,/proc/self/exe",
-];
 const dec = new TextDecoder();
-const HAVE_BWRAP = await new Deno.Command("bwrap", {
-  args: ["--die-with-parent", "--unshare-user", "--ro-bind", "/", "/", "true"],
-  stdout: "null",
-  stderr: "null",
-}).output().then((o) => o.success, () => false);
-const SKIP = !HAVE_BWRAP && !Deno.env.get("WMCP_REQUIRE_SANDBOX_TESTS");
+const SKIP = skipWithoutBwrap("sandbox_setup_test");
 
 Deno.test({
   name: "sandbox required serves /tmp read-only; no wmcp-home appears on the host",
@@ -142,24 +131,8 @@ Deno.test({
     const errDone = child.stderr.pipeTo(new WritableStream());
     try {
       const { reader } = await readReadyLine(child.stdout, "launcher");
-      const stop = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--quiet",
-          "--no-prompt",
-          `--allow-read=${base}/linked/w.pid`,
-          "--allow-net=127.0.0.1",
-          "--allow-run=kill",
-          "--allow-sys=uid",
-          CLI,
-          "serve",
-          "stop",
-          "--pid-file",
-          `${base}/linked/w.pid`,
-        ],
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
+      const stop = await serveStopCommand(`${base}/linked/w.pid`, {
+        read: [`${base}/linked/w.pid`],
       }).output();
       assert.equal(stop.code, 0, dec.decode(stop.stdout) + dec.decode(stop.stderr));
       assert.match(dec.decode(stop.stdout), /"stopped"/);

@@ -6,35 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { makeEnv, SECRET, SECRET_NAME, snapshot, withTimeout } from "./_helpers.ts";
-import { CLI, modernRequest, readReadyLine } from "../server/_harness.ts";
+import { CLI, modernRequest, readReadyLine, serveStopCommand } from "../server/_harness.ts";
+import { LAUNCHER_FLAGS, skipWithoutBwrap } from "./_sandbox.ts";
 
-/** The launcher's permissions, exactly as the server tasks in deno.json grant them. */
-const LAUNCHER_FLAGS = [
-  "run",
-  "--quiet",
-  "--no-prompt",
-  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
-  "--allow-run=bwrap,kill,/proc/self/exe",
-];
 const SWAPPER = new URL("./_swapper.py", import.meta.url).pathname;
 const dec = new TextDecoder();
-
-/**
- * Whether bwrap works here. Without it the tests that need it are skipped loudly, except where
- * WMCP_REQUIRE_SANDBOX_TESTS is set (.ci/run sets it): there they run and fail.
- */
-const HAVE_BWRAP = await new Deno.Command("bwrap", {
-  args: ["--die-with-parent", "--unshare-user", "--ro-bind", "/", "/", "true"],
-  stdout: "null",
-  stderr: "null",
-}).output().then((o) => o.success, () => false);
-const SKIP = !HAVE_BWRAP && !Deno.env.get("WMCP_REQUIRE_SANDBOX_TESTS");
-if (SKIP) {
-  console.error(
-    "!!! sandbox_test: bwrap (Debian package bubblewrap) is missing or cannot create " +
-      "namespaces here: the kernel-sandbox tests are SKIPPED (CI runs them)",
-  );
-}
+const SKIP = skipWithoutBwrap("sandbox_test");
 
 /** A launched server: its ready line, the launcher child and everything it wrote to stderr. */
 interface Launched {
@@ -389,23 +366,7 @@ for (const mode of ["required", "off"] as const) {
       assert.ok(between !== undefined);
       const info = await callTool(server.url, "workspace_info", {});
       assert.equal(containmentOf(info).sandbox, mode === "required" ? "bubblewrap" : "none");
-      const stop = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--no-prompt",
-          `--allow-read=${runDir}`,
-          "--allow-net=127.0.0.1",
-          "--allow-run=kill",
-          "--allow-sys=uid",
-          CLI,
-          "serve",
-          "stop",
-          "--pid-file",
-          pidFile,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
+      const stop = await serveStopCommand(pidFile, { read: [runDir] }).output();
       assert.equal(stop.code, 0, dec.decode(stop.stderr));
       assert.equal(JSON.parse(dec.decode(stop.stdout)).event, "stopped");
       assert.equal((await withTimeout(server.status, 20_000, "launcher exit")).code, 0);

@@ -226,3 +226,34 @@ export async function modernRequest(
   });
   return { status: res.status, headers: res.headers, messages: await messagesOf(res) };
 }
+
+/**
+ * `cli.ts serve stop --pid-file F [args]` with just the permissions it needs: read on `read`
+ * (the pid file or its directory), loopback net, `kill`, and the uid for the owner check.
+ */
+export function serveStopCommand(
+  pidFile: string,
+  options: { read: string[]; args?: string[]; env?: Record<string, string> },
+): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      `--allow-read=${options.read.join(",")}`,
+      "--allow-net=127.0.0.1",
+      "--allow-run=kill",
+      "--allow-sys=uid",
+      CLI,
+      "serve",
+      "stop",
+      "--pid-file",
+      pidFile,
+      ...(options.args ?? []),
+    ],
+    env: options.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}

@@ -9,6 +9,7 @@ import {
   readFlag,
   readReadyLine,
   SERVE_HTTP,
+  serveStopCommand,
   startHttpServer,
 } from "./_harness.ts";
 
@@ -179,23 +180,7 @@ Deno.test("SIGTERM past the shutdown timeout cancels the in-flight search and st
 
 /** Runs `cli serve stop` with just the permissions it needs (read on the pid file's directory). */
 function serveStop(pidDir: string, pidFile: string): Promise<Deno.CommandOutput> {
-  return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--no-prompt",
-      `--allow-read=${pidDir}`,
-      "--allow-net=127.0.0.1",
-      "--allow-run=kill",
-      "--allow-sys=uid",
-      CLI,
-      "serve",
-      "stop",
-      "--pid-file",
-      pidFile,
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  return serveStopCommand(pidFile, { read: [pidDir] }).output();
 }
 
 Deno.test("pid file: stale is replaced, live refuses a second start, `cli serve stop` stops and waits", async () => {
