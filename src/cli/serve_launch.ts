@@ -95,6 +95,8 @@ export function serverPermissions(
       const p = resolveFromInvocation(pidFile);
       read.push(p, `${p}.tmp`);
       write.push(p, `${p}.tmp`);
+      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
+      flags.push("--allow-sys=uid");
     }
     for (const f of ["token-file", "state-key-file"] as const) {
       const v = str(values[f]);
@@ -103,8 +105,6 @@ export function serverPermissions(
     const host = str(values.host) ?? "127.0.0.1";
     const net = host === "127.0.0.1" || host === "localhost" ? "127.0.0.1,localhost,[::1]" : host;
     flags.push(
-      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
-      "--allow-sys=uid",
       `--allow-net=${net}`,
       `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
     );
