@@ -9,7 +9,7 @@ import { Workspace } from "../../mod.ts";
 import { createHttpHandler } from "../../src/server/http.ts";
 import { exposeProtoKey, protoKeyFilter } from "../../src/server/proto_key.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
-import { envelope, messagesOf, MODERN } from "../server/_harness.ts";
+import { envelope, messagesOf, MODERN, stdioInput } from "../server/_harness.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 /** A tools/call body whose arguments hold an own "__proto__" key (JSON.parse keeps it own). */
@@ -72,19 +72,9 @@ Deno.test("stdio server: a __proto__ argument is INVALID_ARGUMENT naming it", as
       stdout: "piped",
       stderr: "null",
     }).spawn();
-    const w = child.stdin.getWriter();
-    const send = (s: string) => w.write(new TextEncoder().encode(s + "\n"));
-    await send(JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "1" },
-      },
-    }));
-    await send('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    const io = stdioInput(child.stdin);
+    const send = io.send;
+    await io.initialize();
     await send(callText(2, PROTO_ARGS));
     await send(callText(3, '{"path":"a.txt"}'));
     const byId = new Map<number, Record<string, unknown>>();
@@ -101,7 +91,7 @@ Deno.test("stdio server: a __proto__ argument is INVALID_ARGUMENT naming it", as
         if (typeof msg.id === "number") byId.set(msg.id, msg);
       }
     }
-    await w.close();
+    await io.close();
     await reader.cancel();
     await child.status;
     const e = errorOf(byId.get(2)!.result as Record<string, unknown>);

@@ -6,7 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { makeEnv, SECRET, SECRET_NAME, snapshot, withTimeout } from "./_helpers.ts";
-import { CLI, modernRequest, readReadyLine, serveStopCommand } from "../server/_harness.ts";
+import {
+  CLI,
+  modernRequest,
+  readReadyLine,
+  serveStopCommand,
+  stdioInput,
+} from "../server/_harness.ts";
 import { LAUNCHER_FLAGS, skipWithoutBwrap } from "./_sandbox.ts";
 
 const SWAPPER = new URL("./_swapper.py", import.meta.url).pathname;
@@ -424,19 +430,9 @@ for (const mode of ["required", "off"] as const) {
       stderr: "piped",
     }).spawn();
     try {
-      const w = child.stdin.getWriter();
-      const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-      await send({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "t", version: "0" },
-        },
-      });
-      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+      const io = stdioInput(child.stdin);
+      const send = io.send;
+      await io.initialize();
       await send({
         jsonrpc: "2.0",
         id: 2,
@@ -462,7 +458,7 @@ for (const mode of ["required", "off"] as const) {
         30_000,
         "three answers",
       );
-      await w.close();
+      await io.close();
       while (!(await rd.read()).done) { /* drain until exit */ }
       const byId = new Map(
         text.trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.id, m]),

@@ -257,3 +257,38 @@ export function serveStopCommand(
     stderr: "piped",
   });
 }
+
+/** A stdio server's input: newline-delimited JSON-RPC, with the legacy-era handshake ready made. */
+export interface StdioInput {
+  /** Writes one message. */
+  send(message: unknown): Promise<void>;
+  /** Sends initialize (2025-11-25) and notifications/initialized. */
+  initialize(): Promise<void>;
+  /** Closes the server's stdin. */
+  close(): Promise<void>;
+}
+
+/** Wraps a child's stdin for newline-delimited JSON-RPC. */
+export function stdioInput(stdin: WritableStream<Uint8Array>): StdioInput {
+  const w = stdin.getWriter();
+  const enc = new TextEncoder();
+  const send = (m: unknown) =>
+    w.write(enc.encode((typeof m === "string" ? m : JSON.stringify(m)) + "\n"));
+  return {
+    send,
+    async initialize() {
+      await send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "t", version: "0" },
+        },
+      });
+      await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    },
+    close: () => w.close(),
+  };
+}

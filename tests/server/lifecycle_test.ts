@@ -11,6 +11,7 @@ import {
   SERVE_HTTP,
   serveStopCommand,
   startHttpServer,
+  stdioInput,
 } from "./_harness.ts";
 
 async function runServeHttp(root: string, args: string[], extraFlags: string[] = []) {
@@ -302,19 +303,9 @@ Deno.test("`cli serve http|stdio` launch the servers with permissions scoped fro
 
     // stdio: the launcher is a stdio MCP server command (protocol passes straight through).
     const stdio = launcher(["stdio", "--root", root]);
-    const w = stdio.stdin.getWriter();
-    const send = (m: unknown) => w.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
-    await send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-11-25",
-        capabilities: {},
-        clientInfo: { name: "t", version: "0" },
-      },
-    });
-    await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const io = stdioInput(stdio.stdin);
+    const send = io.send;
+    await io.initialize();
     await send({
       jsonrpc: "2.0",
       id: 2,
@@ -329,7 +320,7 @@ Deno.test("`cli serve http|stdio` launch the servers with permissions scoped fro
       if (done) break;
       text += value;
     }
-    await w.close();
+    await io.close();
     while (!(await rd.read()).done) { /* drain until the child exits */ }
     await stdio.stderr.cancel().catch(() => {});
     const lines = text.trim().split("\n").map((l) => JSON.parse(l));
