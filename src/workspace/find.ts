@@ -5,8 +5,8 @@
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { VERIFIED, Walker, type WalkStats } from "./walk.ts";
-import { checkGlobs, compileGlobs, excludesDir } from "./globs.ts";
+import { VERIFIED, walkerBelow, type WalkStats } from "./walk.ts";
+import { checkGlobs, compileGlobs } from "./globs.ts";
 import type { EntryType } from "./text.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
@@ -86,15 +86,11 @@ export async function findJob(spec: JobSpec, cp: Checkpoint): Promise<FindFilesR
   const out: FindFilesResult["matches"] = [];
   let pending: FindFilesResult["matches"] = [];
   let truncatedReason: FindFilesResult["truncatedReason"];
-  const walker = new Walker({
-    root: spec.root,
-    base: spec.base,
-    maxDepth: spec.limits.maxDepth,
+  const walker = walkerBelow(spec, {
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
-    maxVisited: spec.limits.maxVisited,
+    excluded,
     statEntries: false,
-    pruneDir: (d) => excludesDir(excluded, d.relToBase),
     checkpoint: cp,
   }, stats);
   for (const e of walker.entries()) {

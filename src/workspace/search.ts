@@ -9,8 +9,8 @@ import { isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
-import { openClassified, VERIFIED, type WalkEntry, Walker, type WalkStats } from "./walk.ts";
-import { checkGlobs, compileGlobs, excludesDir } from "./globs.ts";
+import { openClassified, VERIFIED, type WalkEntry, walkerBelow, type WalkStats } from "./walk.ts";
+import { checkGlobs, compileGlobs } from "./globs.ts";
 import { BINARY_SNIFF_BYTES } from "./text.ts";
 import { checkQuery, compileQuery } from "./query.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
@@ -344,14 +344,10 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
   };
 
   const buf = new Uint8Array(a.maxFileBytes + 1);
-  const walker = new Walker({
-    root: spec.root,
-    base: spec.base,
-    maxDepth: spec.limits.maxDepth,
+  const walker = walkerBelow(spec, {
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
-    maxVisited: spec.limits.maxVisited,
-    pruneDir: (d) => excludesDir(excluded, d.relToBase),
+    excluded,
     checkpoint: cp,
   }, stats);
   for (const e of walker.entries()) {

@@ -182,13 +182,6 @@ export function assertFitsBudget(value: unknown, options: { limit: number; what:
 /** How many leading bytes are inspected for NUL to call a file binary. */
 export const BINARY_SNIFF_BYTES = 8192;
 
-/** True when the first bytes contain a NUL byte (the rule git and ripgrep use). */
-export function looksBinary(bytes: Uint8Array): boolean {
-  const n = Math.min(bytes.length, BINARY_SNIFF_BYTES);
-  for (let i = 0; i < n; i++) if (bytes[i] === 0) return true;
-  return false;
-}
-
 /** Decodes UTF-8 strictly; returns null if the bytes are not valid UTF-8. */
 export function decodeUtf8Strict(bytes: Uint8Array): string | null {
   try {

@@ -14,7 +14,8 @@ import fs, { constants as FS } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { WorkspaceError } from "./errors.ts";
 import type { EntryType } from "./text.ts";
-import type { Checkpoint, PinnedDir } from "./engine/protocol.ts";
+import type { Checkpoint, JobSpec, PinnedDir } from "./engine/protocol.ts";
+import { excludesDir } from "./globs.ts";
 
 /** Largest .gitignore file that is read (bytes); larger ones are skipped. */
 const MAX_GITIGNORE_BYTES = 1024 * 1024;
@@ -347,4 +348,32 @@ export class Walker {
       yield VERIFIED;
     }
   }
+}
+
+/**
+ * The walk find_files and search_text share: below a job's base directory, with the
+ * workspace's depth and visited caps, and exclude globs pruning whole directories.
+ */
+export function walkerBelow(
+  spec: JobSpec,
+  o: {
+    includeHidden: boolean;
+    respectGitignore: boolean;
+    excluded: (relToBase: string) => boolean;
+    statEntries?: boolean;
+    checkpoint: Checkpoint;
+  },
+  stats: WalkStats,
+): Walker {
+  return new Walker({
+    root: spec.root,
+    base: spec.base,
+    maxDepth: spec.limits.maxDepth,
+    includeHidden: o.includeHidden,
+    respectGitignore: o.respectGitignore,
+    maxVisited: spec.limits.maxVisited,
+    statEntries: o.statEntries,
+    pruneDir: (d) => excludesDir(o.excluded, d.relToBase),
+    checkpoint: o.checkpoint,
+  }, stats);
 }
