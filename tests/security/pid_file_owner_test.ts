@@ -9,7 +9,8 @@
  * Real server processes, real `cli serve stop` processes, a stand-in `kill` that records calls.
  */
 import assert from "node:assert/strict";
-import { CLI, makeWorkspace, SERVE_HTTP, startHttpServer } from "../server/_harness.ts";
+import { CLI, makeWorkspace, SERVE_HTTP } from "../server/_harness.ts";
+import { setUp, tearDown } from "./_pid_fixture.ts";
 
 const EXIT_REFUSED = 4;
 const NOBODY = 65534;
@@ -17,26 +18,10 @@ const dec = new TextDecoder();
 /** This test process's uid (the test task grants run, not sys). */
 const MY_UID = Number(dec.decode(new Deno.Command("id", { args: ["-u"] }).outputSync().stdout));
 
+/** The shared pid-file fixture, with its teardown as `done`. */
 async function fixture() {
-  const root = await makeWorkspace();
-  const pidDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
-  const pidFile = `${pidDir}/server.pid`;
-  const fakeBin = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-fakekill-" }));
-  await Deno.writeTextFile(
-    `${fakeBin}/kill`,
-    `#!/bin/sh\necho "$@" >> "${fakeBin}/kill.log"\nexit 0\n`,
-    { mode: 0o755 },
-  );
-  const pidPaths = `${pidFile},${pidFile}.tmp`;
-  const server = await startHttpServer(root, {
-    args: ["--pid-file", pidFile],
-    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`, "--allow-sys=uid"],
-  });
-  const done = async () => {
-    await server.stop();
-    for (const d of [root, pidDir, fakeBin]) await Deno.remove(d, { recursive: true });
-  };
-  return { root, pidDir, pidFile, fakeBin, server, done };
+  const f = await setUp();
+  return { ...f, done: () => tearDown(f) };
 }
 
 /** `cli serve stop` with read on the pid file's directory and a recording kill first on PATH. */

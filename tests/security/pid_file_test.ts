@@ -10,48 +10,14 @@
 import assert from "node:assert/strict";
 import { newPidSecret, pidFileProof } from "../../src/server/pid_file.ts";
 import {
-  type HttpServerProcess,
   makeWorkspace,
   SERVE_HTTP,
   serveStopCommand,
   startHttpServer,
 } from "../server/_harness.ts";
+import { type Fixture, setUp, tearDown } from "./_pid_fixture.ts";
 
 const EXIT_REFUSED = 4;
-
-interface Fixture {
-  root: string;
-  pidDir: string;
-  pidFile: string;
-  /** A directory whose `kill` records its arguments in kill.log instead of signalling. */
-  fakeBin: string;
-  server: HttpServerProcess;
-  record: Record<string, unknown>;
-}
-
-async function setUp(): Promise<Fixture> {
-  const root = await makeWorkspace();
-  const pidDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
-  const pidFile = `${pidDir}/server.pid`;
-  const fakeBin = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-fakekill-" }));
-  await Deno.writeTextFile(
-    `${fakeBin}/kill`,
-    `#!/bin/sh\necho "$@" >> "${fakeBin}/kill.log"\nexit 0\n`,
-    { mode: 0o755 },
-  );
-  const pidPaths = `${pidFile},${pidFile}.tmp`;
-  const server = await startHttpServer(root, {
-    args: ["--pid-file", pidFile],
-    extraFlags: [`--allow-read=${pidPaths}`, `--allow-write=${pidPaths}`, "--allow-sys=uid"],
-  });
-  const record = JSON.parse(await Deno.readTextFile(pidFile));
-  return { root, pidDir, pidFile, fakeBin, server, record };
-}
-
-async function tearDown(f: Fixture): Promise<void> {
-  await f.server.stop();
-  for (const d of [f.root, f.pidDir, f.fakeBin]) await Deno.remove(d, { recursive: true });
-}
 
 /** Runs `cli serve stop` (read on the pid dir and the workspace); `fake` puts the recording kill first on PATH. */
 async function stop(
