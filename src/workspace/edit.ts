@@ -3,7 +3,15 @@ import { unifiedDiff } from "./patch.ts";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile, verifyChain } from "./path_policy.ts";
-import { countLines, cutText, decodeUtf8Strict, pacer, sha256Hex, textCosts } from "./text.ts";
+import {
+  countLines,
+  cutText,
+  decodeUtf8Strict,
+  kmpFinder,
+  pacer,
+  sha256Hex,
+  textCosts,
+} from "./text.ts";
 import { jsonBytes } from "./budget.ts";
 import { atomicReplace } from "./write.ts";
 
@@ -49,6 +57,8 @@ interface Occurrences {
 
 /** Needles up to this length are searched with indexOf, whose worst case is small for them. */
 const SHORT_NEEDLE = 16;
+/** Start positions one KMP call covers between checks of cancellation and the time budget. */
+const KMP_WINDOW = 256 * 1024;
 
 /**
  * Counts the non-overlapping occurrences of needle in time linear in the text whatever the
@@ -74,20 +84,17 @@ async function occurrences(
     }
     return out;
   }
-  const fail = new Int32Array(m);
-  for (let i = 1, k = 0; i < m; i++) {
-    while (k > 0 && needle.charCodeAt(i) !== needle.charCodeAt(k)) k = fail[k - 1];
-    if (needle.charCodeAt(i) === needle.charCodeAt(k)) k++;
-    fail[i] = k;
-  }
-  for (let i = 0, k = 0; i < haystack.length; i++) {
-    if ((i & 0x3ffff) === 0) await tick();
-    const c = haystack.charCodeAt(i);
-    while (k > 0 && c !== needle.charCodeAt(k)) k = fail[k - 1];
-    if (c === needle.charCodeAt(k)) k++;
-    if (k === m) {
-      found(i - m + 1);
-      k = 0; // non-overlapping: the next match starts after this one
+  // In windows of start positions, so cancellation and the time budget are checked between.
+  const find = kmpFinder(needle);
+  for (let from = 0; from < haystack.length;) {
+    await tick();
+    const end = from + KMP_WINDOW;
+    const at = find(haystack, from, end);
+    if (at === -1) {
+      from = end;
+    } else {
+      found(at);
+      from = at + m; // non-overlapping: the next match starts after this one
     }
   }
   return out;

@@ -6,6 +6,7 @@
  */
 import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
+import { kmpFinder } from "./text.ts";
 
 /** Arguments that shape a query. */
 export interface QueryArgs {
@@ -243,25 +244,6 @@ export function checkQuery(args: QueryArgs): void {
       },
     );
   }
-}
-
-/** A KMP finder for a long literal: linear in the text whatever the query. */
-function kmpFinder(q: string): (text: string, from: number) => number {
-  const fail = new Int32Array(q.length);
-  for (let i = 1, k = 0; i < q.length; i++) {
-    while (k > 0 && q.charCodeAt(i) !== q.charCodeAt(k)) k = fail[k - 1];
-    if (q.charCodeAt(i) === q.charCodeAt(k)) k++;
-    fail[i] = k;
-  }
-  return (text, from) => {
-    for (let i = from, k = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      while (k > 0 && c !== q.charCodeAt(k)) k = fail[k - 1];
-      if (c === q.charCodeAt(k)) k++;
-      if (k === q.length) return i - q.length + 1;
-    }
-    return -1;
-  };
 }
 
 /**

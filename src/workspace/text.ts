@@ -235,3 +235,27 @@ export function entryType(info: Deno.FileInfo): EntryType {
   if (info.isFile) return "file";
   return "other";
 }
+
+/**
+ * A KMP finder for a literal: the first match starting in [from, end) (end defaults to the
+ * text's length; a match may extend past end), or -1; linear in the scanned text whatever the
+ * literal (indexOf's worst case is text x literal).
+ */
+export function kmpFinder(q: string): (text: string, from: number, end?: number) => number {
+  const fail = new Int32Array(q.length);
+  for (let i = 1, k = 0; i < q.length; i++) {
+    while (k > 0 && q.charCodeAt(i) !== q.charCodeAt(k)) k = fail[k - 1];
+    if (q.charCodeAt(i) === q.charCodeAt(k)) k++;
+    fail[i] = k;
+  }
+  return (text, from, end = text.length) => {
+    const stop = Math.min(text.length, end + q.length - 1);
+    for (let i = from, k = 0; i < stop; i++) {
+      const c = text.charCodeAt(i);
+      while (k > 0 && c !== q.charCodeAt(k)) k = fail[k - 1];
+      if (c === q.charCodeAt(k)) k++;
+      if (k === q.length) return i - q.length + 1;
+    }
+    return -1;
+  };
+}
