@@ -136,7 +136,7 @@ async function main(): Promise<number> {
       throw new UsageError("the requestState key must be at least 32 bytes");
     }
     const write = values.write === true;
-    const workspace = await openWorkspaceFromFlags(values);
+    const workspace = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
     const pidFile = values["pid-file"] === undefined
       ? undefined
       : resolveFromInvocation(values["pid-file"]);

@@ -22,7 +22,7 @@ async function main(): Promise<number> {
       strict: true,
     });
     const write = values.write === true;
-    const workspace = await openWorkspaceFromFlags(values);
+    const workspace = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
     const pageSize = Number(values["page-size"]);
     if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
       throw new UsageError("--page-size must be a positive integer");

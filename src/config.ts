@@ -70,6 +70,70 @@ export function resolveFromInvocation(path: string): string {
   return `${base === "/" ? "" : base}/${path}`;
 }
 
+/** Lexically normalized absolute path: no `.`, `..`, repeated or trailing slashes. */
+function normalized(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return `/${out.join("/")}`;
+}
+
+/** What is known of a server's default root and of the user's home directory. */
+export interface DefaultRootFacts {
+  /** The default root: the invocation directory (INIT_CWD, else the working directory). */
+  root: string;
+  /** The root with links resolved, when known. */
+  rootReal?: string;
+  /** $HOME, when readable. */
+  home?: string;
+  /** $HOME with links resolved, when known. */
+  homeReal?: string;
+}
+
+/**
+ * The one rule for a server whose root was not given (`--root` absent): it refuses to serve the
+ * file system root or the user's home directory (links resolved on both sides), with a
+ * UsageError (exit code 2) that says to pass --root. Hosts start servers in whatever directory
+ * they run in, often `/` or $HOME; `--root /` or `--root ~` still serves them on purpose.
+ */
+export function refuseBroadDefaultRoot(facts: DefaultRootFacts): void {
+  const roots = new Set(
+    [facts.root, facts.rootReal].filter((p): p is string => p !== undefined).map(normalized),
+  );
+  const homes = [facts.home, facts.homeReal]
+    .filter((p): p is string => p !== undefined && p.startsWith("/"))
+    .map(normalized);
+  const root = normalized(facts.root);
+  let what: string | undefined;
+  if (roots.has("/")) what = "the whole file system (/)";
+  else if (homes.some((h) => roots.has(h))) what = `your home directory (${root})`;
+  if (what === undefined) return;
+  throw new UsageError(
+    `refusing to serve ${what}: no --root was given, so the workspace defaulted to the ` +
+      "directory the server was started in, and MCP hosts often start servers in / or the " +
+      "home directory. Pass --root DIR naming the directory to serve (`config print` writes a " +
+      `host's snippet with it); --root ${root} serves this one on purpose.`,
+  );
+}
+
+function envIfGranted(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+    return undefined;
+  }
+  return Deno.env.get(name);
+}
+
+function realPathIfReadable(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The workspace flags every entry point takes. */
 export interface WorkspaceFlags {
   root?: string;
@@ -84,13 +148,27 @@ export interface WorkspaceFlags {
  */
 export async function openWorkspaceFromFlags(
   flags: WorkspaceFlags,
-  options: { engine?: EngineMode } = {},
+  options: {
+    engine?: EngineMode;
+    /** A server: without --root, refuse `/` and $HOME (refuseBroadDefaultRoot). */
+    refuseBroadDefaultRoot?: boolean;
+  } = {},
 ): Promise<Workspace> {
   const config: Config = {
     root: resolveFromInvocation(flags.root ?? "."),
     write: flags.write === true,
     limits: parseLimitFlags(flags.limit ?? []),
   };
+  if (flags.root === undefined && options.refuseBroadDefaultRoot) {
+    // The launcher always passes --root; this covers a server entry run directly.
+    const home = envIfGranted("HOME");
+    refuseBroadDefaultRoot({
+      root: config.root,
+      rootReal: realPathIfReadable(config.root),
+      home,
+      homeReal: home === undefined ? undefined : realPathIfReadable(home),
+    });
+  }
   let ws: Workspace;
   try {
     ws = await Workspace.open({

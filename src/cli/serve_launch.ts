@@ -6,7 +6,8 @@
  * through and SIGINT/SIGTERM forwarded to the server itself.
  */
 import { parseArgs } from "node:util";
-import { resolveFromInvocation, UsageError } from "../config.ts";
+import { refuseBroadDefaultRoot, resolveFromInvocation, UsageError } from "../config.ts";
+import { probePaths } from "./path_probe.ts";
 import {
   bwrapArgs,
   denoCacheDir,
@@ -231,6 +232,21 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
   return info.real;
 }
 
+/**
+ * Makes the root explicit for the server: without --root the workspace is the invocation
+ * directory, which refuseBroadDefaultRoot refuses when it is `/` or $HOME (links resolved by
+ * a probe child, since the launcher holds no read permission). Returns the server arguments
+ * with `--root DIR` when it was absent.
+ */
+async function explicitRoot(serverArgs: string[]): Promise<string[]> {
+  if (flagValue(serverArgs, "root") !== undefined) return serverArgs;
+  const root = normalizeAbsolute(resolveFromInvocation("."));
+  const home = envIfAllowed("HOME");
+  const facts = await probePaths(home?.startsWith("/") ? [root, home] : [root]);
+  refuseBroadDefaultRoot({ root, rootReal: facts?.[0]?.real, home, homeReal: facts?.[1]?.real });
+  return [...serverArgs, "--root", root];
+}
+
 function envIfAllowed(name: string): string | undefined {
   if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
     return undefined;
@@ -301,7 +317,8 @@ async function supervise(
  * serves without it, each saying why in one stderr line.
  */
 export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promise<number> {
-  const { sandbox, serverArgs } = splitLauncherFlags(args);
+  const { sandbox, serverArgs: given } = splitLauncherFlags(args);
+  const serverArgs = await explicitRoot(given);
   const entry = new URL(
     kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
     import.meta.url,
