@@ -12,6 +12,7 @@ import {
 import { readArguments } from "./arguments.ts";
 import { serveStop } from "./serve_stop.ts";
 import { serveLaunch } from "./serve_launch.ts";
+import { configPrint } from "./host_config.ts";
 import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
 
 /** Exit codes of the `op` commands. */
@@ -26,6 +27,8 @@ Usage:
   cli.ts serve stdio|http [--sandbox auto|required|off]
                  [server flags: --root DIR --write --host H --port N ...]
   cli.ts serve stop --pid-file FILE [--timeout SECONDS]
+  cli.ts config print --host claude-desktop|claude-code|vscode|cursor|generic
+                 --root DIR [--write] [--http URL] [--name NAME]
   cli.ts server-info [CONNECTION] [OUTPUT]
   cli.ts tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
   cli.ts tools show NAME [CONNECTION] [OUTPUT]
@@ -97,6 +100,13 @@ export async function main(argv: string[]): Promise<number> {
     if (command === "op") {
       Deno.permissions.revokeSync({ name: "net" });
       Deno.permissions.revokeSync({ name: "run" });
+    }
+    if (command === "config") {
+      // Prints a host's snippet; reads only through its probe child, never writes or connects.
+      Deno.permissions.revokeSync({ name: "write" });
+      Deno.permissions.revokeSync({ name: "net" });
+      if (rest[0] !== "print") throw new UsageError("config takes print --host H --root DIR ...");
+      return await configPrint(rest.slice(1), writeStdout);
     }
     if (command === "serve") {
       if (rest[0] === "stdio" || rest[0] === "http") {
