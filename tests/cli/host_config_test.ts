@@ -1,0 +1,327 @@
+/**
+ * `config print`: each host's snippet has exactly its documented shape, an absolute existing root
+ * and --write only when asked; and the printed stdio command, run as a real child from another
+ * start directory with only the environment a host gives, serves exactly that root over MCP.
+ */
+import assert from "node:assert/strict";
+import { HOSTS, MCP_REMOTE } from "../../src/cli/host_config.ts";
+
+const PROJECT = new URL("../../", import.meta.url).pathname;
+const DENO_JSON = `${PROJECT}deno.json`;
+
+/** The test's environment without INIT_CWD (a `deno task` keeps an INIT_CWD it inherits). */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.INIT_CWD;
+  return { ...env, ...extra };
+}
+
+/** Runs `deno task cli config print ARGS` from cwd, as a user would. */
+async function configPrint(args: string[], cwd: string) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "-q", "--config", DENO_JSON, "cli", "config", "print", ...args],
+    cwd,
+    env: cleanEnv(),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A root with one file inside and one file beside it (outside). */
+async function fixture(): Promise<{ base: string; root: string; outside: string }> {
+  const base = Deno.realPathSync(await Deno.makeTempDir({ prefix: "wmcp-hosts-" }));
+  const root = `${base}/proj`;
+  await Deno.mkdir(root);
+  await Deno.writeTextFile(`${root}/inside.txt`, "inside\n");
+  await Deno.writeTextFile(`${base}/outside.txt`, "outside\n");
+  return { base, root, outside: `${base}/outside.txt` };
+}
+
+type Json = Record<string, unknown>;
+
+function keys(o: unknown): string[] {
+  assert.equal(typeof o, "object");
+  assert.ok(o !== null && !Array.isArray(o));
+  return Object.keys(o as Json).sort();
+}
+
+/** The one server entry of a snippet, checked to sit alone under the host's servers object. */
+function entryOf(host: string, snippet: Json, name = "wmcp"): Json {
+  const top = host === "vscode" ? "servers" : "mcpServers";
+  assert.deepEqual(keys(snippet), [top]);
+  const servers = snippet[top] as Json;
+  assert.deepEqual(keys(servers), [name]);
+  return servers[name] as Json;
+}
+
+/** The documented keys of a stdio entry per host. */
+const STDIO_KEYS: Record<string, string[]> = {
+  "claude-desktop": ["args", "command"],
+  "claude-code": ["args", "command", "env", "type"],
+  "vscode": ["args", "command", "type"],
+  "cursor": ["args", "command"],
+  "generic": ["args", "command"],
+};
+
+/** The documented keys of a remote (--http) entry per host. */
+const HTTP_KEYS: Record<string, string[]> = {
+  "claude-desktop": ["args", "command", "env"],
+  "claude-code": ["type", "url"],
+  "vscode": ["type", "url"],
+  "cursor": ["url"],
+  "generic": ["type", "url"],
+};
+
+function checkStdioEntry(
+  host: string,
+  entry: Json,
+  root: string,
+): { command: string; args: string[]; env: Record<string, string> } {
+  assert.deepEqual(keys(entry), STDIO_KEYS[host], `${host} stdio keys`);
+  if ("type" in entry) assert.equal(entry.type, "stdio");
+  if ("env" in entry) assert.deepEqual(entry.env, {});
+  const command = entry.command as string;
+  const args = entry.args as string[];
+  assert.equal(typeof command, "string");
+  assert.ok(command.startsWith("/"), `command is absolute: ${command}`);
+  assert.ok(Array.isArray(args) && args.every((a) => typeof a === "string"));
+  assert.equal(Deno.realPathSync(command), Deno.realPathSync(Deno.execPath()), "the same Deno");
+  const cli = args.find((a) => a.endsWith("/cli.ts"));
+  assert.ok(cli !== undefined && cli.startsWith("/") && Deno.statSync(cli).isFile);
+  assert.equal(Deno.realPathSync(cli), Deno.realPathSync(`${PROJECT}cli.ts`));
+  const i = args.indexOf("--root");
+  assert.ok(i > 0, "an explicit --root");
+  assert.equal(args[i + 1], root);
+  assert.deepEqual(args.slice(args.indexOf(cli) + 1, args.indexOf(cli) + 5), [
+    "serve",
+    "stdio",
+    "--sandbox",
+    "auto",
+  ]);
+  return { command, args, env: (entry.env as Record<string, string> | undefined) ?? {} };
+}
+
+Deno.test("config print: every host's stdio snippet has its documented shape and an absolute root", async () => {
+  const { base, root } = await fixture();
+  try {
+    for (const host of HOSTS) {
+      // A relative root resolves against the directory the user ran the command from.
+      const r = await configPrint(["--host", host, "--root", "proj"], base);
+      assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+      const snippet = JSON.parse(r.stdout) as Json;
+      const { args } = checkStdioEntry(host, entryOf(host, snippet), root);
+      assert.ok(!args.includes("--write"), `${host}: --write only when asked`);
+      // stderr says which file the snippet goes into.
+      const file = {
+        "claude-desktop": "claude_desktop_config.json",
+        "claude-code": ".mcp.json",
+        "vscode": ".vscode/mcp.json",
+        "cursor": "~/.cursor/mcp.json",
+        "generic": '"mcpServers"',
+      }[host];
+      assert.ok(r.stderr.includes(file), `${host} names ${file}: ${r.stderr}`);
+      assert.ok(r.stderr.includes("read-only"));
+    }
+    const w = await configPrint([
+      "--host",
+      "cursor",
+      "--root",
+      root,
+      "--write",
+      "--name",
+      "proj-rw",
+    ], "/");
+    assert.equal(w.code, 0, w.stderr);
+    const { args } = checkStdioEntry(
+      "cursor",
+      entryOf("cursor", JSON.parse(w.stdout), "proj-rw"),
+      root,
+    );
+    assert.equal(args.filter((a) => a === "--write").length, 1);
+    assert.equal(args[args.length - 1], "--write");
+    assert.ok(w.stderr.includes("read-write"));
+    // claude-code's stderr also gives the equivalent `claude mcp add-json` command line.
+    const cc = await configPrint(["--host", "claude-code", "--root", root], "/");
+    const entry = entryOf("claude-code", JSON.parse(cc.stdout));
+    const m = /claude mcp add-json wmcp '([^']*)'/.exec(cc.stderr);
+    assert.ok(m, cc.stderr);
+    assert.deepEqual(JSON.parse(m[1]), entry);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("config print --http: the remote form per host; Claude Desktop through mcp-remote", async () => {
+  const url = "http://127.0.0.1:39123/mcp";
+  for (const host of HOSTS) {
+    const r = await configPrint(["--host", host, "--http", url], "/");
+    assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+    const entry = entryOf(host, JSON.parse(r.stdout));
+    assert.deepEqual(keys(entry), HTTP_KEYS[host], `${host} http keys`);
+    if (host === "claude-desktop") {
+      assert.deepEqual(entry.args, ["-y", MCP_REMOTE, url]);
+      assert.ok((entry.command as string).endsWith("npx"));
+      assert.equal(typeof (entry.env as Json).PATH, "string");
+      assert.ok(r.stderr.includes("only stdio servers"), r.stderr);
+    } else {
+      assert.equal(entry.url, url);
+      if ("type" in entry) assert.equal(entry.type, "http");
+    }
+  }
+  // With --root, stderr gives the command that starts that server on the URL's port.
+  const { base, root } = await fixture();
+  try {
+    const r = await configPrint(["--host", "vscode", "--http", url, "--root", root], "/");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`serve http --root ${root} --port 39123\\n`));
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("config print: bad input is a usage error (exit 2) that prints no snippet", async () => {
+  const { base, root } = await fixture();
+  try {
+    const cases: [string[], RegExp][] = [
+      [["--host", "emacs", "--root", root], /--host claude-desktop\|/],
+      [["--root", root], /--host/],
+      [["--host", "cursor"], /--root DIR/],
+      [["--host", "cursor", "--root", `${base}/missing`], /No such file/],
+      [["--host", "cursor", "--root", `${root}/inside.txt`], /not a directory/],
+      [["--host", "cursor", "--http", "ftp://example.com/"], /http:\/\/ or https:\/\//],
+      [["--host", "cursor", "--http", "http://127.0.0.1:0/mcp"], /real URL/],
+      [["--host", "cursor", "--root", root, "--name", "a b"], /--name/],
+      [["--host", "cursor", "--root", root, "--bogus"], /bogus/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await configPrint(args, base);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stdout, "");
+      assert.match(JSON.parse(r.stderr).error.message, message);
+    }
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+/** Runs a stdio entry from cwd with only the environment a host passes plus the entry's, and talks MCP. */
+async function runEntry(
+  entry: { command: string; args: string[]; env: Record<string, string> },
+  cwd: string,
+  requests: Json[],
+): Promise<{ responses: Map<number, Json>; stdoutLines: string[]; stderr: string; code: number }> {
+  // What hosts pass by default (the SDK's stdio client: HOME, LOGNAME, PATH, SHELL, TERM, USER),
+  // the Deno cache location if this machine sets one, and the snippet's env.
+  const env: Record<string, string> = { PATH: "/usr/bin:/bin" };
+  for (const k of ["HOME", "LOGNAME", "USER", "SHELL", "DENO_DIR", "XDG_CACHE_HOME"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) env[k] = v;
+  }
+  const child = new Deno.Command(entry.command, {
+    args: entry.args,
+    cwd,
+    env: { ...env, ...entry.env },
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderrText = new Response(child.stderr).text();
+  const w = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  for (const r of requests) await w.write(enc.encode(JSON.stringify(r) + "\n"));
+  const want = new Set(requests.filter((r) => "id" in r).map((r) => r.id as number));
+  const responses = new Map<number, Json>();
+  const stdoutLines: string[] = [];
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<"timeout">((
+    res,
+  ) => (timer = setTimeout(() => res("timeout"), 60_000)));
+  try {
+    while (responses.size < want.size) {
+      const next = await Promise.race([reader.read(), timeout]);
+      if (next === "timeout" || next.done) break;
+      buf += next.value;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        stdoutLines.push(line);
+        const msg = JSON.parse(line) as Json;
+        if (typeof msg.id === "number") responses.set(msg.id, msg);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    await w.close().catch(() => {});
+    await reader.cancel().catch(() => {});
+  }
+  const status = await child.status;
+  return { responses, stdoutLines, stderr: await stderrText, code: status.code };
+}
+
+const call = (id: number, name: string, args: Json) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: args },
+});
+
+Deno.test("config print: the printed stdio command serves exactly the root, from any start directory", async () => {
+  const { base, root, outside } = await fixture();
+  const elsewhere = Deno.realPathSync(await Deno.makeTempDir({ prefix: "wmcp-elsewhere-" }));
+  try {
+    for (const [i, host] of HOSTS.entries()) {
+      const r = await configPrint(["--host", host, "--root", root], base);
+      assert.equal(r.code, 0, r.stderr);
+      const entry = checkStdioEntry(host, entryOf(host, JSON.parse(r.stdout)), root);
+      // Hosts start servers in / (Claude Desktop) or wherever they run: alternate both.
+      const cwd = i % 2 === 0 ? "/" : elsewhere;
+      const run = await runEntry(entry, cwd, [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "host-config-test", version: "0" },
+          },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "tools/list", params: {} },
+        call(3, "list_directory", { path: "." }),
+        call(4, "read_file", { path: "inside.txt" }),
+        call(5, "read_file", { path: "../outside.txt" }),
+        call(6, "read_file", { path: outside }),
+        call(7, "get_file_info", { path: "/etc/hostname" }),
+      ]);
+      const ctx = `${host} from ${cwd}: ${run.stderr}`;
+      assert.equal(run.code, 0, ctx);
+      // stdout is protocol only.
+      assert.ok(run.stdoutLines.every((l) => JSON.parse(l).jsonrpc === "2.0"), ctx);
+      const init = run.responses.get(1)?.result as Json;
+      assert.equal((init.serverInfo as Json).name, "wmcp", ctx);
+      const tools = ((run.responses.get(2)?.result as Json).tools as Json[]).map((t) => t.name);
+      assert.ok(tools.includes("read_file") && !tools.includes("write_file"), ctx);
+      const listed = (run.responses.get(3)?.result as Json).structuredContent as Json;
+      assert.deepEqual((listed.entries as Json[]).map((e) => e.path), ["inside.txt"], ctx);
+      const read = (run.responses.get(4)?.result as Json).structuredContent as Json;
+      assert.equal(read.content, "inside\n", ctx);
+      for (const id of [5, 6, 7]) {
+        const res = run.responses.get(id)?.result as Json;
+        assert.equal(res.isError, true, `${ctx} id ${id}`);
+        assert.ok(JSON.stringify(res).includes("OUTSIDE_WORKSPACE"), `${ctx} id ${id}`);
+      }
+      assert.ok(run.stderr.includes(`serving ${root} over stdio (read-only)`), ctx);
+    }
+  } finally {
+    await Deno.remove(base, { recursive: true });
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
