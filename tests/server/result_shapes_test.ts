@@ -12,7 +12,13 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as V1Stdio } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as V1Http } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { makeWorkspace, permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+import {
+  makeWorkspace,
+  messagesOf,
+  permissionFlags,
+  SERVE_STDIO,
+  startHttpServer,
+} from "./_harness.ts";
 
 /** A 1x1 PNG. */
 const PNG = Uint8Array.from(
@@ -195,6 +201,82 @@ Deno.test("result shapes: v1 and v2 clients over HTTP see real errors and model 
       });
     }
     assert.equal(await Deno.readTextFile(`${root}/hello.txt`), 'say "hi"\nthere\n');
+  } finally {
+    const status = await server.stop();
+    assert.equal(status.code, 0, server.stderr());
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+/** One POST of a legacy HTTP session; returns the response's messages and headers. */
+async function legacyPost(url: string, body: unknown, session?: string, version?: string) {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(session ? { "mcp-session-id": session } : {}),
+      ...(version ? { "mcp-protocol-version": version } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+  return { headers: res.headers, messages: await messagesOf(res) };
+}
+
+Deno.test("result shapes: read_media audio is an audio block, or a resource blob for a 2024-11-05 client", async () => {
+  const root = await makeWorkspace({});
+  await Deno.writeFile(`${root}/s.wav`, Uint8Array.of(82, 73, 70, 70));
+  const server = await startHttpServer(root);
+  try {
+    for (const version of ["2024-11-05", "2025-03-26"]) {
+      const init = await legacyPost(server.url, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: version,
+          capabilities: {},
+          clientInfo: { name: "raw", version: "0" },
+        },
+      });
+      assert.equal(
+        (init.messages[0].result as { protocolVersion: string }).protocolVersion,
+        version,
+      );
+      const session = init.headers.get("mcp-session-id")!;
+      await legacyPost(
+        server.url,
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        session,
+        version,
+      );
+      const call = await legacyPost(
+        server.url,
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "read_media", arguments: { path: "s.wav" } },
+        },
+        session,
+        version,
+      );
+      const result = call.messages[0].result as Result & { content: Record<string, unknown>[] };
+      assert.equal(result.structuredContent?.mimeType, "audio/wav");
+      assert.deepEqual(
+        result.content[1],
+        version === "2024-11-05"
+          ? {
+            type: "resource",
+            resource: { uri: "wmcp://workspace/s.wav", mimeType: "audio/wav", blob: "UklGRg==" },
+          }
+          : { type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
+        version,
+      );
+      await fetch(server.url, { method: "DELETE", headers: { "mcp-session-id": session } }).then(
+        (r) => r.body?.cancel(),
+      );
+    }
   } finally {
     const status = await server.stop();
     assert.equal(status.code, 0, server.stderr());
