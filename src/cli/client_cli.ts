@@ -216,35 +216,64 @@ function renderList(
     `${kept.length} tools, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
 }
 
+/** A content block as a derived view reports it. */
+type Block = {
+  type?: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  resource?: { uri?: string; mimeType?: string; blob?: string; text?: string };
+};
+
+/** Bytes of a base64 payload (without decoding it). */
+function base64Bytes(b64: string): number {
+  const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
+  return Math.floor(b64.length * 3 / 4) - pad;
+}
+
+/** A binary block (image, audio, embedded resource blob) described without its payload. */
+function mediaOf(c: Block): Record<string, unknown> | undefined {
+  const payload = c.data ?? c.resource?.blob;
+  if (typeof payload !== "string") return undefined;
+  return {
+    type: c.type,
+    mimeType: c.mimeType ?? c.resource?.mimeType,
+    ...(c.resource?.uri === undefined ? {} : { uri: c.resource.uri }),
+    bytes: base64Bytes(payload),
+  };
+}
+
 function renderCall(envelope: Record<string, unknown>, output: ClientOutput): string {
   if (output === "mcp-json") return line(envelope);
   const r = envelope.mcpResult as Record<string, unknown> | undefined;
   // No result arrived (timeout, cancellation, transport or JSON-RPC error): a derived view has
   // nothing to derive (it would claim isError: false); the error on stderr reports the failure.
   if (!r) return "";
+  const blocks = Array.isArray(r.content) ? r.content as Block[] : [];
+  const texts = blocks.filter((c) => c.type === "text").map((c) => c.text);
+  const media = blocks.map(mediaOf).filter((m) => m !== undefined);
   if (output === "json" || output === "jsonl") {
+    // A wmcp server puts the typed error in _meta["wmcp/error"]; other servers only word it.
+    const typed = (r._meta as Record<string, unknown> | undefined)?.["wmcp/error"];
     return line({
       operation: "tools/call",
       derived: "structured view; not lossless (use --output mcp-json)",
-      isError: r?.isError === true,
-      structuredContent: r?.structuredContent ?? null,
-      text: Array.isArray(r?.content)
-        ? (r!.content as { type?: string; text?: string }[]).filter((c) => c.type === "text").map((
-          c,
-        ) => c.text)
-        : [],
+      isError: r.isError === true,
+      ...(r.isError === true ? { error: typed ?? { message: texts.join("\n") } } : {}),
+      structuredContent: r.structuredContent ?? null,
+      text: texts,
+      ...(media.length > 0 ? { media } : {}),
       metadata: envelope.metadata,
     });
   }
-  const parts: string[] = [];
-  for (
-    const c of (r.content as { type?: string; text?: string; mimeType?: string }[] | undefined) ??
-      []
-  ) {
-    parts.push(
-      c.type === "text" ? String(c.text) : `[${c.type}${c.mimeType ? ` ${c.mimeType}` : ""}]`,
-    );
-  }
+  const parts = blocks.map((c) => {
+    if (c.type === "text") return String(c.text);
+    const m = mediaOf(c);
+    const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean);
+    return `[${c.type}${about.length ? ` ${about.join(" ")}` : ""}${
+      m ? `, ${m.bytes} bytes` : ""
+    }]`;
+  });
   if (r.structuredContent !== undefined && parts.length === 0) {
     parts.push(JSON.stringify(r.structuredContent, null, 2));
   }

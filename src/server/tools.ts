@@ -2,10 +2,14 @@
  * The workspace tool table, built once at module scope from the operation registry: zod
  * schemas wrapped so their JSON Schema is computed once. The workspace server definition
  * (workspace_server.ts) turns these entries into tools; nothing is built per request.
+ * A tool whose result sends a field as a content block instead (read_media's `data`,
+ * content.ts) advertises and validates its structuredContent without that field.
  */
+import { z } from "zod";
 import { jsonSchemas, OPERATIONS } from "../operations/registry.ts";
 import type { OperationDefinition } from "../operations/types.ts";
 import { type CachedSchema, cachedSchema, passThrough } from "./definition.ts";
+import { CONTENT_ONLY_FIELDS } from "./content.ts";
 
 export type { CachedSchema } from "./definition.ts";
 
@@ -13,18 +17,30 @@ export type { CachedSchema } from "./definition.ts";
 export interface ToolEntry {
   op: OperationDefinition;
   inputSchema: CachedSchema;
+  /** The schema of the tool's structuredContent (the operation's output less content-only fields). */
   outputSchema: CachedSchema;
+}
+
+/** The output schema of an operation's MCP tool, as zod and JSON Schema. */
+function mcpOutput(op: OperationDefinition): { schema: z.ZodType; json: Record<string, unknown> } {
+  const omit = CONTENT_ONLY_FIELDS[op.name];
+  if (omit === undefined) return { schema: op.outputSchema, json: jsonSchemas(op).output };
+  const mask: Record<string, true> = Object.fromEntries(omit.map((k) => [k, true]));
+  const schema = (op.outputSchema as z.ZodObject).omit(mask as never);
+  const json = z.toJSONSchema(schema, { target: "draft-2020-12", io: "output" });
+  return { schema, json: json as Record<string, unknown> };
 }
 
 /** Every tool in registry order (write tools included; filter by mode). */
 export const TOOL_TABLE: readonly ToolEntry[] = Object.freeze(OPERATIONS.map((op) => {
-  const { input, output } = jsonSchemas(op);
+  const { input } = jsonSchemas(op);
+  const output = mcpOutput(op);
   const vendor = op.inputSchema["~standard"].vendor;
   return Object.freeze({
     op,
     // Input: advertised as JSON Schema, validated by runOperation (typed INVALID_ARGUMENT).
     inputSchema: cachedSchema(input, passThrough, vendor),
-    outputSchema: cachedSchema(output, op.outputSchema["~standard"].validate, vendor),
+    outputSchema: cachedSchema(output.json, output.schema["~standard"].validate, vendor),
   });
 }));
 

@@ -2,7 +2,9 @@
  * The workspace server as a ServerDefinition: the operation registry's tools (module-scope
  * table in tools.ts) with progress, cancellation and confirmation, and empty prompt and
  * resource lists (so every cacheable list of the 2026-07-28 revision exists and carries
- * its cache hints; an unknown resource URI is -32602 with data.uri).
+ * its cache hints; an unknown resource URI is -32602 with data.uri). Results are shaped
+ * by content.ts: typed structuredContent plus blocks for a model; errors without
+ * structuredContent, the typed error in `_meta["wmcp/error"]`.
  */
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -13,6 +15,7 @@ import { sha256Hex } from "../workspace/text.ts";
 import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
+import { errorResult, renderContent, structuredFor } from "./content.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -25,19 +28,35 @@ export function logEvent(event: Record<string, unknown>): void {
 /** A tools/call result as the SDK expects it. */
 export type ToolResult = ToolOutcome;
 
-/** Wraps an operation result: structuredContent plus the same JSON as a text block. */
-export function toolSuccess(result: Record<string, unknown>): ToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+/** Revisions without audio content blocks (read_media sends audio as a resource blob there). */
+const NO_AUDIO_REVISIONS = new Set(["2024-11-05", "2024-10-07"]);
+
+/** Wraps an operation result: typed structuredContent plus content blocks for a model. */
+export function toolSuccess(
+  tool: string,
+  result: Record<string, unknown>,
+  options: { audio?: boolean } = {},
+): ToolResult {
+  return {
+    content: renderContent(tool, result, options),
+    structuredContent: structuredFor(tool, result),
+  };
 }
 
-/** Wraps any failure as a tool error with the typed error object as structured detail. */
+/**
+ * Wraps any failure as a tool error: one text block `"<CODE>: <sentence>"` and the typed
+ * error object in `_meta["wmcp/error"]`; no structuredContent (v1-era clients validate it
+ * against the tool's success outputSchema, even on errors).
+ */
 export function toolFailure(err: unknown): ToolResult {
-  const error = toWorkspaceError(err).toJSON();
-  return {
-    content: [{ type: "text", text: JSON.stringify({ error }) }],
-    structuredContent: { error },
-    isError: true,
-  };
+  return errorResult(toWorkspaceError(err).toJSON());
+}
+
+function audioBlocks(call: CallContext): boolean {
+  // Deprecated accessor, still the one that knows an initialization-era connection's
+  // revision; modern requests report 2026-07-28.
+  const version = call.server.server.getNegotiatedProtocolVersion();
+  return version === undefined || !NO_AUDIO_REVISIONS.has(version);
 }
 
 interface ConfirmState {
@@ -82,8 +101,10 @@ function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
     inputSchema: entry.inputSchema,
     outputSchema: entry.outputSchema,
     annotations: { title: op.title, ...op.annotations },
+    // Every failure, an unexpected one included, leaves as our error result (the SDK's own
+    // wrapping would send a bare message without the code).
     handler: (args: Record<string, unknown>, call: CallContext) =>
-      callTool(op.name, args, call, workspace),
+      callTool(op.name, args, call, workspace).catch(toolFailure),
   });
 }
 
@@ -134,7 +155,7 @@ async function callTool(
       input,
     );
     cadence.stop();
-    return toolSuccess(result);
+    return toolSuccess(name, result, { audio: audioBlocks(call) });
   } catch (err) {
     cadence.stop();
     if (abortedAt !== undefined) {

@@ -152,15 +152,21 @@ Deno.test("client against its own servers: every command over both transports an
           assert.equal(c.mcpResult.isError, undefined);
           assert.equal(c.mcpResult.structuredContent.path, "hello.txt");
           assert.equal(c.mcpResult.structuredContent.content, "hi there\n");
-          assert.deepEqual(JSON.parse(c.mcpResult.content[0].text), c.mcpResult.structuredContent);
+          // The text block is written for a model: a header line, then the file text.
+          assert.match(
+            c.mcpResult.content[0].text,
+            /^\[hello\.txt, lines 1-1 of 1, .*\]\nhi there\n$/,
+          );
 
           // A tool error is exit 1 with the whole envelope on stdout (and no client error).
           assertExit(outside, 1);
           assert.equal(outside.stderr, "", describe(outside));
           const o = callEnvelope(stdoutJson(outside), v.era, v.version);
           assert.equal(o.mcpResult.isError, true);
-          assert.equal(o.mcpResult.structuredContent.error.code, "OUTSIDE_WORKSPACE");
-          assert.equal(o.mcpResult.structuredContent.error.argument, "path");
+          assert.equal(o.mcpResult.structuredContent, undefined);
+          assert.equal(o.mcpResult._meta["wmcp/error"].code, "OUTSIDE_WORKSPACE");
+          assert.equal(o.mcpResult._meta["wmcp/error"].argument, "path");
+          assert.match(o.mcpResult.content[0].text, /^OUTSIDE_WORKSPACE: /);
         });
       }
 
@@ -203,8 +209,8 @@ Deno.test("client against its own servers: every command over both transports an
             assertExit(skipped, 1);
             const sk = callEnvelope(stdoutJson(skipped), era, version);
             assert.equal(sk.mcpResult.isError, true);
-            assert.equal(sk.mcpResult.structuredContent.error.code, "INVALID_ARGUMENT");
-            assert.equal(sk.mcpResult.structuredContent.error.argument, "path");
+            assert.equal(sk.mcpResult._meta["wmcp/error"].code, "INVALID_ARGUMENT");
+            assert.equal(sk.mcpResult._meta["wmcp/error"].argument, "path");
           }
           const unknown = await runClient(
             ["server-info", ...tr.target, "--protocol-version", "2099-01-01"],
@@ -413,7 +419,8 @@ Deno.test("client output modes and argument sources", async (t) => {
       assert.match(j.derived, /not lossless/);
       assert.equal(j.isError, false);
       assert.equal(j.structuredContent.content, "hi there\n");
-      assert.deepEqual(JSON.parse(j.text[0]), j.structuredContent);
+      assert.equal(j.text[0], j.text[0].split("\n")[0] + "\nhi there\n", "header, then the text");
+      assert.ok(!("error" in j) && !("media" in j));
       assert.equal(j.metadata.era, "modern");
       assert.ok(!("mcpResult" in j));
 
@@ -425,7 +432,45 @@ Deno.test("client output modes and argument sources", async (t) => {
         !pretty.stdout.includes("contractVersion"),
         "pretty shows the content, no envelope",
       );
-      assert.deepEqual(JSON.parse(pretty.stdout), j.structuredContent);
+      assert.equal(pretty.stdout, j.text[0] + "\n", "pretty prints the text block as is");
+    });
+
+    await t.step("tools call: derived views show the typed error and the media block", async () => {
+      const tool = (name: string, args: string, output: string) =>
+        runClient(["tools", "call", name, "--arguments", args, ...http, "--output", output], {
+          read,
+        });
+      const [err, errPretty, media, mediaPretty] = await pool([
+        () => tool("read_file", '{"path":"../x"}', "json"),
+        () => tool("read_file", '{"path":"../x"}', "pretty"),
+        () => tool("read_media", '{"path":"hello.txt"}', "json"),
+        () => tool("read_media", '{"path":"hello.txt"}', "pretty"),
+      ]);
+      assertExit(err, 1);
+      const e = stdoutJson(err);
+      assert.equal(e.isError, true);
+      assert.equal(e.error.code, "OUTSIDE_WORKSPACE");
+      assert.equal(e.error.argument, "path");
+      assert.equal(e.structuredContent, null);
+      assert.match(e.text[0], /^OUTSIDE_WORKSPACE: /);
+      assertExit(errPretty, 1);
+      assert.equal(errPretty.stdout, e.text[0] + "\n");
+
+      assertExit(media, 0);
+      const m = stdoutJson(media);
+      assert.deepEqual(m.media, [{
+        type: "resource",
+        mimeType: "text/plain",
+        uri: "wmcp://workspace/hello.txt",
+        bytes: 9,
+      }]);
+      assert.equal(m.structuredContent.size, 9);
+      assert.ok(!("data" in m.structuredContent));
+      assertExit(mediaPretty, 0);
+      assert.match(
+        mediaPretty.stdout,
+        /\n\[resource text\/plain wmcp:\/\/workspace\/hello\.txt, 9 bytes\]\n$/,
+      );
     });
 
     await t.step("pretty failures are human text on stderr", async () => {
@@ -514,7 +559,7 @@ Deno.test("tools run: JSONL of calls, --keep-going, worst exit code, invalid lin
         }
         assert.equal(out[0].mcpResult.structuredContent.content, "hi there\n");
         assert.equal(out[1].mcpResult.isError, true);
-        assert.equal(out[1].mcpResult.structuredContent.error.code, "OUTSIDE_WORKSPACE");
+        assert.equal(out[1].mcpResult._meta["wmcp/error"].code, "OUTSIDE_WORKSPACE");
         assert.equal(out[2].mcpResult.structuredContent.mode, "read-only");
       }
     });
@@ -651,19 +696,20 @@ Deno.test("client confirmation through --input-responses-file and --non-interact
           assertExit(dec, 1);
           const d = stdoutJson(dec);
           assert.equal(d.mcpResult.isError, true);
-          assert.equal(d.mcpResult.structuredContent.error.code, "CONFIRMATION_REQUIRED");
-          assert.equal(d.mcpResult.structuredContent.error.details.action, "decline");
+          assert.equal(d.mcpResult._meta["wmcp/error"].code, "CONFIRMATION_REQUIRED");
+          assert.equal(d.mcpResult._meta["wmcp/error"].details.action, "decline");
           assert.equal(await exists(`${root}/${name("decline")}`), true);
 
           // Non-interactive: the client does not advertise elicitation, so the server says so.
           assertExit(none, 1);
           const n = stdoutJson(none);
           assert.equal(n.mcpResult.isError, true);
-          assert.equal(n.mcpResult.structuredContent.error.code, "CONFIRMATION_REQUIRED");
+          assert.equal(n.mcpResult._meta["wmcp/error"].code, "CONFIRMATION_REQUIRED");
           assert.match(
-            n.mcpResult.structuredContent.error.message,
+            n.mcpResult._meta["wmcp/error"].message,
             /did not declare the elicitation capability/,
           );
+          assert.match(n.mcpResult.content[0].text, /^CONFIRMATION_REQUIRED: .*confirm: true/);
           assert.equal(n.metadata.rounds, 1);
           assert.equal(await exists(`${root}/${name("none")}`), true);
         });

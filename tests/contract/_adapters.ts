@@ -268,6 +268,87 @@ export async function cliAdapter(): Promise<Adapter> {
 // ---------------------------------------------------------------------------------------
 // MCP clients (3-5)
 
+/** One content block as the clients hand it over. */
+interface Block {
+  type: string;
+  text?: string;
+  data?: string;
+  mimeType?: string;
+  resource?: { uri?: string; mimeType?: string; blob?: string };
+}
+
+/** The media block read_media must send for a MIME type. */
+function mediaType(mimeType: string): string {
+  return mimeType.startsWith("image/")
+    ? "image"
+    : mimeType.startsWith("audio/")
+    ? "audio"
+    : "resource";
+}
+
+/**
+ * Why a success result's content blocks are not what a model must read, or null. The typed
+ * result is structuredContent; the content is checked against it, tool by tool.
+ */
+function contentProblem(name: string, sc: Record<string, unknown>, blocks: Block[]): string | null {
+  const texts = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "");
+  if (name === "read_media") {
+    const media = blocks.filter((b) => b.type !== "text");
+    const mime = String(sc.mimeType);
+    if (media.length !== 1) return `read_media: ${media.length} media blocks`;
+    const [m] = media;
+    if (m.type !== mediaType(mime)) return `read_media: a ${m.type} block for ${mime}`;
+    const blockMime = m.type === "resource" ? m.resource?.mimeType : m.mimeType;
+    if (blockMime !== mime) return `read_media: block MIME ${blockMime}, result ${mime}`;
+    if (m.type === "resource") {
+      const path = String(sc.path).split("/").map(encodeURIComponent).join("/");
+      if (m.resource?.uri !== `wmcp://workspace/${path}`) {
+        return `read_media: resource URI ${m.resource?.uri}`;
+      }
+    }
+    if ("data" in sc) return "read_media: data in structuredContent";
+    return texts.length <= 1 ? null : `read_media: ${texts.length} text blocks`;
+  }
+  if (blocks.length !== 1 || texts.length !== 1) {
+    return `${blocks.length} blocks, expected one text`;
+  }
+  const [text] = texts;
+  if (/^\s*[{[]"/.test(text)) return "the text block is JSON";
+  const lines = text.split("\n");
+  switch (name) {
+    case "read_file": {
+      const body = text.slice(text.indexOf("\n") + 1);
+      if (!lines[0].startsWith(`[${sc.path}, `)) return `read_file header: ${lines[0]}`;
+      return body === sc.content
+        ? null
+        : "read_file: the text after the header is not the file text";
+    }
+    case "search_text": {
+      const matches = sc.matches as { path: string; line: number; column: number }[];
+      for (const m of matches) {
+        if (!lines.some((l) => l.startsWith(`${m.path}:${m.line}:${m.column}: `))) {
+          return `search_text: no line for ${m.path}:${m.line}`;
+        }
+      }
+      return /\.$/.test(lines.at(-1)!) ? null : `search_text: no summary line`;
+    }
+    case "list_directory":
+    case "find_files": {
+      const entries = (sc.entries ?? sc.matches) as { path: string; type: string }[];
+      for (const [i, e] of entries.entries()) {
+        const want = e.type === "directory" ? `${e.path}/` : e.path;
+        if (!lines[i]?.startsWith(want)) return `${name}: line ${i} is ${lines[i]}, not ${want}`;
+      }
+      if (typeof sc.nextCursor === "string" && !text.includes(sc.nextCursor)) {
+        return `${name}: the cursor is not in the text`;
+      }
+      return null;
+    }
+    default:
+      return text.trim() === "" ? "empty text" : null;
+  }
+}
+
 /** Maps a tools/call result (or the error it threw) to an outcome, checking presentation. */
 async function callOutcome(client: Client, name: string, args: unknown): Promise<Outcome> {
   let r;
@@ -282,26 +363,32 @@ async function callOutcome(client: Client, name: string, args: unknown): Promise
     }
     return { kind: "other", detail: `threw ${code ?? ""}: ${msg}` };
   }
-  const text = r.content?.length === 1 && r.content[0].type === "text"
-    ? (r.content[0] as { text: string }).text
-    : undefined;
+  const blocks = (r.content ?? []) as Block[];
   const sc = r.structuredContent as Record<string, unknown> | undefined;
   if (r.isError === true) {
-    const error = (sc as { error?: Record<string, unknown> } | undefined)?.error;
-    if (error === undefined) {
-      return { kind: "other", detail: `isError without structuredContent.error: ${text}` };
-    }
-    if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify({ error })) {
-      return { kind: "other", detail: `error text block differs: ${text}` };
-    }
+    // An error result: no structuredContent, one text block "<CODE>: ...", the typed error
+    // in _meta["wmcp/error"].
+    const error = (r._meta as Record<string, unknown> | undefined)?.["wmcp/error"] as
+      | Record<string, unknown>
+      | undefined;
+    if (sc !== undefined) return { kind: "other", detail: "error result with structuredContent" };
+    if (error === undefined) return { kind: "other", detail: "isError without _meta[wmcp/error]" };
     if (typeof error.message !== "string") return { kind: "other", detail: "no error message" };
+    const text = blocks.length === 1 && blocks[0].type === "text" ? blocks[0].text : undefined;
+    if (
+      text === undefined || !text.startsWith(`${error.code}: `) || !text.includes(error.message)
+    ) {
+      return { kind: "other", detail: `error text block: ${JSON.stringify(blocks)}` };
+    }
     return errorOutcome(error);
   }
-  if (sc === undefined) return { kind: "other", detail: `no structuredContent: ${text}` };
-  if (text === undefined || JSON.stringify(JSON.parse(text)) !== JSON.stringify(sc)) {
-    return { kind: "other", detail: `text block differs from structuredContent: ${text}` };
-  }
-  return { kind: "result", value: sc };
+  if (sc === undefined) return { kind: "other", detail: `no structuredContent` };
+  const problem = contentProblem(name, sc, blocks);
+  if (problem !== null) return { kind: "other", detail: `content: ${problem}` };
+  if (name !== "read_media") return { kind: "result", value: sc };
+  // The payload travels once, in the media block: the typed result gets its data back from it.
+  const media = blocks.find((b) => b.type !== "text")!;
+  return { kind: "result", value: { ...sc, data: media.data ?? media.resource?.blob } };
 }
 
 function stdioArgs(root: string, config: ConfigName): string[] {

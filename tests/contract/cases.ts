@@ -38,6 +38,8 @@ const LARGE = LINE.repeat(3000);
 const BIG_CONTENT = "0123456789abcdef\n".repeat(9000);
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2]);
+/** The start of a RIFF/WAVE header (read_media judges by the name, not the bytes). */
+const WAV = new Uint8Array([0x52, 0x49, 0x46, 0x46, 4, 0, 0, 0, 0x57, 0x41, 0x56, 0x45]);
 const NUL_BYTES = new Uint8Array([0x61, 0x00, 0x62, 0x0a]);
 const BAD_UTF8 = new Uint8Array([0x41, 0xff, 0xfe, 0x0a]);
 
@@ -374,6 +376,36 @@ export const CASES: Case[] = [
         size: PNG.length,
         sha256: sha(PNG),
         data: b64(PNG),
+      },
+    },
+  },
+  {
+    name: "read_media: WAV bytes (an audio block over MCP)",
+    op: "read_media",
+    fixture: { "s.wav": WAV },
+    args: (p) => ({ path: p("s.wav") }),
+    expect: {
+      result: {
+        path: "s.wav",
+        mimeType: "audio/wav",
+        size: WAV.length,
+        sha256: sha(WAV),
+        data: b64(WAV),
+      },
+    },
+  },
+  {
+    name: "read_media: other binary (an embedded resource blob over MCP), a name to encode",
+    op: "read_media",
+    fixture: { "a dir/x #1.bin": NUL_BYTES },
+    args: (p) => ({ path: p("a dir/x #1.bin") }),
+    expect: {
+      result: {
+        path: "a dir/x #1.bin",
+        mimeType: "application/octet-stream",
+        size: NUL_BYTES.length,
+        sha256: sha(NUL_BYTES),
+        data: b64(NUL_BYTES),
       },
     },
   },

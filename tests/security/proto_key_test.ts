@@ -25,7 +25,9 @@ function callText(id: number, argsJson: string, meta?: Record<string, unknown>):
 function errorOf(result: Record<string, unknown>): Record<string, unknown> {
   assert.equal(result.isError, true, JSON.stringify(result));
   const text = (result.content as { text: string }[])[0].text;
-  return (JSON.parse(text) as { error: Record<string, unknown> }).error;
+  const error = (result._meta as Record<string, Record<string, unknown>>)["wmcp/error"];
+  assert.ok(text.startsWith(`${error.code}: `), text);
+  return error;
 }
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {

@@ -49,7 +49,12 @@ async function toolCall(
   name: string,
   args: Record<string, unknown>,
   signal?: AbortSignal,
-): Promise<{ isError?: boolean; structuredContent?: Record<string, unknown>; text: string }> {
+): Promise<{
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+  text: string;
+}> {
   const res = await fetch(url, {
     method: "POST",
     signal,
@@ -75,6 +80,7 @@ async function toolCall(
     result?: {
       isError?: boolean;
       structuredContent?: Record<string, unknown>;
+      _meta?: Record<string, unknown>;
       content: { text: string }[];
     };
   };
@@ -186,8 +192,10 @@ for (const c of CASES) {
       await health.body?.cancel();
       const r = await hostile;
       if (r.isError) {
-        const error = JSON.parse(r.text).error as { code: string; details?: { limit?: number } };
+        // The typed error travels in _meta["wmcp/error"]; the text is "<CODE>: <sentence>".
+        const error = r._meta?.["wmcp/error"] as { code: string; details?: { limit?: number } };
         assert.equal(error.code, "TIME_BUDGET_EXCEEDED", r.text);
+        assert.ok(r.text.startsWith("TIME_BUDGET_EXCEEDED: "), r.text);
         assert.deepEqual(error.details, { limit: 300 });
       } else {
         console.log(`${c.tool}: the hostile input completed within 300 ms (linear-time matcher)`);

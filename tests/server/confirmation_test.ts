@@ -78,7 +78,7 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
               } else {
                 assert.equal(r.isError, true);
                 assert.equal(
-                  (r.structuredContent as { error: { code: string } }).error.code,
+                  (r._meta?.["wmcp/error"] as { code: string }).code,
                   "CONFIRMATION_REQUIRED",
                 );
               }
@@ -96,9 +96,11 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
         try {
           const r = await client.callTool({ name: "delete_path", arguments: { path: file } });
           assert.equal(r.isError, true);
-          const err = (r.structuredContent as { error: { code: string; message: string } }).error;
+          const err = r._meta?.["wmcp/error"] as { code: string; message: string };
           assert.equal(err.code, "CONFIRMATION_REQUIRED");
           assert.match(err.message, /confirm: true/);
+          const text = (r.content[0] as { text: string }).text;
+          assert.match(text, /^CONFIRMATION_REQUIRED: .*confirm: true/);
           assert.ok(await Deno.stat(`${root}/${file}`));
           const ok = await client.callTool({
             name: "delete_path",
@@ -207,10 +209,10 @@ Deno.test("delete_path confirmation through elicitation: accept, decline, cancel
         }, { capabilities: caps });
         const fr = foreign.messages[0].result as {
           isError: boolean;
-          structuredContent: { error: { code: string } };
+          _meta: { "wmcp/error": { code: string } };
         };
         assert.equal(fr.isError, true);
-        assert.equal(fr.structuredContent.error.code, "INVALID_ARGUMENT");
+        assert.equal(fr._meta["wmcp/error"].code, "INVALID_ARGUMENT");
         await Deno.stat(`${root}/other.txt`);
         const good = await modernRequest(server.url, "tools/call", {
           name: "delete_path",

@@ -29,7 +29,7 @@ Deno.test("HTTP: v2 client (modern and forced legacy) and v1 client list and cal
           });
           assert.equal(bad.isError, true);
           assert.equal(
-            (bad.structuredContent as { error: { code: string } }).error.code,
+            (bad._meta?.["wmcp/error"] as { code: string }).code,
             "OUTSIDE_WORKSPACE",
           );
         } finally {

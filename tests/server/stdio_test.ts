@@ -43,13 +43,12 @@ for (const mode of ["auto", "legacy"] as const) {
           arguments: { path: 7, extra: true },
         });
         assert.equal(invalid.isError, true);
-        const ie =
-          (invalid.structuredContent as { error: { code: string; argument?: string } }).error;
+        const ie = invalid._meta?.["wmcp/error"] as { code: string; argument?: string };
         assert.deepEqual([ie.code, ie.argument], ["INVALID_ARGUMENT", "path"]);
         const bad = await client.callTool({ name: "read_file", arguments: { path: "../x" } });
         assert.equal(bad.isError, true);
         assert.deepEqual(
-          (bad.structuredContent as { error: { code: string } }).error.code,
+          (bad._meta?.["wmcp/error"] as { code: string }).code,
           "OUTSIDE_WORKSPACE",
         );
       });

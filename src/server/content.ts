@@ -1,0 +1,328 @@
+/**
+ * What a model reads of a tool result: one renderer per tool turns the typed result into
+ * content blocks (file text as text, grep-style hits, one entry per line, image and audio
+ * blocks), and one function words a typed error as the sentence an error result carries.
+ * structuredContent keeps the typed result; nothing here changes it except read_media's
+ * `data`, which travels once, in its media block.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { ErrorObject } from "../workspace/errors.ts";
+
+/** One content block of a tools/call result. */
+export type ContentBlock = CallToolResult["content"][number];
+
+/** The `_meta` key of an error result that carries the typed error object for programs. */
+export const ERROR_META_KEY = "wmcp/error";
+
+/** URI prefix of read_media's embedded resource: workspace-relative, no machine path. */
+export const MEDIA_URI_PREFIX = "wmcp://workspace/";
+
+/** Fields of a typed result that MCP sends in a content block instead of structuredContent. */
+export const CONTENT_ONLY_FIELDS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  read_media: Object.freeze(["data"]),
+});
+
+type Result = Record<string, unknown>;
+
+const str = (v: unknown): string => String(v);
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** The workspace-relative URI of a read_media resource block. */
+export function mediaUri(path: string): string {
+  return MEDIA_URI_PREFIX + path.split("/").map(encodeURIComponent).join("/");
+}
+
+/**
+ * The sentence of an error result: `"<CODE>: <message>"`, with what a model needs to act on
+ * worded in (the argument to blame, the limit, the candidate lines, how to confirm).
+ */
+export function errorText(error: ErrorObject): string {
+  const d = (error.details ?? {}) as Record<string, unknown>;
+  let s = error.message;
+  const add = (part: string) => (s += part);
+  if (error.argument !== undefined && !s.includes(error.argument)) {
+    add(` (argument \`${error.argument}\`)`);
+  }
+  switch (error.code) {
+    case "CONFIRMATION_REQUIRED":
+      // A person declined or cancelled (details.action): say so, and do not suggest a bypass.
+      if (d.action === undefined && !s.includes("confirm: true")) {
+        add("; pass confirm: true to proceed");
+      }
+      break;
+    case "TOO_LARGE":
+      if (d.limit !== undefined && !s.includes(str(d.limit))) add(`; the limit is ${d.limit}`);
+      break;
+    case "AMBIGUOUS_MATCH":
+    case "NO_MATCH":
+      if (Array.isArray(d.candidates) && d.candidates.length > 0 && !/lines? /.test(s)) {
+        add(`; candidate lines: ${d.candidates.join(", ")}`);
+      }
+      break;
+  }
+  return `${error.code}: ${s}${/[.!?]$/.test(s) ? "" : "."}`;
+}
+
+/** The error result every error path of a tool call returns (no structuredContent). */
+export function errorResult(error: ErrorObject): CallToolResult {
+  return {
+    content: [{ type: "text", text: errorText(error) }],
+    isError: true,
+    _meta: { [ERROR_META_KEY]: error },
+  };
+}
+
+/** The typed result as MCP's structuredContent: the result without its content-only fields. */
+export function structuredFor(tool: string, result: Result): Result {
+  const omit = CONTENT_ONLY_FIELDS[tool];
+  if (omit === undefined) return result;
+  return Object.fromEntries(Object.entries(result).filter(([k]) => !omit.includes(k)));
+}
+
+/** Options of renderContent. */
+export interface RenderOptions {
+  /** Whether the client's revision has audio blocks (2025-03-26 and later); default true. */
+  audio?: boolean;
+}
+
+/** The content blocks of a successful call of a tool, written for a model. */
+export function renderContent(
+  tool: string,
+  result: Result,
+  options: RenderOptions = {},
+): ContentBlock[] {
+  if (tool === "read_media") return mediaBlocks(result, options.audio !== false);
+  const render = TEXT_RENDERERS[tool];
+  const text = render ? render(result) : JSON.stringify(result);
+  return [{ type: "text", text }];
+}
+
+const TEXT_RENDERERS: Record<string, (r: Result) => string> = {
+  read_file: readFileText,
+  search_text: searchText,
+  list_directory: listText,
+  find_files: findText,
+  get_file_info: fileInfoText,
+  workspace_info: workspaceInfoText,
+  write_file: writeFileText,
+  edit_file: editFileText,
+  create_directory: createDirectoryText,
+  move_path: (r) =>
+    `Moved ${r.type} ${r.source} to ${r.destination}${
+      r.overwritten ? " (replacing what was there)" : ""
+    }.`,
+  delete_path: (r) => `Deleted ${r.type} ${r.path}.`,
+};
+
+function readFileText(r: Result): string {
+  const start = r.startLine as number;
+  const end = r.endLine as number;
+  const parts = [str(r.path)];
+  const range = end < start ? "no lines" : `lines ${start}-${end}`;
+  parts.push(typeof r.totalLines === "number" ? `${range} of ${r.totalLines}` : range);
+  parts.push(`${r.size} bytes`);
+  if (typeof r.sha256 === "string") parts.push(`sha256 ${r.sha256}`);
+  else parts.push("sha256 and total lines not computed (file over maxHashBytes)");
+  if (r.truncated === true) {
+    parts.push(
+      `truncated (${r.truncatedReason})` +
+        (typeof r.nextStartLine === "number" ? `: continue with startLine ${r.nextStartLine}` : ""),
+    );
+  }
+  if (r.lineTruncated === true) parts.push("the last line was cut");
+  return `[${parts.join(", ")}]\n${r.content}`;
+}
+
+interface Match {
+  path: string;
+  line: number;
+  column: number;
+  text: string;
+  textStartColumn?: number;
+  before?: string[];
+  after?: string[];
+}
+
+/** grep-style lines: `path:line:col: text` for matches, `path-line- text` for context. */
+function searchText(r: Result): string {
+  const matches = r.matches as Match[];
+  const out: string[] = [];
+  // Per file, every line to print (a match wins over context), in line order.
+  const files = new Map<string, Map<number, string>>();
+  for (const m of matches) {
+    let lines = files.get(m.path);
+    if (!lines) files.set(m.path, lines = new Map());
+    const ctx = (n: number, text: string) => {
+      if (!lines!.has(n)) lines!.set(n, `${m.path}-${n}- ${text}`);
+    };
+    (m.before ?? []).forEach((t, i) => ctx(m.line - (m.before!.length - i), t));
+    const clipped = (m.textStartColumn ?? 1) > 1 ? "…" : "";
+    lines.set(m.line, `${m.path}:${m.line}:${m.column}: ${clipped}${m.text}`);
+    (m.after ?? []).forEach((t, i) => ctx(m.line + 1 + i, t));
+  }
+  let first = true;
+  for (const lines of files.values()) {
+    let prev: number | undefined;
+    for (const n of [...lines.keys()].sort((a, b) => a - b)) {
+      if (!first && (prev === undefined || n > prev + 1)) out.push("--");
+      first = false;
+      out.push(lines.get(n)!);
+      prev = n;
+    }
+  }
+  const skipped = r.filesSkipped as Record<string, number>;
+  const skips = Object.entries(skipped).filter(([, n]) => n > 0).map(([k, n]) =>
+    `${n} ${k === "tooLarge" ? "too large" : k}`
+  );
+  let summary = matches.length === 0
+    ? "No matches"
+    : `${plural(matches.length, "matching line")} in ${plural(r.filesMatched as number, "file")}`;
+  summary += ` (${plural(r.filesSearched as number, "file")} searched${
+    skips.length ? `; skipped: ${skips.join(", ")}` : ""
+  })`;
+  if (r.truncated === true) summary += `; ${truncationHint(str(r.truncatedReason), "search")}`;
+  out.push(`${summary}.`);
+  return out.join("\n");
+}
+
+function truncationHint(reason: string, what: "search" | "find"): string {
+  const narrow = what === "search" ? "narrow `path` or `include`" : "narrow `path` or the pattern";
+  switch (reason) {
+    case "maxMatches":
+      return `truncated at maxMatches: ${narrow} to see the rest`;
+    case "maxResults":
+      return `truncated at maxResults: ${narrow} to see the rest`;
+    case "maxResultBytes":
+      return `truncated at the result byte budget (maxResultBytes): ${narrow}${
+        what === "search" ? " or lower contextLines" : ""
+      }`;
+    default:
+      return `truncated (${reason}): ${narrow}`;
+  }
+}
+
+function entryLine(e: { path: string; type: string; size?: number | null }): string {
+  switch (e.type) {
+    case "directory":
+      return `${e.path}/`;
+    case "symlink":
+      return `${e.path} (symlink)`;
+    case "other":
+      return `${e.path} (special file)`;
+    default:
+      return typeof e.size === "number" ? `${e.path} (${e.size} bytes)` : e.path;
+  }
+}
+
+function listText(r: Result): string {
+  const entries = r.entries as { path: string; type: string; size: number | null }[];
+  const out = entries.map(entryLine);
+  if (entries.length === 0) out.push(`(${r.path} has no entries)`);
+  if (typeof r.nextCursor === "string" || r.truncated === true) {
+    let trailer = `${entries.length} of ${r.total} entries`;
+    if (r.truncated === true) trailer += `, truncated (${r.truncatedReason})`;
+    if (typeof r.nextCursor === "string") {
+      trailer += `; for the next page call list_directory again with cursor: ${r.nextCursor}`;
+    }
+    out.push(`[${trailer}]`);
+  }
+  return out.join("\n");
+}
+
+function findText(r: Result): string {
+  const matches = r.matches as { path: string; type: string }[];
+  const out = matches.map(entryLine);
+  if (matches.length === 0) {
+    out.push(`No matches (${plural(r.visited as number, "entry", "entries")} visited).`);
+  }
+  if (r.truncated === true) {
+    out.push(
+      `[${plural(matches.length, "match", "matches")}; ${
+        truncationHint(str(r.truncatedReason), "find")
+      }]`,
+    );
+  }
+  return out.join("\n");
+}
+
+function keyValues(rows: [string, unknown][]): string {
+  return rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) => `${k}: ${v}`)
+    .join("\n");
+}
+
+const pairs = (o: unknown) =>
+  Object.entries(o as Record<string, unknown>).map(([k, v]) => `${k}=${v}`).join(", ");
+
+function fileInfoText(r: Result): string {
+  const link = r.symlink as { status: string; target?: string; targetType?: string } | undefined;
+  return keyValues([
+    ["path", r.path],
+    ["type", r.type],
+    ["size", `${r.size} bytes`],
+    ["mode", r.mode],
+    ["modified", r.mtime],
+    ["accessed", r.atime],
+    ["created", r.birthtime],
+    ["changed", r.ctime],
+    ["links", r.nlink],
+    [
+      "symlink",
+      link &&
+      `${link.status}${link.target === undefined ? "" : ` -> ${link.target}`}${
+        link.targetType === undefined ? "" : ` (${link.targetType})`
+      }`,
+    ],
+  ]);
+}
+
+function workspaceInfoText(r: Result): string {
+  return keyValues([
+    ["root", r.root],
+    ["mode", r.mode],
+    ["limits", pairs(r.limits)],
+    ["permissions", pairs(r.permissions)],
+    ["containment", pairs(r.containment)],
+    ["engine", pairs(r.engine)],
+  ]);
+}
+
+function writeFileText(r: Result): string {
+  const skipped = r.previousSha256Skipped as { limit: number } | undefined;
+  return `${r.created ? "Created" : "Replaced"} ${r.path} (${r.size} bytes, sha256 ${r.sha256})${
+    typeof r.previousSha256 === "string" ? `; the previous sha256 was ${r.previousSha256}` : ""
+  }${skipped ? `; the previous file was over maxHashBytes and not hashed` : ""}.`;
+}
+
+function editFileText(r: Result): string {
+  const head = !r.changed
+    ? `${r.path} is unchanged (${plural(r.replacements as number, "replacement")}).`
+    : `${r.dryRun ? "Dry run, nothing written: would edit" : "Edited"} ${r.path}: ${
+      plural(r.replacements as number, "replacement")
+    }, sha256 ${r.sha256Before} -> ${r.sha256After}${
+      r.truncated === true ? "; the diff was cut at maxResultBytes" : ""
+    }.`;
+  return r.diff ? `${head}\n${r.diff}` : head;
+}
+
+function createDirectoryText(r: Result): string {
+  const made = r.createdPaths as string[];
+  if (!r.created) return `${r.path} already exists as a directory; nothing was created.`;
+  return `Created ${made.join(", ")}${
+    r.truncated === true ? " (list cut at maxResultBytes)" : ""
+  }.`;
+}
+
+function mediaBlocks(r: Result, audio: boolean): ContentBlock[] {
+  const mimeType = str(r.mimeType);
+  const data = str(r.data);
+  const line: ContentBlock = {
+    type: "text",
+    text: `${r.path}: ${mimeType}, ${r.size} bytes, sha256 ${r.sha256}`,
+  };
+  if (mimeType.startsWith("image/")) return [line, { type: "image", data, mimeType }];
+  if (audio && mimeType.startsWith("audio/")) return [line, { type: "audio", data, mimeType }];
+  return [line, {
+    type: "resource",
+    resource: { uri: mediaUri(str(r.path)), mimeType, blob: data },
+  }];
+}
