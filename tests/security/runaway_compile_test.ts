@@ -165,18 +165,26 @@ Deno.test("a long literal over a 4 MiB line is linear, and stops when cancelled 
       };
       assert.equal(done.matches.length, 0);
       assert.equal(done.filesSearched, 2);
-      // Case-insensitive literals run on V8 in shrinking windows: cancel one mid-scan.
-      const ac = new AbortController();
-      const p = runOperation({ workspace: ws, signal: ac.signal }, "search_text", {
-        query,
-        caseSensitive: false,
-      }).then(() => "done", (e: WorkspaceError) => e.code);
-      setTimeout(() => ac.abort(), 50);
-      const code = await p;
-      assert.ok(code === "CANCELLED" || code === "done", String(code));
-      // The worker acknowledged the stop (between windows) instead of being abandoned.
-      await new Promise((r) => setTimeout(r, 300));
-      assert.equal(ws.engine.stats.abandoned, 0);
+      // Case-insensitive literals run on V8 in shrinking windows: cancel one mid-scan. The
+      // worker must acknowledge the stop between windows instead of being abandoned. A worker
+      // thread starved of CPU on a loaded machine can miss the 100 ms acknowledgement once, so a
+      // bounded number of attempts is allowed; a scan that never checks its stop flag is
+      // abandoned on every attempt and fails.
+      let acknowledged = false;
+      for (let attempt = 0; attempt < 3 && !acknowledged; attempt++) {
+        const before = ws.engine.stats.abandoned;
+        const ac = new AbortController();
+        const p = runOperation({ workspace: ws, signal: ac.signal }, "search_text", {
+          query,
+          caseSensitive: false,
+        }).then(() => "done", (e: WorkspaceError) => e.code);
+        setTimeout(() => ac.abort(), 50);
+        const code = await p;
+        assert.ok(code === "CANCELLED" || code === "done", String(code));
+        await new Promise((r) => setTimeout(r, 300));
+        acknowledged = ws.engine.stats.abandoned === before;
+      }
+      assert.ok(acknowledged, `abandoned on every attempt: ${JSON.stringify(ws.engine.stats)}`);
     } finally {
       ws.engine.close();
     }
