@@ -510,3 +510,17 @@ export async function poolSteps(
   for (const i of steps.keys()) if (later(steps[i])) shown[i] = await one(steps[i]);
   return { steps: shown };
 }
+
+/** A v1 SDK stdio client's target: mcp-remote bridging to `url` (Claude Desktop's setup). */
+export function viaMcpRemote(
+  clients: Clients,
+  url: string,
+  configDir: string,
+): ClientPlan["target"] {
+  return {
+    type: "stdio",
+    command: clients.node,
+    args: [clients.module("mcp-remote/dist/proxy.js"), url, "--transport", "http-only", "--silent"],
+    env: { PATH: Deno.env.get("PATH") ?? "", HOME: configDir, MCP_REMOTE_CONFIG_DIR: configDir },
+  };
+}
