@@ -10,7 +10,6 @@ import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
 import { createHttpHandler, type HttpHandlerOptions } from "../../src/server/http.ts";
 import {
-  type ClientPlan,
   installClients,
   makeClientWorkspace,
   run,
