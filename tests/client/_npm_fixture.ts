@@ -17,6 +17,8 @@ export interface NpmFixture {
   version: string;
   /** An environment variable that may name a directory where this install was already done. */
   reuseEnv: string;
+  /** Directory holding the pair (default: this folder's fixtures/). */
+  fixtures?: string;
 }
 
 /** An installed fixture. */
@@ -44,8 +46,9 @@ export async function installNpmFixture(f: NpmFixture): Promise<InstalledNpmFixt
   const packageDir = `${dir}/node_modules/${f.packageName}`;
   try {
     if (!given) {
-      await Deno.copyFile(`${FIXTURES}/${f.name}.package.json`, `${dir}/package.json`);
-      await Deno.copyFile(`${FIXTURES}/${f.name}.package-lock.json`, `${dir}/package-lock.json`);
+      const from = f.fixtures ?? FIXTURES;
+      await Deno.copyFile(`${from}/${f.name}.package.json`, `${dir}/package.json`);
+      await Deno.copyFile(`${from}/${f.name}.package-lock.json`, `${dir}/package-lock.json`);
       const child = new Deno.Command("npm", {
         args: [
           "ci",

@@ -22,6 +22,8 @@ export const DEFAULT_MAX_SESSIONS = 100;
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** Default time after which a session never used after its `initialize` is closed (ms). */
 export const DEFAULT_UNUSED_SESSION_MS = 60 * 1000;
+/** Seconds a client refused a session (every one has a request in flight) waits: `Retry-After`. */
+export const SESSIONS_FULL_RETRY_AFTER_S = 1;
 
 /** Options of the legacy session table. */
 export interface LegacySessionsOptions {
@@ -253,7 +255,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       return jsonRpcError(503, {
         code: -32000,
         message: "Too many open sessions, all in use; close one (DELETE) or retry later",
-      });
+      }, { "retry-after": String(SESSIONS_FULL_RETRY_AFTER_S) });
     }
     // Out of the table at once, so a concurrent newcomer cannot pick the same victim.
     if (v !== null) void closeSession(v.id);
