@@ -122,8 +122,13 @@ async function resolveTarget(values: Values): Promise<Target> {
     return t;
   }
   if (values.endpoint !== undefined) {
-    if (values.transport !== undefined && values.transport !== "http") {
-      throw new ClientError("usage", "--endpoint implies --transport http");
+    if (
+      values.transport !== undefined && values.transport !== "http" && values.transport !== "sse"
+    ) {
+      throw new ClientError(
+        "usage",
+        "--endpoint takes --transport http (Streamable HTTP, the default) or sse (HTTP+SSE)",
+      );
     }
     let url: URL;
     try {
@@ -145,10 +150,14 @@ async function resolveTarget(values: Values): Promise<Target> {
       }
       headers.authorization = `Bearer ${token}`;
     }
-    return { kind: "http", url, headers, label: url.origin };
+    const kind = values.transport === "sse" ? "sse" : "http";
+    return { kind, url, headers, label: url.origin };
   }
-  if (values.transport === "http") {
-    throw new ClientError("usage", "--transport http needs --endpoint URL");
+  if (values.transport === "http" || values.transport === "sse") {
+    throw new ClientError("usage", `--transport ${values.transport} needs --endpoint URL`);
+  }
+  if (values.transport !== undefined && values.transport !== "stdio") {
+    throw new ClientError("usage", "--transport must be stdio, http or sse");
   }
   if (values["bearer-token-env"] !== undefined) {
     throw new ClientError("usage", "--bearer-token-env applies to --endpoint only");
