@@ -20,6 +20,7 @@ import {
   showTool,
   type ToolsPage,
 } from "../client/commands.ts";
+import { progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
 import { writeStdout } from "./output.ts";
 
@@ -367,6 +368,13 @@ export async function runClient(command: string, argv: string[]): Promise<number
         console.warn = sdkWarn;
       }
     }
+    // Progress of a running call: one updating line on stderr when it is a terminal, cleared
+    // when the call ends and before any prompt.
+    const progress = progressLine();
+    session.onElicitation.add(() => {
+      progress.clear();
+      return () => {};
+    });
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
@@ -383,7 +391,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
         returnInputRequired: !interaction.advertisesElicitation,
         tool,
         onWarning: warn,
-      });
+        onProgress: (p) => progress.update(name, p),
+      }).finally(() => progress.clear());
     };
     if (sub === "call") {
       const outcome = await callOne(rest[0], callArgs!);

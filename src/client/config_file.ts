@@ -1,7 +1,7 @@
 /** Reads a standard `mcpServers` configuration file (as desktop MCP hosts use) into a target. */
 import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
-import { resolveFromInvocation } from "../config.ts";
+import { invocationDirectory, resolveFromInvocation } from "../config.ts";
 
 /** Where the client connects. */
 export type Target =
@@ -128,13 +128,12 @@ export async function targetFromConfig(path: string, name: string): Promise<Targ
     command: expandVars(e.command, `${where}.command`),
     args: (args as string[]).map((a, i) => expandVars(a, `${where}.args[${i}]`)),
     env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
-    cwd: resolveFromInvocation(cwdOf(e.cwd, where)),
+    cwd: e.cwd === undefined ? invocationDirectory() : resolveFromInvocation(cwdOf(e.cwd, where)),
     label: name,
   };
 }
 
 function cwdOf(v: unknown, where: string): string {
-  if (v === undefined) return ".";
   if (typeof v !== "string" || v === "") {
     throw new ClientError("usage", `${where}.cwd must be a non-empty string`);
   }

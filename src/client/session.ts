@@ -149,11 +149,12 @@ function spawnError(err: unknown, command: string, cwd: string | undefined): Cli
   const code = (err as { code?: unknown })?.code;
   let why = (err as Error)?.message ?? String(err);
   if (code === "ENOENT") {
-    let cwdMissing: boolean;
+    let cwdMissing = false;
     try {
       cwdMissing = cwd !== undefined && !Deno.statSync(cwd).isDirectory;
-    } catch {
-      cwdMissing = true;
+    } catch (e) {
+      // Not readable here (our read permission) is not "missing": then the command is.
+      cwdMissing = e instanceof Deno.errors.NotFound;
     }
     why = cwdMissing
       ? `its working directory ${cwd} does not exist`
