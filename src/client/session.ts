@@ -71,8 +71,10 @@ const STDERR_TAIL_LINES = 8;
 export class ChildTransport extends StdioClientTransport {
   /** The child's pid once spawned (kept after the SDK forgets it). */
   childPid: number | null = null;
-  /** How the child ended, once it did. */
+  /** How the child ended, once it did on its own (not after we closed the connection). */
   exit: { code: number | null; signal: string | null } | null = null;
+  #closing = false;
+  #ended = false;
   #tail = "";
   readonly #command: string;
 
@@ -110,8 +112,14 @@ export class ChildTransport extends StdioClientTransport {
     this.childPid = this.pid;
     const proc = (this as unknown as { _process?: NodeLikeChild })._process;
     proc?.once("exit", (code, signal) => {
-      this.exit = { code, signal };
+      this.#ended = true;
+      if (!this.#closing) this.exit = { code, signal };
     });
+  }
+
+  override close(): Promise<void> {
+    this.#closing = true;
+    return super.close();
   }
 
   /** The working directory the child was given. */
@@ -126,7 +134,8 @@ export class ChildTransport extends StdioClientTransport {
 
   /** Sends SIGKILL to the child if it is still there. */
   kill(): void {
-    if (this.childPid === null || this.exit !== null) return;
+    if (this.childPid === null || this.#ended) return;
+    this.#closing = true;
     try {
       Deno.kill(this.childPid, "SIGKILL");
     } catch {
