@@ -60,7 +60,7 @@ export interface Session {
 /** How many bytes of a stdio server's stderr are kept for a failure message. */
 const STDERR_TAIL_BYTES = 4096;
 /** How many of its last stderr lines a failure message quotes. */
-const STDERR_TAIL_LINES = 8;
+const STDERR_TAIL_LINES = 12;
 
 /**
  * The SDK's stdio transport, subclassed (a subclass makes the SDK probe `server/discover` in

@@ -269,11 +269,14 @@ Deno.test("a stdio server that dies at start: exit code (or signal) and the last
       stderrTail: ["starting up", "fatal: no API key"],
     });
 
-    // The tail is bounded: the last 8 lines only.
+    // The tail is bounded: the last 12 lines only.
     const chatty = await runClient(target("chatty"), { read: [dir] });
     const c = assertFailure(chatty, "transport", 3);
     assert.match(c.message, /exited with code 9/);
-    assert.deepEqual(c.details.stderrTail, Array.from({ length: 8 }, (_, i) => `noise ${492 + i}`));
+    assert.deepEqual(
+      c.details.stderrTail,
+      Array.from({ length: 12 }, (_, i) => `noise ${488 + i}`),
+    );
 
     const killed = await runClient(target("killed"), { read: [dir] });
     assert.match(assertFailure(killed, "transport", 3).message, /killed by SIGKILL/);
