@@ -20,6 +20,7 @@ import {
   showTool,
   type ToolsPage,
 } from "../client/commands.ts";
+import { progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
 import { writeStdout } from "./output.ts";
 
@@ -122,8 +123,13 @@ async function resolveTarget(values: Values): Promise<Target> {
     return t;
   }
   if (values.endpoint !== undefined) {
-    if (values.transport !== undefined && values.transport !== "http") {
-      throw new ClientError("usage", "--endpoint implies --transport http");
+    if (
+      values.transport !== undefined && values.transport !== "http" && values.transport !== "sse"
+    ) {
+      throw new ClientError(
+        "usage",
+        "--endpoint takes --transport http (Streamable HTTP, the default) or sse (HTTP+SSE)",
+      );
     }
     let url: URL;
     try {
@@ -145,10 +151,14 @@ async function resolveTarget(values: Values): Promise<Target> {
       }
       headers.authorization = `Bearer ${token}`;
     }
-    return { kind: "http", url, headers, label: url.origin };
+    const kind = values.transport === "sse" ? "sse" : "http";
+    return { kind, url, headers, label: url.origin };
   }
-  if (values.transport === "http") {
-    throw new ClientError("usage", "--transport http needs --endpoint URL");
+  if (values.transport === "http" || values.transport === "sse") {
+    throw new ClientError("usage", `--transport ${values.transport} needs --endpoint URL`);
+  }
+  if (values.transport !== undefined && values.transport !== "stdio") {
+    throw new ClientError("usage", "--transport must be stdio, http or sse");
   }
   if (values["bearer-token-env"] !== undefined) {
     throw new ClientError("usage", "--bearer-token-env applies to --endpoint only");
@@ -387,6 +397,13 @@ export async function runClient(command: string, argv: string[]): Promise<number
         console.warn = sdkWarn;
       }
     }
+    // Progress of a running call: one updating line on stderr when it is a terminal, cleared
+    // when the call ends and before any prompt.
+    const progress = progressLine();
+    session.onElicitation.add(() => {
+      progress.clear();
+      return () => {};
+    });
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
@@ -403,7 +420,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
         returnInputRequired: !interaction.advertisesElicitation,
         tool,
         onWarning: warn,
-      });
+        onProgress: (p) => progress.update(name, p),
+      }).finally(() => progress.clear());
     };
     if (sub === "call") {
       const outcome = await callOne(rest[0], callArgs!);

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { classify, ClientError } from "./errors.ts";
 import type { RawMessage, Session } from "./session.ts";
 import { validate } from "./validate.ts";
+import type { ProgressUpdate } from "./progress.ts";
 import {
   type Deadline,
   isSdkTimeout,
@@ -261,6 +262,8 @@ export interface CallOptions {
   /** The tool's definition, when known (for validation). */
   tool?: Record<string, unknown>;
   onWarning: (message: string) => void;
+  /** Called with each progress notification of the call. */
+  onProgress?: (p: ProgressUpdate) => void;
 }
 
 /** The outcome of one tools/call. */
@@ -301,7 +304,10 @@ export async function callTool(
   try {
     await s.client.callTool({ name, arguments: args }, {
       ...deadline.sdkOptions,
-      onprogress: () => deadline.touch(),
+      onprogress: (p: ProgressUpdate) => {
+        deadline.touch();
+        o.onProgress?.(p);
+      },
       signal: deadline.signal,
       allowInputRequired: o.returnInputRequired,
     } as never);

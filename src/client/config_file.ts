@@ -1,6 +1,7 @@
 /** Reads a standard `mcpServers` configuration file (as desktop MCP hosts use) into a target. */
 import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
+import { invocationDirectory, resolveFromInvocation } from "../config.ts";
 
 /** Where the client connects. */
 export type Target =
@@ -12,7 +13,22 @@ export type Target =
     cwd?: string;
     label: string;
   }
-  | { kind: "http"; url: URL; headers: Record<string, string>; label: string };
+  | {
+    /** Streamable HTTP (`http`) or the older HTTP+SSE transport (`sse`, 2024-11-05). */
+    kind: "http" | "sse";
+    url: URL;
+    headers: Record<string, string>;
+    label: string;
+  };
+
+/** The `type` values a config entry may give (as desktop hosts spell them). */
+const ENTRY_TYPES: Record<string, "stdio" | "http" | "sse"> = {
+  stdio: "stdio",
+  http: "http",
+  "streamable-http": "http",
+  streamableHttp: "http",
+  sse: "sse",
+};
 
 /** Replaces ${VAR} with the environment's value; a missing variable is a usage error naming it. */
 export function expandVars(value: string, where: string): string {
@@ -38,7 +54,12 @@ function stringRecord(v: unknown, where: string): Record<string, string> {
   return out;
 }
 
-/** Loads server NAME from a config file: `{command,args,env,cwd}` (stdio) or `{url,headers}` (HTTP). */
+/**
+ * Loads server NAME from a config file: `{command,args,env,cwd}` (stdio) or `{url,headers}`
+ * (Streamable HTTP; `"type": "sse"` for the older HTTP+SSE transport). A stdio server starts
+ * in `cwd` when the entry gives one (relative to the invocation directory), else in the
+ * directory the user ran the command from (INIT_CWD under `deno task`, else the cwd).
+ */
 export async function targetFromConfig(path: string, name: string): Promise<Target> {
   let parsed: unknown;
   try {
@@ -62,14 +83,37 @@ export async function targetFromConfig(path: string, name: string): Promise<Targ
   }
   const e = entry as Record<string, unknown>;
   const where = `mcpServers.${name}`;
-  if (typeof e.url === "string") {
+  let type: "stdio" | "http" | "sse" | undefined;
+  if (e.type !== undefined) {
+    type = typeof e.type === "string" ? ENTRY_TYPES[e.type] : undefined;
+    if (type === undefined) {
+      throw new ClientError(
+        "usage",
+        `${where}.type must be one of ${Object.keys(ENTRY_TYPES).join(", ")}, got ${
+          JSON.stringify(e.type)
+        }`,
+      );
+    }
+  }
+  if (type === "http" || type === "sse" || (type === undefined && e.url !== undefined)) {
+    if (typeof e.url !== "string") {
+      throw new ClientError("usage", `${where} of type ${type} needs "url"`);
+    }
     let url: URL;
     try {
       url = new URL(expandVars(e.url, `${where}.url`));
     } catch {
       throw new ClientError("usage", `${where}.url is not a URL`);
     }
-    return { kind: "http", url, headers: stringRecord(e.headers, `${where}.headers`), label: name };
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new ClientError("usage", `${where}.url must be http(s)`);
+    }
+    return {
+      kind: type ?? "http",
+      url,
+      headers: stringRecord(e.headers, `${where}.headers`),
+      label: name,
+    };
   }
   if (typeof e.command !== "string" || e.command.length === 0) {
     throw new ClientError("usage", `${where} needs "command" (stdio) or "url" (HTTP)`);
@@ -84,7 +128,14 @@ export async function targetFromConfig(path: string, name: string): Promise<Targ
     command: expandVars(e.command, `${where}.command`),
     args: (args as string[]).map((a, i) => expandVars(a, `${where}.args[${i}]`)),
     env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
-    cwd: typeof e.cwd === "string" ? expandVars(e.cwd, `${where}.cwd`) : undefined,
+    cwd: e.cwd === undefined ? invocationDirectory() : resolveFromInvocation(cwdOf(e.cwd, where)),
     label: name,
   };
+}
+
+function cwdOf(v: unknown, where: string): string {
+  if (typeof v !== "string" || v === "") {
+    throw new ClientError("usage", `${where}.cwd must be a non-empty string`);
+  }
+  return expandVars(v, `${where}.cwd`);
 }

@@ -3,7 +3,11 @@
  * every raw JSON-RPC response as received (the lossless output reads those, never the
  * SDK's reshaped objects).
  */
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import {
+  Client,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError } from "./errors.ts";
@@ -53,56 +57,152 @@ export interface Session {
   close(): Promise<void>;
 }
 
-function transportFor(target: Target, serverLogs: boolean) {
-  if (target.kind === "http") {
-    return new StreamableHTTPClientTransport(target.url, {
-      requestInit: { headers: target.headers },
+/** How many bytes of a stdio server's stderr are kept for a failure message. */
+const STDERR_TAIL_BYTES = 4096;
+/** How many of its last stderr lines a failure message quotes. */
+const STDERR_TAIL_LINES = 12;
+
+/**
+ * The SDK's stdio transport, subclassed (a subclass makes the SDK probe `server/discover` in
+ * place, on the one process, instead of on a disposable sibling), with what a failure message
+ * needs: the child's pid, its exit code or signal, and a bounded tail of its stderr (which is
+ * also passed through to ours with --server-logs).
+ */
+export class ChildTransport extends StdioClientTransport {
+  /** The child's pid once spawned (kept after the SDK forgets it). */
+  childPid: number | null = null;
+  /** How the child ended, once it did on its own (not after we closed the connection). */
+  exit: { code: number | null; signal: string | null } | null = null;
+  #closing = false;
+  #ended = false;
+  #tail = "";
+  readonly #command: string;
+
+  constructor(target: Extract<Target, { kind: "stdio" }>, serverLogs: boolean) {
+    super({
+      command: target.command,
+      args: target.args,
+      env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
+      cwd: target.cwd,
+      stderr: "pipe",
+    });
+    this.#command = target.command;
+    const decoder = new TextDecoder();
+    this.stderr?.on("data", (chunk: Uint8Array | string) => {
+      const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
+      if (serverLogs) {
+        try {
+          writeAll(bytes);
+        } catch {
+          // our stderr is gone: nothing to show it on
+        }
+      }
+      this.#tail = (this.#tail + decoder.decode(bytes, { stream: true })).slice(
+        -STDERR_TAIL_BYTES,
+      );
     });
   }
-  return new StdioClientTransport({
-    command: target.command,
-    args: target.args,
-    env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
-    cwd: target.cwd,
-    stderr: serverLogs ? "inherit" : "ignore",
+
+  override async start(): Promise<void> {
+    try {
+      await super.start();
+    } catch (err) {
+      throw spawnError(err, this.#command, this.cwd);
+    }
+    this.childPid = this.pid;
+    const proc = (this as unknown as { _process?: NodeLikeChild })._process;
+    proc?.once("exit", (code, signal) => {
+      this.#ended = true;
+      if (!this.#closing) this.exit = { code, signal };
+    });
+  }
+
+  override close(): Promise<void> {
+    this.#closing = true;
+    return super.close();
+  }
+
+  /** The working directory the child was given. */
+  get cwd(): string | undefined {
+    return (this as unknown as { _serverParams: { cwd?: string } })._serverParams.cwd;
+  }
+
+  /** The last lines of the child's stderr (at most STDERR_TAIL_LINES, bounded in bytes). */
+  stderrTail(): string[] {
+    return this.#tail.split(/\r?\n/).filter((l) => l.trim() !== "").slice(-STDERR_TAIL_LINES);
+  }
+
+  /** Sends SIGKILL to the child if it is still there. */
+  kill(): void {
+    if (this.childPid === null || this.#ended) return;
+    this.#closing = true;
+    try {
+      Deno.kill(this.childPid, "SIGKILL");
+    } catch {
+      // already exited
+    }
+  }
+}
+
+interface NodeLikeChild {
+  once(event: "exit", cb: (code: number | null, signal: string | null) => void): void;
+}
+
+function writeAll(bytes: Uint8Array): void {
+  let off = 0;
+  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+}
+
+/** A spawn failure, in words: the command, and the OS reason (no such file, not executable). */
+function spawnError(err: unknown, command: string, cwd: string | undefined): ClientError {
+  const code = (err as { code?: unknown })?.code;
+  let why = (err as Error)?.message ?? String(err);
+  if (code === "ENOENT") {
+    let cwdMissing = false;
+    try {
+      cwdMissing = cwd !== undefined && !Deno.statSync(cwd).isDirectory;
+    } catch (e) {
+      // Not readable here (our read permission) is not "missing": then the command is.
+      cwdMissing = e instanceof Deno.errors.NotFound;
+    }
+    why = cwdMissing
+      ? `its working directory ${cwd} does not exist`
+      : `${JSON.stringify(command)} was not found (ENOENT)`;
+  } else if (code === "EACCES") why = `${JSON.stringify(command)} is not executable (EACCES)`;
+  return new ClientError("transport", `cannot start the server: ${why}`, { cause: err });
+}
+
+/** How a stdio server that ended during connect ended, and what it last said on stderr. */
+function diedMessage(t: ChildTransport, during: string): string {
+  const how = t.exit?.signal
+    ? `was killed by ${t.exit.signal}`
+    : typeof t.exit?.code === "number"
+    ? `exited with code ${t.exit.code}`
+    : "closed the connection";
+  const tail = t.stderrTail();
+  return `the server ${how} ${during}` +
+    (tail.length
+      ? `; the last lines of its stderr:\n${tail.map((l) => `  ${l}`).join("\n")}`
+      : "; it wrote nothing on stderr");
+}
+
+function httpTransportFor(target: Extract<Target, { kind: "http" | "sse" }>) {
+  if (target.kind === "sse") {
+    const headers = target.headers;
+    return new SSEClientTransport(target.url, {
+      requestInit: { headers },
+      // The stream's GET goes through fetch too: the same headers (a token) on it.
+      fetch: (url, init) =>
+        fetch(url, { ...init, headers: { ...headersOf(init?.headers), ...headers } }),
+    });
+  }
+  return new StreamableHTTPClientTransport(target.url, {
+    requestInit: { headers: target.headers },
   });
 }
 
-/**
- * Deno's `node:child_process` marks a child as signalled as soon as `kill()` is called, even
- * when the child ignores the signal. The SDK's reaper of the disposable `server/discover`
- * probe sibling (stdio, `auto` mode) sends SIGTERM, then skips its SIGKILL because the child
- * "has a signal code", and awaits an exit that never comes: a server that ignores SIGTERM
- * hangs the connect forever. Escalate to SIGKILL ourselves when the reaper has not finished
- * shortly after its own one-second grace (a child not yet exited has not been reaped, so its
- * pid cannot have been reused).
- */
-const SIBLING_KILL_AFTER_MS = 1500;
-{
-  const proto = StdioClientTransport.prototype as unknown as {
-    _dispose?: (this: StdioClientTransport) => Promise<void>;
-  };
-  const reap = proto._dispose;
-  if (typeof reap === "function") {
-    proto._dispose = async function (this: StdioClientTransport) {
-      const pid = this.pid;
-      let done = false;
-      const timer = setTimeout(() => {
-        if (done || !pid) return;
-        try {
-          Deno.kill(pid, "SIGKILL");
-        } catch {
-          // already gone
-        }
-      }, SIBLING_KILL_AFTER_MS);
-      try {
-        await reap.call(this);
-      } finally {
-        done = true;
-        clearTimeout(timer);
-      }
-    };
-  }
+function headersOf(h: HeadersInit | undefined): Record<string, string> {
+  return Object.fromEntries(new Headers(h).entries());
 }
 
 /** The environment a stdio child inherits: a short allow-list, never our secrets. */
@@ -127,31 +227,26 @@ function defaultEnv(): Record<string, string> {
   return out;
 }
 
-/** Connects and negotiates; failures are classified (transport 3, protocol 4, timeout 7). */
-export async function openSession(options: SessionOptions): Promise<Session> {
-  const { target, protocolVersion } = options;
-  const forcedLegacy = LEGACY_VERSIONS.includes(protocolVersion);
-  if (protocolVersion !== "auto" && protocolVersion !== MODERN_VERSION && !forcedLegacy) {
-    throw new ClientError(
-      "usage",
-      `--protocol-version must be auto, ${MODERN_VERSION} or one of ${LEGACY_VERSIONS.join(", ")}`,
-    );
-  }
+function newClient(
+  options: SessionOptions,
+  mode: string,
+  onElicitation: Set<() => () => void>,
+): Client {
+  const forcedLegacy = LEGACY_VERSIONS.includes(mode);
   const client = new Client({ name: "wmcp-client", version: denoConfig.version }, {
     capabilities: options.interaction.advertisesElicitation ? { elicitation: { form: {} } } : {},
-    versionNegotiation: protocolVersion === "auto"
+    versionNegotiation: mode === "auto"
       ? { mode: "auto", probe: { timeoutMs: options.connectTimeoutMs } }
       : forcedLegacy
       ? { mode: "legacy" }
-      : { mode: { pin: protocolVersion } },
-    ...(forcedLegacy ? { supportedProtocolVersions: [protocolVersion] } : {}),
+      : { mode: { pin: mode } },
+    ...(forcedLegacy ? { supportedProtocolVersions: [mode] } : {}),
     inputRequired: {
       autoFulfill: options.interaction.advertisesElicitation,
       maxRounds: options.maxInputRounds,
     },
     listMaxPages: 0,
   });
-  const onElicitation = new Set<() => () => void>();
   if (options.interaction.advertisesElicitation) {
     client.setRequestHandler("elicitation/create", async (req) => {
       const done = [...onElicitation].map((start) => start());
@@ -162,37 +257,172 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       }
     });
   }
-  const transport = transportFor(target, options.serverLogs);
-  // Remember a stdio child's pid as soon as it exists: the SDK forgets it when connecting fails.
-  let childPid: number | null = null;
-  if (transport instanceof StdioClientTransport) {
-    const start = transport.start.bind(transport);
-    transport.start = async () => {
-      await start();
-      childPid = transport.pid;
-    };
+  return client;
+}
+
+function newTransport(target: Target, serverLogs: boolean) {
+  return target.kind === "stdio"
+    ? new ChildTransport(target, serverLogs)
+    : httpTransportFor(target);
+}
+
+/** Whether connecting failed because the stdio server ended on the server/discover probe. */
+function closedOnProbe(err: unknown, t: ChildTransport): boolean {
+  const code = String((err as { code?: unknown })?.code ?? "").toUpperCase();
+  return code.includes("ERA_NEGOTIATION") && t.exit !== null &&
+    /closed during the server\/discover probe/.test(String((err as Error)?.message));
+}
+
+/**
+ * The classified error of a failed connect, naming the cause: a stdio server's exit and last
+ * stderr lines, an unreachable address and the OS reason, an endpoint that speaks the older
+ * HTTP+SSE transport.
+ */
+async function describeFailure(
+  err: unknown,
+  t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
+  options: SessionOptions,
+): Promise<ClientError> {
+  const e = classify(err);
+  // One timeout message whichever timer fired (the SDK's connect or probe timer here).
+  if (e.failure === "timeout") {
+    return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
+      timer: "connect",
+      cause: err,
+    });
   }
-  const killChild = () => {
-    if (childPid === null) return;
-    try {
-      Deno.kill(childPid, "SIGKILL");
-    } catch {
-      // already exited
+  if (err instanceof ClientError) return err;
+  const target = options.target;
+  if (t instanceof ChildTransport) {
+    if (t.exit === null) return e;
+    // Its last stderr bytes may still be on their way through the pipe.
+    await new Promise((r) => setTimeout(r, 50));
+    return new ClientError("transport", diedMessage(t, "before the connection was set up"), {
+      cause: err,
+      details: { exitCode: t.exit.code, signal: t.exit.signal, stderrTail: t.stderrTail() },
+    });
+  }
+  if (target.kind === "stdio") return e;
+  const unreachable = networkReason(err);
+  if (unreachable !== undefined) {
+    return new ClientError("transport", `cannot reach ${target.url.href}: ${unreachable}`, {
+      cause: err,
+    });
+  }
+  if (target.kind === "http" && await speaksSse(target)) {
+    return new ClientError(
+      "transport",
+      `${target.url.href} speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
+        `HTTP: give the config entry "type": "sse", or use --transport sse with --endpoint`,
+      { cause: err },
+    );
+  }
+  return e;
+}
+
+/** The OS-level reason of a network failure anywhere in err's cause chain, in short words. */
+function networkReason(err: unknown): string | undefined {
+  const seen = new Set<unknown>();
+  for (let c: unknown = err; c && !seen.has(c); c = (c as { cause?: unknown }).cause) {
+    seen.add(c);
+    const m = String((c as Error).message ?? "");
+    const os = /([^:()]+\(os error \d+\))/.exec(m);
+    if (os) return os[1].trim();
+    const dns = /dns error: (.+)$/.exec(m);
+    if (dns) return `the host name did not resolve (${dns[1].trim()})`;
+    const code = (c as { code?: unknown }).code;
+    if (typeof code === "string" && /^E[A-Z]+$/.test(code) && code !== "ENOENT") {
+      return `${m || code}`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * Whether the endpoint speaks the older HTTP+SSE transport: a GET answers with an event
+ * stream whose first event is `endpoint`. Bounded in time and bytes; any other answer is no.
+ */
+async function speaksSse(target: { url: URL; headers: Record<string, string> }): Promise<boolean> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), 3000);
+  try {
+    const res = await fetch(target.url, {
+      headers: { ...target.headers, accept: "text/event-stream" },
+      signal: abort.signal,
+    });
+    if (!res.ok || !String(res.headers.get("content-type")).includes("text/event-stream")) {
+      await res.body?.cancel();
+      return false;
+    }
+    const reader = res.body!.getReader();
+    let text = "";
+    const decoder = new TextDecoder();
+    while (text.length < 4096) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (/\n\r?\n/.test(text)) break; // the first event is complete
+    }
+    await reader.cancel().catch(() => {});
+    return /^event:\s*endpoint\s*$/m.test(text);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
+/** Connects and negotiates; failures are classified (transport 3, protocol 4, timeout 7). */
+export async function openSession(options: SessionOptions): Promise<Session> {
+  const { target, protocolVersion } = options;
+  const forcedLegacy = LEGACY_VERSIONS.includes(protocolVersion);
+  if (protocolVersion !== "auto" && protocolVersion !== MODERN_VERSION && !forcedLegacy) {
+    throw new ClientError(
+      "usage",
+      `--protocol-version must be auto, ${MODERN_VERSION} or one of ${LEGACY_VERSIONS.join(", ")}`,
+    );
+  }
+  if (target.kind === "sse" && protocolVersion === MODERN_VERSION) {
+    throw new ClientError(
+      "usage",
+      `the HTTP+SSE transport carries only the initialization era; ${MODERN_VERSION} needs ` +
+        "Streamable HTTP or stdio",
+    );
+  }
+  const onElicitation = new Set<() => () => void>();
+  // The HTTP+SSE transport predates server/discover: auto means the legacy handshake there.
+  const mode = protocolVersion === "auto" && target.kind !== "sse" ? "auto" : protocolVersion;
+  let client = newClient(options, mode, onElicitation);
+  let transport = newTransport(target, options.serverLogs);
+  const connectFailed = async (err: unknown, t: typeof transport): Promise<never> => {
+    // What ended the connection is read before our own close can change it.
+    const failure = await describeFailure(err, t, options);
+    await client.close().catch(() => {});
+    if (t instanceof ChildTransport) t.kill();
+    throw failure;
   };
   try {
     await client.connect(transport, { timeout: options.connectTimeoutMs });
   } catch (err) {
+    if (
+      !(transport instanceof ChildTransport && mode === "auto" && closedOnProbe(err, transport))
+    ) {
+      await connectFailed(err, transport);
+    }
+    // The server ended when it received the server/discover probe (servers built on SDKs that
+    // exit on any request before initialize): start it once more, straight into initialize.
     await client.close().catch(() => {});
-    killChild();
-    const e = classify(err);
-    // One timeout message whichever timer fired (the SDK's connect or probe timer here).
-    throw e.failure === "timeout"
-      ? timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
-        timer: "connect",
-        cause: err,
-      })
-      : e;
+    client = newClient(options, "auto", onElicitation);
+    transport = newTransport(target, options.serverLogs);
+    try {
+      await client.connect(transport, {
+        timeout: options.connectTimeoutMs,
+        prior: { kind: "legacy" },
+      });
+    } catch (again) {
+      await connectFailed(again, transport);
+    }
   }
   const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
   const version = client.getNegotiatedProtocolVersion() ?? "unknown";
@@ -245,7 +475,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       await client.close().catch(() => {});
       // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
       // last step does nothing, so make sure the child is gone.
-      killChild();
+      if (transport instanceof ChildTransport) transport.kill();
     },
   };
 }

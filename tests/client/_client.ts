@@ -26,6 +26,8 @@ export interface ClientOptions {
   stdin?: string;
   /** The run is killed (and the test fails) after this long; default 60 s. */
   timeoutMs?: number;
+  /** The client's working directory (default: the test's). */
+  cwd?: string;
 }
 
 /** The `deno` argv of one client run. */
@@ -69,6 +71,7 @@ export function spawnClient(args: string[], options: ClientOptions): SpawnedClie
     stderr: "piped",
     clearEnv: true,
     env: childEnv(options.env),
+    cwd: options.cwd,
   }).spawn();
   if (options.stdin !== undefined) {
     const w = child.stdin.getWriter();

@@ -1,0 +1,156 @@
+/**
+ * Progress display: on a real terminal (a pty from `script`) a running call's progress
+ * notifications are one updating stderr line, cleared before the result; plain under
+ * NO_COLOR; nothing at all when stderr is not a terminal.
+ */
+import assert from "node:assert/strict";
+import { progressLine, progressText } from "../../src/client/progress.ts";
+import { runClient } from "./_client.ts";
+
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+const HOLD_SERVER = new URL("./fixtures/hold_server.ts", import.meta.url).pathname;
+const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
+const ERASE = "\r\x1b[2K";
+const DIM = "\x1b[2m";
+
+async function holdConfig(dir: string): Promise<string> {
+  const config = `${dir}/mcp.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        hold: {
+          command: Deno.execPath(),
+          args: ["run", "--quiet", "-A", "--config", DENO_JSON, HOLD_SERVER],
+        },
+      },
+    }),
+  );
+  return config;
+}
+
+const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
+
+/** Runs `tools call hold` on a pty; releases the call once progress was drawn; returns the screen. */
+async function holdOnTerminal(dir: string, env: Record<string, string>): Promise<string> {
+  const config = await holdConfig(dir);
+  const client = [
+    Deno.execPath(),
+    "run --quiet --no-prompt",
+    `--allow-read=${dir}`,
+    "--allow-env --allow-run",
+    CLI,
+    "tools call hold --config",
+    config,
+    `--server hold --output json --arguments '{"dir":"${dir}"}'`,
+  ].join(" ");
+  const child = new Deno.Command("script", {
+    args: ["-qec", client, "/dev/null"],
+    env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let screen = "";
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const read = (async () => {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      screen += value;
+    }
+  })();
+  // Release the call once two progress redraws were on the screen (bounded wait).
+  const deadline = Date.now() + 30_000;
+  while (screen.split(ERASE).length < 3 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await Deno.writeTextFile(`${dir}/release`, "");
+  const watchdog = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  await child.status;
+  clearTimeout(watchdog);
+  await read;
+  return screen;
+}
+
+for (const noColor of [false, true]) {
+  Deno.test(`a call's progress is one updating stderr line on a terminal, cleared before the result${noColor ? " (NO_COLOR)" : ""}`, async () => {
+    const dir = await Deno.makeTempDir({ prefix: "wmcp-progress-" });
+    try {
+      const env: Record<string, string> = noColor ? { NO_COLOR: "1" } : {};
+      const screen = await holdOnTerminal(dir, env);
+      assert.ok(await exists(`${dir}/started`), screen);
+      const at = screen.indexOf('{"operation"');
+      assert.ok(at > 0, `no result on the screen: ${JSON.stringify(screen)}`);
+      const before = screen.slice(0, at);
+      // Redraws of one line: each starts with carriage return + erase line, no newline between.
+      const draws = before.split(ERASE).slice(1);
+      assert.ok(
+        draws.length >= 3,
+        `two or more progress lines and a clear: ${JSON.stringify(before)}`,
+      );
+      for (const d of draws.slice(0, -1)) {
+        const text = d.startsWith(DIM) ? d.slice(DIM.length) : d;
+        assert.match(text, /^hold: \d+/, JSON.stringify(d));
+        assert.ok(!d.includes("\n"), "the progress line never scrolls");
+      }
+      // The last erase clears the line: nothing of it is left before the result.
+      assert.equal(draws[draws.length - 1].trim(), "");
+      assert.equal(before.includes(DIM), !noColor, "dim unless NO_COLOR");
+      assert.match(screen.slice(at), /released/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("no progress display when stderr is not a terminal", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "wmcp-progress-pipe-" });
+  try {
+    const config = await holdConfig(dir);
+    await Deno.writeTextFile(`${dir}/release`, ""); // answers at once, after its first progress
+    const run = await runClient(
+      [
+        "tools",
+        "call",
+        "hold",
+        "--arguments",
+        JSON.stringify({ dir }),
+        "--config",
+        config,
+        "--server",
+        "hold",
+      ],
+      { read: [dir] },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stderr, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("progress line text: counts, percentage, message; truncated to the terminal width", () => {
+  assert.equal(
+    progressText("t", { progress: 3, total: 12, message: "walking\n src" }),
+    "t: 3/12 (25%) walking src",
+  );
+  assert.equal(progressText("t", { progress: 7 }), "t: 7");
+  const written: string[] = [];
+  const line = progressLine({
+    isTerminal: () => true,
+    writeSync: (b) => (written.push(new TextDecoder().decode(b)), b.length),
+    columns: () => 30,
+  }, { noColor: true });
+  line.clear(); // nothing drawn yet: nothing to clear
+  line.update("search_text", { progress: 1, message: "x".repeat(100) });
+  line.clear();
+  assert.equal(written.length, 2);
+  assert.equal(written[0], `${ERASE}search_text: 1 ${"x".repeat(13)}…`);
+  assert.equal(written[1], ERASE);
+  const off = progressLine({ isTerminal: () => false, writeSync: () => assert.fail("drawn") }, {
+    noColor: false,
+  });
+  off.update("t", { progress: 1 });
+  off.clear();
+});
