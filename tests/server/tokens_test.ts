@@ -170,6 +170,33 @@ Deno.test("read-only and read-write tokens: tool lists, paging and calls on both
       assert.equal(await Deno.readTextFile(`${root}/rw.txt`), "yes\n");
     });
 
+    await t.step(
+      "modern: a confirmation's requestState is bound to the token it was minted for",
+      async () => {
+        await Deno.writeTextFile(`${root}/victim.txt`, "x");
+        const caps = { elicitation: { form: {} } };
+        const call = (token: string, extra: Record<string, unknown> = {}) =>
+          modernRequest(server.url, "tools/call", {
+            name: "delete_path",
+            arguments: { path: "victim.txt" },
+            ...extra,
+          }, { capabilities: caps, headers: bearer(token) });
+        const first = await call(WRITE_A);
+        const state = (first.messages[0].result as { requestState: string }).requestState;
+        assert.equal(typeof state, "string");
+        const answer = {
+          inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+          requestState: state,
+        };
+        const other = await call(WRITE_B, answer);
+        assert.equal((other.messages[0].error as { code: number }).code, -32602);
+        await Deno.stat(`${root}/victim.txt`); // still there
+        const own = await call(WRITE_A, answer);
+        assert.equal((own.messages[0].result as { isError?: boolean }).isError, undefined);
+        assert.equal(await exists(`${root}/victim.txt`), false);
+      },
+    );
+
     await t.step("legacy (v1 SDK client): the same views and the same refusal", async () => {
       const reader = await v1Client(server.url, READ_A);
       try {
