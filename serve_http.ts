@@ -22,6 +22,7 @@ import {
 export const EXIT_HTTP = { ok: 0, usage: 2, portInUse: 3, alreadyRunning: 4 } as const;
 
 const TOKEN_ENV = "WMCP_TOKEN";
+const READ_TOKEN_ENV = "WMCP_READ_TOKEN";
 const STATE_KEY_ENV = "WMCP_STATE_KEY";
 
 function log(message: string): void {
@@ -36,8 +37,44 @@ function envIfAllowed(name: string): string | undefined {
 }
 
 function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" ||
-    /^127\.\d+\.\d+\.\d+$/.test(host);
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
+ * The loopback URL host that reaches a wildcard bind (127.0.0.1 for 0.0.0.0, [::1] for ::), or
+ * undefined for a concrete address.
+ */
+function wildcardLoopback(host: string): string | undefined {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::" || /^(0{1,4}:){7}0{1,4}$/.test(host)) return "[::1]";
+  return undefined;
+}
+
+/** A host as a URL spells it (IPv6 in brackets). */
+function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
+async function loadTokens(
+  file: string | undefined,
+  env: string,
+  flag: string,
+): Promise<string[]> {
+  if (file === undefined) {
+    const envToken = envIfAllowed(env) || undefined;
+    return envToken === undefined ? [] : [envToken];
+  }
+  let tokens: string[];
+  try {
+    // One token a line; each identifies one client (legacy sessions are shared fairly).
+    tokens = (await Deno.readTextFile(resolveFromInvocation(file)))
+      .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
+  } catch (err) {
+    throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);
+  }
+  if (tokens.length === 0) throw new UsageError(`${flag} holds no token`);
+  return tokens;
 }
 
 async function main(): Promise<number> {
@@ -54,6 +91,7 @@ async function main(): Promise<number> {
         "allowed-origin": { type: "string", multiple: true },
         "allowed-host": { type: "string", multiple: true },
         "token-file": { type: "string" },
+        "read-token-file": { type: "string" },
         "state-key-file": { type: "string" },
         "page-size": { type: "string", default: "50" },
         "pid-file": { type: "string" },
@@ -101,26 +139,46 @@ async function main(): Promise<number> {
       throw new UsageError(`--max-buffered-body must be bytes >= ${DEFAULT_MAX_BODY_BYTES}`);
     }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
-    const envToken = envIfAllowed(TOKEN_ENV) || undefined;
-    let tokens = envToken === undefined ? [] : [envToken];
-    if (values["token-file"] !== undefined) {
-      try {
-        // One token a line; each identifies one client (legacy sessions are shared fairly).
-        tokens = (await Deno.readTextFile(resolveFromInvocation(values["token-file"])))
-          .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
-      } catch (err) {
-        throw new UsageError(`cannot read --token-file: ${(err as Error).message}`);
-      }
-      if (tokens.length === 0) throw new UsageError("--token-file holds no token");
-    }
-    if (tokens.some((t) => t.length < 16)) {
+    // Read-write tokens (every tool) and read-only tokens (the read tools); a file replaces the
+    // environment variable of its kind.
+    const tokens = await loadTokens(values["token-file"], TOKEN_ENV, "--token-file");
+    const readTokens = await loadTokens(
+      values["read-token-file"],
+      READ_TOKEN_ENV,
+      "--read-token-file",
+    );
+    if ([...tokens, ...readTokens].some((t) => t.length < 16)) {
       throw new UsageError("the bearer token must be at least 16 characters");
     }
-    const host = values.host;
-    if (!isLoopback(host) && tokens.length === 0) {
+    if (tokens.some((t) => readTokens.includes(t))) {
+      throw new UsageError(
+        "a token is both read-write and read-only; give each client one token of one kind",
+      );
+    }
+    // The bind address as Deno takes it: IPv6 without brackets.
+    const host = /^\[.*\]$/.test(values.host) ? values.host.slice(1, -1) : values.host;
+    const wildcard = wildcardLoopback(host);
+    const allowedHosts = values["allowed-host"] ?? [];
+    const remoteNames = allowedHosts.filter((h) => !isLoopback(h.replace(/^\[(.*)\]$/, "$1")));
+    const authenticated = tokens.length + readTokens.length > 0;
+    if (!isLoopback(host) && !authenticated) {
       throw new UsageError(
         `refusing to listen on ${host} without authentication: anyone who can reach it could use the workspace. ` +
-          `Set ${TOKEN_ENV} or --token-file, or bind to 127.0.0.1`,
+          `Set ${TOKEN_ENV} or --token-file (read-write), ${READ_TOKEN_ENV} or --read-token-file ` +
+          "(read-only), or bind to 127.0.0.1",
+      );
+    }
+    if (remoteNames.length > 0 && !authenticated) {
+      throw new UsageError(
+        `refusing --allowed-host ${remoteNames.join(", ")} without authentication: a name other ` +
+          "than loopback means clients from elsewhere (a LAN, a reverse proxy). " +
+          `Set ${TOKEN_ENV} or --token-file, or ${READ_TOKEN_ENV} or --read-token-file`,
+      );
+    }
+    if (values["pid-file"] !== undefined && !isLoopback(host) && wildcard === undefined) {
+      throw new UsageError(
+        `--pid-file needs a loopback or wildcard --host (127.0.0.1, ::1, 0.0.0.0, ::): the pid ` +
+          `file records a loopback URL, which a server bound to ${host} alone cannot answer`,
       );
     }
     let stateKey: string | undefined = envIfAllowed(STATE_KEY_ENV) || undefined;
@@ -155,7 +213,10 @@ async function main(): Promise<number> {
         );
         return EXIT_HTTP.alreadyRunning;
       }
-      if (check?.status === "refused" && check.reason === "owner-unknown") {
+      if (
+        check?.status === "refused" &&
+        (check.reason === "owner-unknown" || check.reason === "no-net-permission")
+      ) {
         throw new UsageError(`cannot use --pid-file: ${check.message}`);
       }
       if (check?.status === "refused" && check.reason === "not-owned") {
@@ -174,16 +235,17 @@ async function main(): Promise<number> {
     // The pid file's secret and record: /healthz proves this server wrote that file.
     const pidSecret = newPidSecret();
     let pidRecord: PidRecord | undefined;
-    const extraHosts = [...(values["allowed-host"] ?? [])];
-    if (!isLoopback(host) && host !== "0.0.0.0" && host !== "::") {
-      extraHosts.push(host.includes(":") ? `[${host}]` : host);
-    }
+    // Host names accepted: the loopback names, --allowed-host, and a concrete bind address
+    // (the ready line names it). A wildcard bind has no one name: loopback and --allowed-host only.
+    const extraHosts = [...allowedHosts];
+    if (wildcard === undefined && host !== "localhost") extraHosts.push(urlHost(host));
     const handler = createHttpHandler({
       workspace,
       endpoint: values.endpoint,
       allowedHosts: extraHosts,
       allowedOrigins: values["allowed-origin"] ?? [],
       tokens,
+      readTokens,
       pageSize,
       bodyTimeoutMs,
       unusedSessionMs,
@@ -221,8 +283,10 @@ async function main(): Promise<number> {
       throw err;
     }
     const addr = server.addr;
-    const shownHost = addr.hostname.includes(":") ? `[${addr.hostname}]` : addr.hostname;
-    url = `http://${shownHost}:${addr.port}${values.endpoint}`;
+    // A wildcard bind is announced by the loopback URL that reaches it (its Host is accepted, so
+    // /healthz, the pid file check and serve stop work); `bind` states the address itself.
+    const bind = `${urlHost(addr.hostname)}:${addr.port}`;
+    url = `http://${wildcard ?? urlHost(addr.hostname)}:${addr.port}${values.endpoint}`;
     // Handlers first: a signal right after the ready line must already shut down gracefully.
     let stopping = false;
     let stopped!: () => void;
@@ -259,9 +323,18 @@ async function main(): Promise<number> {
       pidRecord = record;
     }
     await Deno.stdout.write(
-      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid }) + "\n"),
+      new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid, bind }) + "\n"),
     );
-    log(`serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}`);
+    log(
+      `serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}` +
+        (wildcard === undefined ? "" : ` (bound to ${bind}, every interface)`),
+    );
+    if (wildcard !== undefined && allowedHosts.length === 0) {
+      log(
+        "note: a wildcard bind accepts only loopback Host names unless --allowed-host names the " +
+          "ones clients on other machines use (the LAN address or name, the proxy's name)",
+      );
+    }
 
     await done;
     return EXIT_HTTP.ok;

@@ -75,6 +75,7 @@ export function serverPermissions(
       host: { type: "string" },
       "pid-file": { type: "string" },
       "token-file": { type: "string" },
+      "read-token-file": { type: "string" },
       "state-key-file": { type: "string" },
     },
     strict: false,
@@ -99,15 +100,23 @@ export function serverPermissions(
       // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
       flags.push("--allow-sys=uid");
     }
-    for (const f of ["token-file", "state-key-file"] as const) {
+    for (const f of ["token-file", "read-token-file", "state-key-file"] as const) {
       const v = str(values[f]);
       if (v !== undefined) read.push(resolveFromInvocation(v));
     }
-    const host = str(values.host) ?? "127.0.0.1";
-    const net = host === "127.0.0.1" || host === "localhost" ? "127.0.0.1,localhost,[::1]" : host;
+    const host = (str(values.host) ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+    const loopback = "127.0.0.1,localhost,[::1]";
+    // A wildcard bind also reaches itself over loopback (a second server's pid file check).
+    const net = host === "127.0.0.1" || host === "localhost"
+      ? loopback
+      : host === "0.0.0.0"
+      ? `0.0.0.0,${loopback}`
+      : host.includes(":")
+      ? `[${host}]${host === "::" ? `,${loopback}` : ""}`
+      : host;
     flags.push(
       `--allow-net=${net}`,
-      `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
+      `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_READ_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
     );
   } else {
     flags.push(`--allow-env=INIT_CWD,${SANDBOX_ENV}`);
@@ -123,7 +132,7 @@ export function serverPermissions(
 }
 
 /** The path-valued server flags, rewritten inside the sandbox to absolute, normalized paths. */
-const PATH_FLAGS = ["root", "pid-file", "token-file", "state-key-file"] as const;
+const PATH_FLAGS = ["root", "pid-file", "token-file", "read-token-file", "state-key-file"] as const;
 
 /**
  * Plans the sandbox for these server arguments: every path flag made absolute and normalized
@@ -173,7 +182,8 @@ export function planSandbox(
     strict: false,
     allowPositionals: true,
   }).values.write === true;
-  const readFiles = [given["token-file"], given["state-key-file"]].filter((m) => m !== undefined);
+  const readFiles = [given["token-file"], given["read-token-file"], given["state-key-file"]]
+    .filter((m) => m !== undefined);
   const pid = given["pid-file"];
   const writeDirs = pid === undefined
     ? []

@@ -38,7 +38,8 @@ export function stopPermissions(pidFile: string): string[] {
 function granted(pidFile: string): boolean {
   const q = (d: Deno.PermissionDescriptor) => Deno.permissions.querySync(d).state === "granted";
   return q({ name: "read", path: pidFile }) && q({ name: "net", host: "127.0.0.1" }) &&
-    q({ name: "net", host: "localhost" }) && q({ name: "run", command: "kill" }) &&
+    q({ name: "net", host: "localhost" }) && q({ name: "net", host: "[::1]" }) &&
+    q({ name: "run", command: "kill" }) &&
     q({ name: "sys", kind: "uid" });
 }
 

@@ -162,6 +162,8 @@ export interface ServerDefinition {
   name: string;
   version: string;
   instructions?: string;
+  /** Instructions for a read-only caller (the read view); default `instructions`. */
+  readOnlyInstructions?: string;
   tools: readonly ToolSpec[];
   /** Declares `resources` (an empty list still declares it). */
   resources?: readonly ResourceSpec[];

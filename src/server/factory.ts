@@ -2,7 +2,9 @@
  * The MCP server factory: a fresh McpServer per serving unit (one HTTP request, one legacy
  * HTTP session, one stdio connection) from a ServerDefinition compiled once. stdio and
  * HTTP use exactly this; nothing here knows the transport or the workspace. Lists are
- * served from precomputed frozen arrays with paging; look-ups are maps.
+ * served from precomputed frozen arrays with paging; look-ups are maps. Two tool tables are
+ * precomputed: every tool, and the read view (tools annotated `readOnlyHint: true`) served to a
+ * caller whose authInfo lacks the wmcp:write scope (a read-only bearer token).
  */
 import {
   type CacheHint,
@@ -39,6 +41,18 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const CONFIRMATION_TTL_SECONDS = 600;
 /** Default cache hint ttl of the list results on the modern era (ms). */
 export const DEFAULT_LIST_TTL_MS = 60_000;
+/** The scope every bearer token grants: the read tools. */
+export const READ_SCOPE = "wmcp:read";
+/** The scope of a read-write bearer token: every tool the server serves. */
+export const WRITE_SCOPE = "wmcp:write";
+
+/**
+ * Whether a request gets the read view: it was authenticated (authInfo) without the write
+ * scope. Unauthenticated requests (stdio, an HTTP server without tokens) get every tool.
+ */
+export function isReadOnlyCaller(ctx: McpRequestContext | undefined): boolean {
+  return ctx?.authInfo !== undefined && !ctx.authInfo.scopes.includes(WRITE_SCOPE);
+}
 
 /** Options of the server factory: a workspace (the workspace server) or any definition. */
 export interface ServerFactoryOptions {
@@ -145,6 +159,12 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
   }
   const definition = options.definition ?? workspaceServerDefinition(options.workspace!);
   const compiled = compileDefinition(definition);
+  // The read view: the tools that do not modify their environment, and their wire list.
+  const readIndexes = compiled.tools.flatMap((t, i) =>
+    t.annotations?.readOnlyHint === true ? [i] : []
+  );
+  const readTools = Object.freeze(readIndexes.map((i) => compiled.tools[i]));
+  const readToolList = Object.freeze(readIndexes.map((i) => compiled.toolList[i]));
   const pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
     throw new RangeError("pageSize must be a positive integer");
@@ -192,11 +212,17 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
 
   const factory = (rctx?: McpRequestContext) => {
     const modern = rctx?.era === "modern";
+    const readOnly = isReadOnlyCaller(rctx);
+    const tools = readOnly ? readTools : compiled.tools;
+    const toolList = readOnly ? readToolList : compiled.toolList;
+    const instructions = readOnly
+      ? definition.readOnlyInstructions ?? definition.instructions
+      : definition.instructions;
     const server = new McpServer(
       { name: definition.name, version: definition.version },
       {
         capabilities: { tools: { listChanged: definition.listChanged?.tools === true } },
-        ...(definition.instructions === undefined ? {} : { instructions: definition.instructions }),
+        ...(instructions === undefined ? {} : { instructions }),
         cacheHints,
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
       },
@@ -210,13 +236,13 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       requestState: codec,
       clientCapabilities: clientCapabilitiesOf(server, ctx),
     });
-    for (const tool of compiled.tools) registerTool(server, tool, callOf, track);
+    // A read-only caller's server has no write tool at all: calling one is an unknown tool.
+    for (const tool of tools) registerTool(server, tool, callOf, track);
 
     const s = server.server;
     s.setRequestHandler(
       "tools/list",
-      (request) =>
-        page("tools", "tools", compiled.toolList, request.params?.cursor, pageSize) as never,
+      (request) => page("tools", "tools", toolList, request.params?.cursor, pageSize) as never,
     );
     if (compiled.promptList) {
       const list = compiled.promptList;

@@ -63,8 +63,13 @@ export interface HttpHandlerOptions {
   allowedOrigins?: string[];
   /** Bearer token every MCP request must carry; none means no authentication. */
   token?: string;
-  /** Several accepted bearer tokens, each identifying one client (with or instead of token). */
+  /** Several accepted read-write bearer tokens, each identifying one client (with or instead of token). */
   tokens?: string[];
+  /**
+   * Accepted read-only bearer tokens, each identifying one client: a request carrying one sees
+   * and may call only the read tools (tools annotated `readOnlyHint: true`).
+   */
+  readTokens?: string[];
   /** Largest request body (bytes). Default 4 MiB. */
   maxBodyBytes?: number;
   /** Longest time a request body may take to arrive in full (ms). Default 30 s. */
@@ -131,13 +136,18 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     ...(options.token === undefined ? [] : [options.token]),
     ...(options.tokens ?? []),
   ];
+  const readTokens = [...(options.readTokens ?? [])];
+  const shared = tokens.filter((t) => readTokens.includes(t));
+  if (shared.length > 0) {
+    throw new RangeError("a bearer token cannot be both read-write and read-only");
+  }
   const factory = createServerFactory({
     workspace: options.workspace,
     definition: options.definition,
     pageSize: options.pageSize,
     requestStateKey: options.requestStateKey,
     confirmationTtlSeconds: options.confirmationTtlSeconds,
-    authenticated: tokens.length > 0,
+    authenticated: tokens.length + readTokens.length > 0,
   });
   const onError = options.onError ?? (() => {});
   const listChanged = factory.compiled.definition.listChanged;
@@ -151,7 +161,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const legacy = createLegacySessions({
     factory,
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
-    clients: Math.max(1, new Set(tokens).size),
+    clients: Math.max(1, new Set([...tokens, ...readTokens]).size),
     sessionIdleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     unusedSessionMs: options.unusedSessionMs ?? DEFAULT_UNUSED_SESSION_MS,
     maxBodyBytes: maxBody,
@@ -168,7 +178,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   app.use("*", hostGuard({ allowedHosts: options.allowedHosts }), originGuard(options));
   app.use(
     endpoint,
-    bearerAuth({ tokens }),
+    bearerAuth({ tokens, readTokens }),
     methodGuard(),
     bodyLimit({
       maxBytes: maxBody,
@@ -189,10 +199,15 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     const req = c.req.raw;
     // Protocol headers are checked by the SDK before it dispatches (modern: version,
     // Mcp-Method, Mcp-Name, Mcp-Param-*; legacy: MCP-Protocol-Version, session).
+    // authInfo (what the token grants) picks the factory's tool view for this request, or for
+    // the legacy session an initialize opens (a session is bound to the token that opened it).
+    const authInfo = c.get("authInfo");
     if (await isLegacyRequest(req, undefined, { maxRequestBodySize: maxBody })) {
-      return await legacy.serve(req, c.get("client"));
+      return await legacy.serve(req, c.get("client"), authInfo);
     }
-    return await commitAtFirstFrame(await modern.fetch(req));
+    return await commitAtFirstFrame(
+      await modern.fetch(req, authInfo === undefined ? undefined : { authInfo }),
+    );
   });
 
   app.notFound(() => jsonRpcError(404, { code: -32601, message: "Not found" }));

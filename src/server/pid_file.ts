@@ -62,6 +62,7 @@ export type PidFileRefusal =
   | "owner-unknown"
   | "unusable"
   | "inside-workspace"
+  | "no-net-permission"
   | "unproven";
 
 /** What asking the server named by a pid file established. */
@@ -321,6 +322,15 @@ export async function checkPidFile(
   const early = await pidFileRefusal(path, record);
   if (early !== undefined) return early;
   const real = await Deno.realPath(path);
+  const target = new URL(record.url);
+  const netHost = `${target.hostname}:${target.port || "80"}`;
+  if (Deno.permissions.querySync({ name: "net", host: netHost }).state !== "granted") {
+    // Without it the fetch fails as if nothing answered, and a live server would pass for stale.
+    return refused(
+      "no-net-permission",
+      `cannot ask ${record.url} whether it still serves: this process has no net permission for ${netHost}`,
+    );
+  }
   const challenge = Array.from(crypto.getRandomValues(new Uint8Array(32)))
     .map((b) => b.toString(16).padStart(2, "0")).join("");
   let text: string | null;

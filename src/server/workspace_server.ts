@@ -204,14 +204,20 @@ async function callTool(
   }
 }
 
+function instructionsFor(workspace: Workspace, writable: boolean): string {
+  return `Workspace tools for the directory "${workspace.rootName}" (${
+    writable ? "read-write" : "read-only"
+  }). Paths are workspace-relative. Call workspace_info for the limits.`;
+}
+
 /** The workspace server: its tools for the mode, empty prompt and resource lists. */
 export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,
-    instructions: `Workspace tools for the directory "${workspace.rootName}" (${
-      workspace.writable ? "read-write" : "read-only"
-    }). Paths are workspace-relative. Call workspace_info for the limits.`,
+    instructions: instructionsFor(workspace, workspace.writable),
+    // A read-only bearer token on a write-enabled server sees the read tools only.
+    readOnlyInstructions: instructionsFor(workspace, false),
     tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
     resources: Object.freeze([]),
     resourceTemplates: Object.freeze([]),

@@ -1,11 +1,14 @@
 /** What the HTTP guards share: the hono environment they run in and the JSON-RPC error answer. */
 import type { Context } from "hono";
+import type { AuthInfo } from "@modelcontextprotocol/server";
 
 /** The hono environment of the handler: what a guard learned, for the handlers after it. */
 export interface HttpEnv {
   Variables: {
     /** Who sent the request: the bearer token's client id, or "anonymous" without tokens. */
     client: string;
+    /** What the bearer token grants (scopes); absent without tokens (everything is served). */
+    authInfo?: AuthInfo;
   };
 }
 

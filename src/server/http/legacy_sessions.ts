@@ -10,6 +10,7 @@
  * at least as many as the newcomer's). See docs/decisions/0015.
  */
 import {
+  type AuthInfo,
   type McpServer,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -64,8 +65,11 @@ interface Session {
 
 /** The session table and how the handler talks to it. */
 export interface LegacySessions {
-  /** Serves a legacy request from `client` (its session, or a new one for an `initialize`). */
-  serve(req: Request, client: string): Promise<Response>;
+  /**
+   * Serves a legacy request from `client` (its session, or a new one for an `initialize`, built
+   * for what `authInfo` grants).
+   */
+  serve(req: Request, client: string, authInfo?: AuthInfo): Promise<Response>;
   /** The servers of the open sessions (for notifications). */
   servers(): McpServer[];
   /** Number of open sessions. */
@@ -231,7 +235,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     return track(s, res);
   };
 
-  const open = async (req: Request, client: string): Promise<Response> => {
+  const open = async (req: Request, client: string, authInfo?: AuthInfo): Promise<Response> => {
     let body: unknown;
     try {
       body = await req.clone().json();
@@ -273,7 +277,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     };
     let created: Session | undefined;
     try {
-      const server = options.factory({ era: "legacy", requestInfo: req });
+      const server = options.factory({ era: "legacy", requestInfo: req, authInfo });
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => crypto.randomUUID(),
         onsessioninitialized: (id) => {
@@ -306,7 +310,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
   };
 
   return {
-    serve: async (req, client) => {
+    serve: async (req, client, authInfo) => {
       await sweep();
       const id = req.headers.get("mcp-session-id");
       if (id !== null) return await serveSession(req, client, id);
@@ -316,7 +320,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
           message: "Bad Request: Mcp-Session-Id header is required",
         });
       }
-      return await open(req, client);
+      return await open(req, client, authInfo);
     },
     servers: () => [...sessions.values()].map((s) => s.server),
     size: () => sessions.size,
