@@ -5,6 +5,7 @@
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
@@ -65,6 +66,7 @@ function transportFor(target: Target, serverLogs: boolean) {
     env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
     cwd: target.cwd,
     stderr: serverLogs ? "inherit" : "ignore",
+    maxBufferSize: MAX_MESSAGE_BYTES, // the largest response of any wmcp configuration (0022)
   });
 }
 
