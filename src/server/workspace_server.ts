@@ -17,7 +17,7 @@ import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./def
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
 import { errorResult, renderContent, structuredFor } from "./content.ts";
-import { responseCapFor } from "../workspace/message_limits.ts";
+import { assertServable, responseCapFor } from "../workspace/message_limits.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -228,6 +228,7 @@ async function callTool(
 
 /** The workspace server: its tools for the mode, empty prompt and resource lists. */
 export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
+  assertServable(workspace.limits);
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,

@@ -1,5 +1,4 @@
 /** Named, configurable bounds of every workspace operation, and the relations between them. */
-import { MAX_MESSAGE_BYTES, MAX_RESULT_BYTES_CEILING } from "./message_limits.ts";
 
 /** Every bound the workspace enforces. Hitting one is reported, never silent. */
 export interface Limits {
@@ -110,11 +109,6 @@ export function resolveLimits(overrides: Partial<Limits> = {}): Limits {
     }
     out[key as keyof Limits] = value as number;
     explicit.add(key);
-  }
-  if (out.maxResultBytes > MAX_RESULT_BYTES_CEILING) {
-    throw new TypeError(
-      `limit "maxResultBytes" is ${out.maxResultBytes} but must be at most ${MAX_RESULT_BYTES_CEILING}: its response cap (2 x maxResultBytes + 64 KiB) must fit the ${MAX_MESSAGE_BYTES}-byte message cap of the bundled client`,
-    );
   }
   for (const rel of RELATIONS) {
     const bound = rel.bound(out);

@@ -39,3 +39,14 @@ export function responseCapFor(limits: Pick<Limits, "maxResultBytes">): number {
 
 /** Largest maxResultBytes whose response cap fits MAX_MESSAGE_BYTES. */
 export const MAX_RESULT_BYTES_CEILING = Math.floor((MAX_MESSAGE_BYTES - MESSAGE_RESERVE_BYTES) / 2);
+
+/**
+ * Refuses limits an MCP server cannot serve: a response cap over MAX_MESSAGE_BYTES (the library
+ * and the CLI carry no messages, so they take any maxResultBytes).
+ */
+export function assertServable(limits: Pick<Limits, "maxResultBytes">): void {
+  if (limits.maxResultBytes <= MAX_RESULT_BYTES_CEILING) return;
+  throw new TypeError(
+    `limit "maxResultBytes" is ${limits.maxResultBytes} but a server allows at most ${MAX_RESULT_BYTES_CEILING}: its response cap (2 x maxResultBytes + 64 KiB) must fit the ${MAX_MESSAGE_BYTES}-byte message cap of the bundled client`,
+  );
+}

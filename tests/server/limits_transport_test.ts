@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { resolveLimits } from "../../src/workspace/limits.ts";
 import {
+  assertServable,
   JSON_ESCAPE_FACTOR,
   MAX_MESSAGE_BYTES,
   MAX_RESULT_BYTES_CEILING,
@@ -113,10 +114,36 @@ Deno.test("the caps derive from the limits: request covers 6x maxWriteBytes, res
     MAX_RESULT_BYTES_CEILING,
   );
   assert.ok(responseCapFor({ maxResultBytes: MAX_RESULT_BYTES_CEILING }) <= MAX_MESSAGE_BYTES);
+  assert.doesNotThrow(() => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING }));
   assert.throws(
-    () => resolveLimits({ maxResultBytes: MAX_RESULT_BYTES_CEILING + 1 }),
+    () => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING + 1 }),
     /maxResultBytes.*message cap of the bundled client/,
   );
+});
+
+Deno.test("a server refuses to start with a maxResultBytes whose response cap the client cannot take", async () => {
+  const root = await tempRoot();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...permissionFlags(root),
+        SERVE_STDIO,
+        "--root",
+        root,
+        "--limit",
+        `maxResultBytes=${MAX_RESULT_BYTES_CEILING + 1}`,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.equal(out.stdout.length, 0);
+    assert.match(new TextDecoder().decode(out.stderr), /message cap of the bundled client/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });
 
 Deno.test("stdio line filter: the id of a line over the cap is found wherever it stands", async () => {
