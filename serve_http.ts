@@ -6,7 +6,8 @@
 import { parseArgs } from "node:util";
 import { settledWithin } from "./src/async.ts";
 import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
-import { createHttpHandler, DEFAULT_MAX_BODY_BYTES, LOOPBACK_HOSTS } from "./src/server/http.ts";
+import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
+import { requestCapFor } from "./src/workspace/message_limits.ts";
 import {
   checkPidFile,
   newPidSecret,
@@ -134,9 +135,9 @@ async function main(): Promise<number> {
       : Number(values["max-buffered-body"]);
     if (
       maxBufferedBodyBytes !== undefined &&
-      (!Number.isSafeInteger(maxBufferedBodyBytes) || maxBufferedBodyBytes < DEFAULT_MAX_BODY_BYTES)
+      (!Number.isSafeInteger(maxBufferedBodyBytes) || maxBufferedBodyBytes <= 0)
     ) {
-      throw new UsageError(`--max-buffered-body must be bytes >= ${DEFAULT_MAX_BODY_BYTES}`);
+      throw new UsageError("--max-buffered-body must be a positive number of bytes");
     }
     if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
     // Read-write tokens (every tool) and read-only tokens (the read tools); a file replaces the
@@ -195,6 +196,11 @@ async function main(): Promise<number> {
     }
     const write = values.write === true;
     const workspace = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
+    // The request cap follows the limits (6 x maxWriteBytes + 64 KiB); the budget must hold one.
+    const requestCap = requestCapFor(workspace.limits);
+    if (maxBufferedBodyBytes !== undefined && maxBufferedBodyBytes < requestCap) {
+      throw new UsageError(`--max-buffered-body must be bytes >= ${requestCap}, the request cap`);
+    }
     const pidFile = values["pid-file"] === undefined
       ? undefined
       : resolveFromInvocation(values["pid-file"]);

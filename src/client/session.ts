@@ -9,6 +9,7 @@ import {
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
@@ -85,6 +86,7 @@ export class ChildTransport extends StdioClientTransport {
       env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
       cwd: target.cwd,
       stderr: "pipe",
+      maxBufferSize: MAX_MESSAGE_BYTES, // the largest response of any wmcp configuration (0022)
     });
     this.#command = target.command;
     const decoder = new TextDecoder();

@@ -14,6 +14,7 @@ import {
   type ServerNotifier,
 } from "@modelcontextprotocol/server";
 import type { Workspace } from "../workspace/workspace.ts";
+import { requestCapFor } from "../workspace/message_limits.ts";
 import type { ServerDefinition } from "./definition.ts";
 import { createServerFactory } from "./factory.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
@@ -70,13 +71,16 @@ export interface HttpHandlerOptions {
    * and may call only the read tools (tools annotated `readOnlyHint: true`).
    */
   readTokens?: string[];
-  /** Largest request body (bytes). Default 4 MiB. */
+  /**
+   * Largest request body (bytes). Default: the workspace's request cap, 6 x maxWriteBytes + 64 KiB
+   * (src/workspace/message_limits.ts); a smaller value makes writes under maxWriteBytes 413.
+   */
   maxBodyBytes?: number;
   /** Longest time a request body may take to arrive in full (ms). Default 30 s. */
   bodyTimeoutMs?: number;
   /**
    * Most bytes of request bodies being read and handled at once, all requests together (503
-   * with `Retry-After` past it). Default 8 x maxBodyBytes (32 MiB); at least maxBodyBytes.
+   * with `Retry-After` past it). Default 2 x maxBodyBytes; at least maxBodyBytes.
    */
   maxBufferedBodyBytes?: number;
   /** Page size of tools/list and the other lists. */
@@ -124,7 +128,8 @@ export interface HttpHandler {
 /** Creates the guarded Streamable HTTP handler for a workspace (or any server definition). */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const endpoint = options.endpoint ?? "/mcp";
-  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBody = options.maxBodyBytes ??
+    (options.workspace ? requestCapFor(options.workspace.limits) : DEFAULT_MAX_BODY_BYTES);
   const maxBuffered = options.maxBufferedBodyBytes ?? BUFFERED_BODIES_PER_CAP * maxBody;
   if (!Number.isSafeInteger(maxBuffered) || maxBuffered < maxBody) {
     throw new RangeError(

@@ -6,6 +6,7 @@
  * by content.ts: typed structuredContent plus blocks for a model; errors without
  * structuredContent, the typed error in `_meta["wmcp/error"]`.
  */
+import { Buffer } from "node:buffer";
 import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { Workspace } from "../workspace/workspace.ts";
@@ -16,6 +17,7 @@ import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./def
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
 import { errorResult, renderContent, structuredFor } from "./content.ts";
+import { assertServable, responseCapFor } from "../workspace/message_limits.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -50,6 +52,24 @@ export function toolSuccess(
  */
 export function toolFailure(err: unknown): ToolResult {
   return errorResult(toWorkspaceError(err).toJSON());
+}
+
+/**
+ * A read tool's result whose serialized form exceeds the response cap (decision 0022) becomes
+ * TOO_LARGE instead, so no transport is handed a message it cannot carry. Write results are
+ * bounded by their structured size and never replaced (the change is done).
+ */
+function withinResponseCap(result: ToolResult, cap: number): ToolResult {
+  if (!("content" in result)) return result;
+  const size = Buffer.byteLength(JSON.stringify(result), "utf8");
+  if (size <= cap) return result;
+  return toolFailure(
+    new WorkspaceError(
+      "TOO_LARGE",
+      `the result would be ${size} bytes on the wire, over the response cap of ${cap} (2 x maxResultBytes + 64 KiB); narrow the request`,
+      { details: { size, limit: cap, reason: "responseCap" } },
+    ),
+  );
 }
 
 function audioBlocks(call: CallContext): boolean {
@@ -104,7 +124,9 @@ function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
     // Every failure, an unexpected one included, leaves as our error result (the SDK's own
     // wrapping would send a bare message without the code).
     handler: (args: Record<string, unknown>, call: CallContext) =>
-      callTool(op.name, args, call, workspace).catch(toolFailure),
+      callTool(op.name, args, call, workspace).then((r) =>
+        op.needsWrite ? r : withinResponseCap(r, responseCapFor(workspace.limits))
+      ).catch(toolFailure),
   });
 }
 
@@ -212,6 +234,7 @@ function instructionsFor(workspace: Workspace, writable: boolean): string {
 
 /** The workspace server: its tools for the mode, empty prompt and resource lists. */
 export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
+  assertServable(workspace.limits);
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,

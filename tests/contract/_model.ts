@@ -9,8 +9,11 @@ export const ADAPTERS = ["library", "cli", "stdio", "httpModern", "httpLegacy"] 
 /** One adapter's name. */
 export type AdapterName = typeof ADAPTERS[number];
 
-/** A server/CLI configuration: read-only, read-write, or read-write with small limits. */
-export type ConfigName = "ro" | "rw" | "small";
+/**
+ * A server/CLI configuration: read-only, read-write, read-write with small limits, or read-only
+ * with a small result budget (its read and media limits derived from it).
+ */
+export type ConfigName = "ro" | "rw" | "small" | "tiny";
 
 /** Limits of the "small" configuration (CLI `--limit`, servers `--limit name=N`). */
 export const SMALL_LIMITS: Partial<Limits> = {
@@ -19,11 +22,18 @@ export const SMALL_LIMITS: Partial<Limits> = {
   maxWriteBytes: 16,
 };
 
+/**
+ * Limits of the "tiny" configuration: only maxResultBytes, so maxReadBytes (1024 - 256 = 768) and
+ * maxMediaBytes (768 / 4 * 3 = 576) follow it down (decision 0022's caps at small sizes).
+ */
+export const TINY_LIMITS: Partial<Limits> = { maxResultBytes: 1024 };
+
 /** Whether a configuration enables writing, and its limit overrides. */
 export const CONFIGS: Record<ConfigName, { write: boolean; limits: Partial<Limits> }> = {
   ro: { write: false, limits: {} },
   rw: { write: true, limits: {} },
   small: { write: true, limits: SMALL_LIMITS },
+  tiny: { write: false, limits: TINY_LIMITS },
 };
 
 /** The limits an adapter in a configuration reports. */

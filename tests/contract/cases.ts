@@ -40,6 +40,11 @@ const BIG_CONTENT = "0123456789abcdef\n".repeat(9000);
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2]);
 /** The start of a RIFF/WAVE header (read_media judges by the name, not the bytes). */
 const WAV = new Uint8Array([0x52, 0x49, 0x46, 0x46, 4, 0, 0, 0, 0x57, 0x41, 0x56, 0x45]);
+/** 16 characters JSON.stringify writes as \\uXXXX (6 bytes each on the wire). */
+const CONTROL_16 =
+  "\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u000b\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015";
+const MEDIA_576 = new Uint8Array(576).fill(7);
+const LINE_64 = "x".repeat(63) + "\n";
 const NUL_BYTES = new Uint8Array([0x61, 0x00, 0x62, 0x0a]);
 const BAD_UTF8 = new Uint8Array([0x41, 0xff, 0xfe, 0x0a]);
 
@@ -1388,6 +1393,77 @@ export const CASES: Case[] = [
     fixture: {},
     args: (p) => ({ path: p("new.txt"), content: "x".repeat(17) }),
     expect: err("TOO_LARGE", "content", { size: 17, limit: 16 }),
+  },
+  {
+    name: "limits: write_file content at --limit maxWriteBytes succeeds",
+    op: "write_file",
+    config: "small",
+    fixture: {},
+    args: (p) => ({ path: p("new.txt"), content: "x".repeat(16) }),
+    expect: { result: { path: "new.txt", created: true, size: 16, sha256: sha("x".repeat(16)) } },
+    after: { "new.txt": "x".repeat(16) },
+  },
+  {
+    name: "limits: write_file at --limit maxWriteBytes of characters JSON escapes as \\uXXXX",
+    op: "write_file",
+    config: "small",
+    fixture: {},
+    args: (p) => ({ path: p("ctl.txt"), content: CONTROL_16 }),
+    expect: { result: { path: "ctl.txt", created: true, size: 16, sha256: sha(CONTROL_16) } },
+    after: { "ctl.txt": CONTROL_16 },
+  },
+  {
+    name: "limits: read_media at the derived maxMediaBytes (maxResultBytes 1024 -> 576) succeeds",
+    op: "read_media",
+    config: "tiny",
+    fixture: { "m.bin": MEDIA_576 },
+    args: (p) => ({ path: p("m.bin") }),
+    expect: {
+      result: {
+        path: "m.bin",
+        mimeType: "application/octet-stream",
+        size: 576,
+        sha256: sha(MEDIA_576),
+        data: b64(MEDIA_576),
+      },
+    },
+  },
+  {
+    name: "limits: read_media one byte over the derived maxMediaBytes is TOO_LARGE",
+    op: "read_media",
+    config: "tiny",
+    fixture: { "m.bin": new Uint8Array(577).fill(7) },
+    args: (p) => ({ path: p("m.bin") }),
+    expect: err("TOO_LARGE", "path", { size: 577, limit: 576 }),
+  },
+  {
+    name: "limits: read_file of maxReadBytes under maxResultBytes 1024 is cut by the result budget",
+    op: "read_file",
+    config: "tiny",
+    fixture: { "at.txt": LINE_64.repeat(12) },
+    args: (p) => ({ path: p("at.txt") }),
+    expect: {
+      result: {
+        path: "at.txt",
+        content: LINE_64.repeat(11),
+        size: 768,
+        startLine: 1,
+        endLine: 11,
+        totalLines: 12,
+        sha256: sha(LINE_64.repeat(12)),
+        truncated: true,
+        truncatedReason: "maxResultBytes",
+        nextStartLine: 12,
+      },
+    },
+  },
+  {
+    name: "limits: read_file maxBytes one over the derived maxReadBytes is INVALID_ARGUMENT",
+    op: "read_file",
+    config: "tiny",
+    fixture: { "at.txt": LINE_64.repeat(12) },
+    args: (p) => ({ path: p("at.txt"), maxBytes: 769 }),
+    expect: err("INVALID_ARGUMENT", "maxBytes", { limit: 768 }),
   },
   {
     name: "TOO_LARGE: edit_file of a file over --limit maxWriteBytes",

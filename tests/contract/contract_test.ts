@@ -25,6 +25,7 @@ import {
   type Case,
   comparable,
   type ConfigName,
+  CONFIGS,
   fixtureSnapshot,
   normalizeOutcome,
 } from "./_model.ts";
@@ -166,7 +167,7 @@ async function assertListings(
       assert.deepEqual(cli.ro.map((o) => o.name), READ_TOOLS);
       assert.deepEqual(cli.rw.map((o) => o.name), ALL_TOOLS);
       for (const [config, client] of clients) {
-        const mode = config === "ro" ? "ro" : "rw";
+        const mode = CONFIGS[config].write ? "rw" : "ro";
         const listed = await listedToolDefinitions(client);
         assert.deepStrictEqual(
           listed.map(definitionView),

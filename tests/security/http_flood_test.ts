@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
 import {
+  BUFFERED_BODIES_PER_CAP,
   createHttpHandler,
   DEFAULT_MAX_BODY_BYTES,
   type HttpHandler,
@@ -503,12 +504,18 @@ Deno.test("request bodies share one byte budget: past it 503 with Retry-After, u
   );
 });
 
-Deno.test("the body budget defaults to 8 bodies of the cap and cannot be set below the cap", async () => {
+Deno.test("the body budget defaults to BUFFERED_BODIES_PER_CAP (2) bodies of the cap and cannot be set below the cap", async () => {
   await withHandler({}, async (handler) => {
-    const held = Array.from({ length: 8 }, () => stalled(handler, DEFAULT_MAX_BODY_BYTES));
-    await until(() => held.every((h) => h.pulled() > 0), "eight full-size uploads are read");
-    const ninth = stalled(handler, DEFAULT_MAX_BODY_BYTES);
-    await assertBusy(await ninth.res, "a ninth full-size upload");
+    const held = Array.from(
+      { length: BUFFERED_BODIES_PER_CAP },
+      () => stalled(handler, DEFAULT_MAX_BODY_BYTES),
+    );
+    await until(
+      () => held.every((h) => h.pulled() > 0),
+      "every full-size upload the budget holds is read",
+    );
+    const oneMore = stalled(handler, DEFAULT_MAX_BODY_BYTES);
+    await assertBusy(await oneMore.res, "one full-size upload more");
     for (const h of held) {
       h.fail();
       await (await h.res).body?.cancel();

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
 import {
   envelope,
   makeWorkspace,
@@ -97,7 +98,8 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
     await t.step(
       "body-size limit: 413 by Content-Length and by streamed size, before anything else",
       async () => {
-        const big = "x".repeat(4 * 1024 * 1024 + 10);
+        // The cap is the request cap of the default limits (6 x maxWriteBytes + 64 KiB).
+        const big = "x".repeat(DEFAULT_MAX_BODY_BYTES + 10);
         const r1 = await fetch(server.url, {
           method: "POST",
           headers: { "content-type": "application/json", host: "evil.example" },
@@ -107,8 +109,9 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
         await r1.body?.cancel();
         const stream = new ReadableStream({
           start(c) {
-            for (let i = 0; i < 5; i++) {
-              c.enqueue(new TextEncoder().encode("y".repeat(1024 * 1024)));
+            const chunk = new TextEncoder().encode("y".repeat(1024 * 1024));
+            for (let i = 0; i <= DEFAULT_MAX_BODY_BYTES / chunk.length; i++) {
+              c.enqueue(chunk);
             }
             c.close();
           },

@@ -13,13 +13,18 @@ import { Buffer } from "node:buffer";
 import { exposeProtoKey } from "../../proto_key.ts";
 import type { MiddlewareHandler } from "hono";
 import { type HttpEnv, jsonRpcError } from "../context.ts";
+import { DEFAULT_LIMITS } from "../../../workspace/limits.ts";
+import { requestCapFor } from "../../../workspace/message_limits.ts";
 
-/** Default largest request body (bytes). */
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * Default largest request body (bytes): the request cap of the default limits, 6 x maxWriteBytes
+ * + 64 KiB (60 MiB + 64 KiB), so any JSON encoding of the largest allowed write fits.
+ */
+export const DEFAULT_MAX_BODY_BYTES = requestCapFor(DEFAULT_LIMITS);
 /** Default time a request body may take to arrive in full (ms). */
 export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 /** Default budget of all request bodies being read and handled at once, as a multiple of the cap. */
-export const BUFFERED_BODIES_PER_CAP = 8;
+export const BUFFERED_BODIES_PER_CAP = 2;
 /** Seconds a client refused for the shared body budget is told to wait (`Retry-After`). */
 export const BODY_BUDGET_RETRY_AFTER_S = 1;
 
@@ -133,7 +138,10 @@ function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
   const { budget } = options;
   const tooLarge = () =>
-    jsonRpcError(413, { code: -32600, message: `Request body over ${options.maxBytes} bytes` });
+    jsonRpcError(413, {
+      code: -32600,
+      message: `Request body over ${options.maxBytes} bytes, the request cap`,
+    });
   const overBudget = (headers: Record<string, string>) =>
     jsonRpcError(503, {
       code: -32000,

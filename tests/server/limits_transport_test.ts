@@ -1,0 +1,374 @@
+/**
+ * Decision 0022: size limits hold on every transport. Real servers (stdio children, HTTP on
+ * 127.0.0.1) at the default caps and at small ones: the largest allowed write succeeds in any JSON
+ * encoding, one byte more is TOO_LARGE, a message over the request cap fails alone (HTTP 413,
+ * stdio -32600 for its id, the connection kept), and the largest result reaches the bundled client.
+ */
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { resolveLimits } from "../../src/workspace/limits.ts";
+import {
+  assertServable,
+  JSON_ESCAPE_FACTOR,
+  MAX_MESSAGE_BYTES,
+  MAX_RESULT_BYTES_CEILING,
+  MESSAGE_RESERVE_BYTES,
+  requestCapFor,
+  responseCapFor,
+} from "../../src/workspace/message_limits.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
+import { stdioLineFilter } from "../../src/server/stdio_lines.ts";
+import { CLI, permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+
+const MiB = 1024 * 1024;
+const DEFAULT_WRITE = 10 * MiB;
+
+async function tempRoot(): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-limits-" }));
+}
+
+/** A stdio server child speaking newline-delimited JSON-RPC, answers collected by id. */
+async function stdioServer(root: string, extra: string[] = []) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissionFlags(root, true), SERVE_STDIO, "--root", root, "--write", ...extra],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const enc = new TextEncoder();
+  const answers = new Map<number | string, Record<string, unknown>>();
+  const waiters = new Map<number | string, () => void>();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const reading = (async () => {
+    let buf = "";
+    while (true) {
+      const { done, value } = await lines.read();
+      if (done) return;
+      buf += value;
+      let nl;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        if (msg.id !== undefined) {
+          answers.set(msg.id, msg);
+          waiters.get(msg.id)?.();
+        }
+      }
+    }
+  })();
+  const stderr = new Response(child.stderr).text();
+  const sendRaw = (text: string) => writer.write(enc.encode(text + "\n"));
+  const answer = (id: number | string, ms = 120_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      if (answers.has(id)) return resolve(answers.get(id)!);
+      const timer = setTimeout(() => reject(new Error(`no answer for ${id} in ${ms} ms`)), ms);
+      waiters.set(id, () => {
+        clearTimeout(timer);
+        resolve(answers.get(id)!);
+      });
+    });
+  const call = async (id: number, name: string, args: Record<string, unknown>) => {
+    await sendRaw(JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name, arguments: args },
+    }));
+    return await answer(id);
+  };
+  await sendRaw(JSON.stringify({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", v: "0" } },
+  }));
+  await answer(0);
+  await sendRaw(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return {
+    sendRaw,
+    answer,
+    call,
+    async close() {
+      await writer.close().catch(() => {});
+      await reading;
+      await child.status;
+      return await stderr;
+    },
+  };
+}
+
+function toolError(msg: Record<string, unknown>): Record<string, unknown> | undefined {
+  const result = msg.result as { isError?: boolean; _meta?: Record<string, unknown> } | undefined;
+  return result?.isError ? result._meta?.["wmcp/error"] as Record<string, unknown> : undefined;
+}
+
+Deno.test("the caps derive from the limits: request covers 6x maxWriteBytes, response fits the client", () => {
+  const d = resolveLimits();
+  assert.equal(requestCapFor(d), JSON_ESCAPE_FACTOR * DEFAULT_WRITE + MESSAGE_RESERVE_BYTES);
+  assert.equal(DEFAULT_MAX_BODY_BYTES, requestCapFor(d), "the HTTP body cap is the request cap");
+  assert.equal(responseCapFor(d), 2 * d.maxResultBytes + MESSAGE_RESERVE_BYTES);
+  assert.ok(responseCapFor(d) <= MAX_MESSAGE_BYTES);
+  assert.equal(
+    resolveLimits({ maxResultBytes: MAX_RESULT_BYTES_CEILING }).maxResultBytes,
+    MAX_RESULT_BYTES_CEILING,
+  );
+  assert.ok(responseCapFor({ maxResultBytes: MAX_RESULT_BYTES_CEILING }) <= MAX_MESSAGE_BYTES);
+  assert.doesNotThrow(() => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING }));
+  assert.throws(
+    () => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING + 1 }),
+    /maxResultBytes.*message cap of the bundled client/,
+  );
+});
+
+Deno.test("a server refuses to start with a maxResultBytes whose response cap the client cannot take", async () => {
+  const root = await tempRoot();
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...permissionFlags(root),
+        SERVE_STDIO,
+        "--root",
+        root,
+        "--limit",
+        `maxResultBytes=${MAX_RESULT_BYTES_CEILING + 1}`,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.equal(out.stdout.length, 0);
+    assert.match(new TextDecoder().decode(out.stderr), /message cap of the bundled client/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("stdio line filter: the id of a line over the cap is found wherever it stands", async () => {
+  const seen: unknown[] = [];
+  const filter = stdioLineFilter({ maxLineBytes: 100, onOversize: (l) => seen.push(l) });
+  const out: string[] = [];
+  filter.on("data", (c) => out.push(String(c)));
+  const big = "y".repeat(300);
+  const first = `{"jsonrpc":"2.0","method":"m","params":{"id":9,"s":"${big}"},"id":"a\\"b"}`;
+  const second = [`{"id":7,"params":{"s":"${big.slice(0, 100)}`, `${big}"}}`];
+  const third = `{"method":"note","params":{"s":"${big}"}}`;
+  filter.write(first + "\n");
+  filter.write(second[0]);
+  filter.write(second[1] + '\n{"ok":1}\n');
+  filter.write(third + "\n");
+  filter.end();
+  await new Promise((r) => filter.on("end", r));
+  assert.deepEqual(seen, [
+    { id: 'a"b', size: first.length },
+    { id: 7, size: second.join("").length },
+    { id: undefined, size: third.length },
+  ]);
+  assert.deepEqual(out.join(""), '{"ok":1}\n');
+});
+
+Deno.test("stdio, default caps: a write of maxWriteBytes succeeds, one byte more is TOO_LARGE, an over-cap line fails alone", async () => {
+  const root = await tempRoot();
+  const srv = await stdioServer(root);
+  try {
+    const at = await srv.call(1, "write_file", {
+      path: "at.txt",
+      content: "a".repeat(DEFAULT_WRITE),
+    });
+    assert.equal(toolError(at), undefined, JSON.stringify(at).slice(0, 300));
+    assert.equal((await Deno.stat(`${root}/at.txt`)).size, DEFAULT_WRITE);
+    const over = await srv.call(2, "write_file", {
+      path: "over.txt",
+      content: "a".repeat(DEFAULT_WRITE + 1),
+    });
+    assert.equal(toolError(over)?.code, "TOO_LARGE");
+    assert.deepEqual(toolError(over)?.details, { size: DEFAULT_WRITE + 1, limit: DEFAULT_WRITE });
+    // A line over the request cap: that request gets -32600, the connection stays open.
+    const cap = requestCapFor(resolveLimits());
+    const huge = await srv.call(3, "write_file", { path: "huge.txt", content: "a".repeat(cap) });
+    const error = huge.error as { code: number; message: string };
+    assert.equal(error.code, -32600);
+    assert.match(error.message, new RegExp(`over ${cap} bytes, the request cap`));
+    await srv.sendRaw(JSON.stringify({ jsonrpc: "2.0", id: 4, method: "ping" }));
+    assert.deepEqual((await srv.answer(4)).result, {});
+    await assert.rejects(Deno.stat(`${root}/over.txt`));
+    await assert.rejects(Deno.stat(`${root}/huge.txt`));
+  } finally {
+    const log = await srv.close();
+    assert.match(log, /refused request 3/);
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("stdio and HTTP: a write of maxWriteBytes whose every character JSON escapes as \\uXXXX succeeds", async () => {
+  const root = await tempRoot();
+  const content = "\u0001".repeat(MiB);
+  const limit = ["--limit", `maxWriteBytes=${MiB}`];
+  const srv = await stdioServer(root, limit);
+  const http = await startHttpServer(root, { write: true, args: limit });
+  try {
+    const line = JSON.stringify({ path: "s.txt", content });
+    assert.ok(line.length > 6 * MiB, "the content travels six times its size");
+    const s = await srv.call(1, "write_file", { path: "s.txt", content });
+    assert.equal(toolError(s), undefined, JSON.stringify(s).slice(0, 300));
+    const client = new Client({ name: "t", version: "0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+    const h = await client.callTool({ name: "write_file", arguments: { path: "h.txt", content } });
+    assert.equal(h.isError, undefined, JSON.stringify(h).slice(0, 300));
+    const over = await client.callTool({
+      name: "write_file",
+      arguments: { path: "o.txt", content: content + "\u0001" },
+    });
+    assert.equal((over._meta?.["wmcp/error"] as { code: string }).code, "TOO_LARGE");
+    await client.close();
+    // Over the cap: 413 with a JSON-RPC error body, never read past the cap.
+    const cap = requestCapFor({ maxWriteBytes: MiB });
+    const res = await fetch(http.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "write_file", arguments: { path: "x.txt", content: "a".repeat(cap) } },
+      }),
+    });
+    assert.equal(res.status, 413);
+    const body = await res.json();
+    assert.equal(body.jsonrpc, "2.0");
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, new RegExp(`over ${cap} bytes`));
+    assert.equal((await Deno.stat(`${root}/s.txt`)).size, MiB);
+    assert.equal((await Deno.stat(`${root}/h.txt`)).size, MiB);
+  } finally {
+    await srv.close();
+    await http.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("HTTP, default caps: a 5 MiB and a maxWriteBytes write succeed in both eras, one byte more is TOO_LARGE", async () => {
+  const root = await tempRoot();
+  const http = await startHttpServer(root, { write: true });
+  try {
+    for (const era of ["modern", "legacy"] as const) {
+      const client = new Client({ name: "t", version: "0" }, {
+        versionNegotiation: { mode: era === "modern" ? "auto" : "legacy" },
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+      for (const size of [5 * MiB, DEFAULT_WRITE]) {
+        const path = `${era}-${size}.txt`;
+        const r = await client.callTool({
+          name: "write_file",
+          arguments: { path, content: "b".repeat(size) },
+        });
+        assert.equal(r.isError, undefined, `${era} ${size}: ${JSON.stringify(r).slice(0, 300)}`);
+        assert.equal((await Deno.stat(`${root}/${path}`)).size, size);
+      }
+      const over = await client.callTool({
+        name: "write_file",
+        arguments: { path: `${era}-over.txt`, content: "b".repeat(DEFAULT_WRITE + 1) },
+      });
+      assert.equal((over._meta?.["wmcp/error"] as { code: string }).code, "TOO_LARGE", era);
+      await client.close();
+    }
+  } finally {
+    await http.stop();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the bundled stdio client carries a read_media result over the SDK's 10 MiB default", async () => {
+  // maxResultBytes 16 MiB lets maxMediaBytes reach 12 MiB - 3 KiB: a 9 MiB file is 12 MiB of base64,
+  // which closed the connection before (exit 3) and must now arrive whole.
+  const root = await tempRoot();
+  const bytes = new Uint8Array(9 * MiB);
+  for (let i = 0; i < bytes.length; i += 65536) {
+    crypto.getRandomValues(bytes.subarray(i, i + 65536));
+  }
+  await Deno.writeFile(`${root}/big.png`, bytes);
+  const config = `${root}.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        big: {
+          command: Deno.execPath(),
+          args: [
+            "run",
+            ...permissionFlags(root),
+            SERVE_STDIO,
+            "--root",
+            root,
+            "--limit",
+            `maxResultBytes=${16 * MiB}`,
+            "--limit",
+            `maxMediaBytes=${12 * MiB - 3 * 1024}`,
+          ],
+        },
+      },
+    }),
+  );
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        CLI,
+        "tools",
+        "call",
+        "read_media",
+        "--config",
+        config,
+        "--server",
+        "big",
+        "--arguments",
+        '{"path":"big.png"}',
+        "--output",
+        "mcp-json",
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr) + text.slice(0, 300));
+    assert.ok(text.length > 12 * MiB, "the whole base64 payload arrived");
+    assert.match(text, /"type":\s*"image"/);
+  } finally {
+    await Deno.remove(config);
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a read result whose text would exceed the response cap is TOO_LARGE, never an oversized message", async () => {
+  // search_text's grep-style text repeats the path on every context line, so a small structured
+  // result can render large: with maxResultBytes 16 KiB the response cap is 96 KiB.
+  const root = await tempRoot();
+  const dir = `${root}/${"d".repeat(200)}/${"e".repeat(200)}/${"f".repeat(200)}`;
+  await Deno.mkdir(dir, { recursive: true });
+  await Deno.writeTextFile(
+    `${dir}/${"g".repeat(200)}.txt`,
+    ("\n".repeat(10) + "hit\n").repeat(200),
+  );
+  const srv = await stdioServer(root, ["--limit", `maxResultBytes=${16 * 1024}`]);
+  try {
+    const r = await srv.call(1, "search_text", { query: "hit", contextLines: 10 });
+    const error = toolError(r);
+    assert.equal(error?.code, "TOO_LARGE", JSON.stringify(r).slice(0, 300));
+    assert.deepEqual(
+      (error?.details as { reason: string; limit: number }).limit,
+      responseCapFor({ maxResultBytes: 16 * 1024 }),
+    );
+    // The same search without context fits and succeeds.
+    const ok = await srv.call(2, "search_text", { query: "hit" });
+    assert.equal(toolError(ok), undefined);
+  } finally {
+    await srv.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
