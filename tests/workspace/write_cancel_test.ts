@@ -222,11 +222,21 @@ for (const c of CASES) {
         const patches = asyncFsPatches(() => {
           if (++calls === n) ac.abort();
         });
+        // The first rename or link is the first change a caller can see (the commit point):
+        // it must never happen once the signal has aborted.
+        let committed = false;
+        let committedAfterAbort = false;
+        const commit = (orig: (...a: unknown[]) => unknown) => (...a: unknown[]) => {
+          if (!committed) committedAfterAbort = ac.signal.aborted;
+          committed = true;
+          return orig(...a);
+        };
         const out = await patched(
           Deno,
-          patches.deno,
+          { ...patches.deno, renameSync: commit, linkSync: commit },
           () => patched(fsp, patches.fsp, () => run(ws, c, ac.signal)),
         );
+        assert.equal(committedAfterAbort, false, `trial ${n}: committed after the abort`);
         assertNoTemp(dir);
         if (out.kind === "error") {
           assert.equal(out.code, "CANCELLED", `trial ${n}: ${out.message}`);
