@@ -185,6 +185,8 @@ export async function runOperation(
     timeoutMs: ctx.workspace.limits.maxOperationMs,
   });
   try {
+    // Cancelled while the lock was being granted: nothing has run yet.
+    if (ctx.signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
     return (await op.run(ctx, input)) as Record<string, unknown>;
   } catch (err) {
     // File-system errors that escape an operation still reach the caller as a typed error,

@@ -110,7 +110,7 @@ export const createDirectoryOp = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
-  run: (ctx, input) => createDirectory(ctx.workspace, input),
+  run: (ctx, input) => createDirectory(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const movePathOp = defineOperation({
@@ -136,7 +136,7 @@ export const movePathOp = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
-  run: (ctx, input) => movePath(ctx.workspace, input),
+  run: (ctx, input) => movePath(ctx.workspace, input, { signal: ctx.signal }),
 });
 
 export const deletePathOp = defineOperation({

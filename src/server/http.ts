@@ -20,6 +20,7 @@ import { createServerFactory } from "./factory.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
 import { commitAtFirstFrame } from "./http/first_frame.ts";
 import { bearerAuth } from "./http/guards/auth.ts";
+import { corsGuard } from "./http/guards/cors.ts";
 import {
   bodyLimit,
   BUFFERED_BODIES_PER_CAP,
@@ -180,7 +181,12 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   // The guards, in order, on every request (never per connection). Nothing reads a byte of the
   // body before every check that needs none has passed: Host and Origin on every route, then
   // on the MCP endpoint the token, the method and content type, and last the body itself.
-  app.use("*", hostGuard({ allowedHosts: options.allowedHosts }), originGuard(options));
+  app.use(
+    "*",
+    hostGuard({ allowedHosts: options.allowedHosts }),
+    originGuard(options),
+    corsGuard(), // an allowed Origin's preflight is answered here, before the token is asked
+  );
   app.use(
     endpoint,
     bearerAuth({ tokens, readTokens }),

@@ -177,15 +177,25 @@ async function callTool(
       input,
     );
     cadence.stop();
+    if (abortedAt !== undefined) {
+      // Cancelled after its commit point: the operation completed, but the SDK sends nothing
+      // for a cancelled request, so the server's log is where this is said.
+      const { diff: _diff, ...summary } = result; // edit_file's diff can be megabytes
+      logEvent({ event: "completed-after-cancellation", tool: name, result: summary });
+    }
     return toolSuccess(name, result, { audio: audioBlocks(call) });
   } catch (err) {
     cadence.stop();
     if (abortedAt !== undefined) {
       // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
+      const e = err instanceof WorkspaceError ? err : null;
       logEvent({
         event: "cancelled",
         tool: name,
         stopMs: Math.round(performance.now() - abortedAt),
+        // What the caller will not be told: the error (a recursive delete_path's says what it
+        // had removed; every other write stopped before its commit point changed nothing).
+        ...(e ? { code: e.code, details: e.details } : {}),
       });
     }
     if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {

@@ -13,7 +13,7 @@ import {
   textCosts,
 } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
-import { atomicReplace } from "./write.ts";
+import { atomicReplace, commitGate } from "./write.ts";
 
 /** One replacement. */
 export interface Edit {
@@ -127,6 +127,7 @@ export async function editFile(
   options: { signal?: AbortSignal } = {},
 ): Promise<EditFileResult> {
   ws.assertWritable("edit_file");
+  const gate = commitGate(ws, options.signal);
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   const h = await openCheckedFile(r, "path");
   let bytes: Uint8Array;
@@ -261,7 +262,11 @@ export async function editFile(
   }
   const changed = after !== original;
   const dryRun = args.dryRun === true;
-  if (changed && !dryRun) await atomicReplace(r, afterBytes, { existing: info, argument: "path" });
+  // The rename inside atomicReplace is the commit point: cancellation and the time budget are
+  // checked right before it; after it the edit completes and its result is returned.
+  if (changed && !dryRun) {
+    await atomicReplace(r, afterBytes, { existing: info, argument: "path", gate });
+  }
   const out: EditFileResult = {
     path: r.rel,
     dryRun,

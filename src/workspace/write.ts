@@ -128,6 +128,47 @@ function changed(
   return new WorkspaceError("CHANGED_DURING_OPERATION", message, { argument, details });
 }
 
+/**
+ * What a write checks right before its commit point (its first change that stays on disk):
+ * the caller's cancellation and the operation's time budget, counted from when the operation
+ * started running (it holds the workspace lock from then on).
+ */
+export interface CommitGate {
+  signal?: AbortSignal;
+  /** performance.now() when the operation started running. */
+  started: number;
+  /** The workspace's maxOperationMs. */
+  maxOperationMs: number;
+}
+
+/** A commit gate for an operation starting now. */
+export function commitGate(ws: Workspace, signal?: AbortSignal): CommitGate {
+  return { signal, started: performance.now(), maxOperationMs: ws.limits.maxOperationMs };
+}
+
+/**
+ * Throws CANCELLED or TIME_BUDGET_EXCEEDED when the write must not pass its commit point; when it
+ * throws, nothing has changed. Called synchronously right before the commit, so no cancellation
+ * can arrive between this check and the change.
+ */
+export function assertMayCommit(gate: CommitGate | undefined, what: string): void {
+  if (gate === undefined) return;
+  if (gate.signal?.aborted) {
+    throw new WorkspaceError(
+      "CANCELLED",
+      `${what} was cancelled before it changed anything; nothing was changed`,
+      { details: { committed: false } },
+    );
+  }
+  if (performance.now() - gate.started > gate.maxOperationMs) {
+    throw new WorkspaceError(
+      "TIME_BUDGET_EXCEEDED",
+      `${what} ran longer than maxOperationMs (${gate.maxOperationMs} ms) before it changed anything; nothing was changed`,
+      { details: { limit: gate.maxOperationMs, committed: false } },
+    );
+  }
+}
+
 /** The chain ending at a resolved path's parent directory (which must exist). */
 function parentChain(target: Pick<Resolved, "chain" | "parentAbs" | "rel">, argument: string) {
   const last = target.chain[target.chain.length - 1];
@@ -176,7 +217,7 @@ export async function assertParentUnmoved(
 export async function atomicReplace(
   target: Resolved,
   content: Uint8Array,
-  options: { existing: Deno.FileInfo | null; argument: string },
+  options: { existing: Deno.FileInfo | null; argument: string; gate?: CommitGate },
 ): Promise<void> {
   const { argument, existing } = options;
   const chain = parentChain(target, argument);
@@ -209,7 +250,9 @@ export async function atomicReplace(
     } finally {
       await h.close();
     }
-    // Synchronous from here to the rename: no other task of this process runs in between.
+    // Synchronous from here to the rename: no other task of this process runs in between, so
+    // a cancellation seen by neither this check nor the rename cannot happen in between.
+    assertMayCommit(options.gate, `the write of ${target.rel}`);
     verifyChain(chain, { rel: target.rel, argument });
     if (!isOursAt(chain, tmpAbs, tmpId)) {
       throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
@@ -319,6 +362,7 @@ export async function writeFile(
   options: { signal?: AbortSignal } = {},
 ): Promise<WriteFileResult> {
   ws.assertWritable("write_file");
+  const gate = commitGate(ws, options.signal);
   const bytes = utf8.encode(args.content);
   if (bytes.length > ws.limits.maxWriteBytes) {
     throw new WorkspaceError(
@@ -331,6 +375,7 @@ export async function writeFile(
     );
   }
   let r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  let committed = false;
   if (r.rel === ".") {
     throw new WorkspaceError("IS_A_DIRECTORY", "path is the workspace root", { argument: "path" });
   }
@@ -344,7 +389,9 @@ export async function writeFile(
     }
     const dirs = r.rel.split("/").slice(0, -1);
     assertDepth(ws, dirs.length, "path");
-    await makeDirectories(ws, { chain: r.chain, segs: dirs }, "path");
+    // Creating the first missing parent is the commit point: from there the write completes.
+    const made = await makeDirectories(ws, { chain: r.chain, segs: dirs, gate }, "path");
+    if (made.length > 0) committed = true;
     r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   }
   const existing = r.info;
@@ -404,7 +451,11 @@ export async function writeFile(
   if (previousSha256 !== undefined) out.previousSha256 = previousSha256;
   if (previousSkipped !== undefined) out.previousSha256Skipped = previousSkipped;
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "write_file" });
-  await atomicReplace(r, bytes, { existing, argument: "path" });
+  await atomicReplace(r, bytes, {
+    existing,
+    argument: "path",
+    gate: committed ? undefined : gate,
+  });
   return out;
 }
 
@@ -428,7 +479,7 @@ function assertDepth(ws: Workspace, depth: number, argument: string): void {
  */
 async function makeDirectories(
   ws: Workspace,
-  from: { chain: readonly ChainLink[]; segs: readonly string[] },
+  from: { chain: readonly ChainLink[]; segs: readonly string[]; gate?: CommitGate },
   argument: string,
 ): Promise<string[]> {
   const { segs } = from;
@@ -438,6 +489,9 @@ async function makeDirectories(
     const now = lstatSyncOrNull(link.abs);
     return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
   };
+  // Synchronous from this check through every level: creating the first missing directory is
+  // the commit point, and no cancellation is seen between the check and the last level.
+  if (chain.length - 1 < segs.length) assertMayCommit(from.gate, `creating ${segs.join("/")}`);
   try {
     verifyChain(chain, { rel: segs.join("/"), argument });
     for (let i = chain.length - 1; i < segs.length; i++) {
@@ -549,8 +603,10 @@ export interface CreateDirectoryResult {
 export async function createDirectory(
   ws: Workspace,
   args: { path: string; parents?: boolean },
+  options: { signal?: AbortSignal } = {},
 ): Promise<CreateDirectoryResult> {
   ws.assertWritable("create_directory");
+  const gate = commitGate(ws, options.signal);
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   if (r.info) {
     if (r.info.isDirectory) return { path: r.rel, created: false, createdPaths: [] };
@@ -567,7 +623,7 @@ export async function createDirectory(
       { argument: "path" },
     );
   }
-  const made = await makeDirectories(ws, { chain: r.chain, segs }, "path");
+  const made = await makeDirectories(ws, { chain: r.chain, segs, gate }, "path");
   return createdResult(ws, r.rel, made);
 }
 
@@ -648,8 +704,10 @@ function removeChecked(
 export async function movePath(
   ws: Workspace,
   args: { source: string; destination: string; overwrite?: boolean },
+  options: { signal?: AbortSignal } = {},
 ): Promise<MovePathResult> {
   ws.assertWritable("move_path");
+  const gate = commitGate(ws, options.signal);
   const src = await ws.policy.resolve(args.source, { argument: "source", followLeaf: false });
   const srcInfo = requireExisting(src, "source");
   if (src.rel === ".") {
@@ -722,7 +780,9 @@ export async function movePath(
   const dstChain = parentChain(dst, "destination");
   await assertParentUnmoved(src, "source");
   await assertParentUnmoved(dst, "destination");
-  // Synchronous from the checks to the rename and the check after it.
+  // Synchronous from the checks to the rename and the check after it: the link or rename is the
+  // commit point.
+  assertMayCommit(gate, `the move of ${src.rel}`);
   verifyChain(srcChain, { rel: src.rel, argument: "source" });
   verifyChain(dstChain, { rel: dst.rel, argument: "destination" });
   const now = lstatSyncOrNull(src.abs);
@@ -842,6 +902,7 @@ export async function deletePath(
   options: { signal?: AbortSignal } = {},
 ): Promise<DeletePathResult> {
   ws.assertWritable("delete_path");
+  const gate = commitGate(ws, options.signal);
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: false });
   if (args.confirm !== true) {
     throw new WorkspaceError(
@@ -869,6 +930,9 @@ export async function deletePath(
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "delete_path" });
   const chain = parentChain(r, "path");
   const target = { abs: r.abs, rel: r.rel, id: { dev: info.dev, ino: info.ino } };
+  // The first removal is the commit point. A single entry is removed synchronously after this
+  // check; a recursive delete checks again before each entry and can stop part-way (below).
+  assertMayCommit(gate, `the deletion of ${r.rel}`);
   if (info.isDirectory && args.recursive === true) {
     const removed: string[] = [];
     try {
