@@ -253,6 +253,14 @@ function mediaOf(c: Block): Record<string, unknown> | undefined {
   };
 }
 
+/** Server-supplied text for a terminal: control characters (newline and tab aside) escaped. */
+function terminalSafe(text: string): string {
+  return text.replace(
+    /(?![\n\t])\p{Cc}/gu,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
 function renderCall(envelope: Record<string, unknown>, output: ClientOutput): string {
   if (output === "mcp-json") return line(envelope);
   const r = envelope.mcpResult as Record<string, unknown> | undefined;
@@ -277,9 +285,11 @@ function renderCall(envelope: Record<string, unknown>, output: ClientOutput): st
     });
   }
   const parts = blocks.map((c) => {
-    if (c.type === "text") return String(c.text);
+    if (c.type === "text") return terminalSafe(String(c.text));
     const m = mediaOf(c);
-    const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean);
+    const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
+      terminalSafe(String(v))
+    );
     return `[${c.type}${about.length ? ` ${about.join(" ")}` : ""}${
       m ? `, ${m.bytes} bytes` : ""
     }]`;

@@ -281,6 +281,9 @@ export const searchTextOp = defineOperation({
       textStartColumn: z.int().optional(),
       before: z.array(z.string()).optional(),
       after: z.array(z.string()).optional(),
+      clippedLines: z.array(z.int()).optional().describe(
+        "Line numbers (the match's or its context's) whose text was cut before the line's end.",
+      ),
     })),
     filesSearched: z.int(),
     filesMatched: z.int(),

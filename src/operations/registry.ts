@@ -117,12 +117,75 @@ function prototypeKeyAt(value: unknown, path: PropertyKey[], depth = 0): Propert
   return null;
 }
 
+function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
+  let v = raw;
+  for (const p of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  boolean: "true or false",
+  array: "an array",
+  object: "an object",
+};
+
+/**
+ * One plain sentence for a schema issue, worded for a model (`path` is required, `startLine`
+ * must be an integer, the bound of a too-small or too-big value); zod's own message for the
+ * rest. The issue itself stays in the error's details.
+ */
+function issueSentence(issue: z.core.$ZodIssue, argument: string | undefined, value: unknown) {
+  const name = argument === undefined ? "the arguments" : `\`${argument}\``;
+  const plain = (s: string) => (argument === undefined ? s : `${argument}: ${s}`);
+  switch (issue.code) {
+    case "unrecognized_keys":
+      return `unknown argument${issue.keys.length === 1 ? "" : "s"}: ${
+        issue.keys.map((k) => `\`${argumentPath([...issue.path, k])}\``).join(", ")
+      }`;
+    case "invalid_type":
+      if (value === undefined && argument !== undefined) return `${name} is required`;
+      return `${name} must be ${TYPE_NAMES[issue.expected] ?? issue.expected}`;
+    case "invalid_value":
+      return `${name} must be ${issue.values.length === 1 ? "" : "one of "}${
+        issue.values.map((v) => JSON.stringify(v)).join(", ")
+      }`;
+    case "too_small":
+    case "too_big": {
+      const small = issue.code === "too_small";
+      const bound = small
+        ? (issue as z.core.$ZodIssueTooSmall).minimum
+        : (issue as z.core.$ZodIssueTooBig).maximum;
+      const n = Number(bound);
+      const unit = issue.origin === "string"
+        ? ` character${n === 1 ? "" : "s"}`
+        : issue.origin === "array" || issue.origin === "set"
+        ? ` item${n === 1 ? "" : "s"}`
+        : "";
+      if (small && n === 1 && unit !== "" && issue.inclusive !== false) {
+        return `${name} must not be empty`;
+      }
+      const which = issue.inclusive === false
+        ? (small ? "more than" : "less than")
+        : (small ? "at least" : "at most");
+      return `${name} must ${unit === "" ? "be" : "have"} ${which} ${bound}${unit}`;
+    }
+    default:
+      return plain(issue.message);
+  }
+}
+
 /** Validates raw arguments against an operation's input schema; failures are INVALID_ARGUMENT. */
 export function parseInput(op: OperationDefinition, raw: unknown): unknown {
   const protoAt = prototypeKeyAt(raw, []);
   if (protoAt) {
     const argument = argumentPath(protoAt);
-    throw new WorkspaceError("INVALID_ARGUMENT", `unknown argument(s): __proto__`, {
+    throw new WorkspaceError("INVALID_ARGUMENT", "unknown argument: `__proto__`", {
       argument,
       details: {
         issues: [{
@@ -136,15 +199,13 @@ export function parseInput(op: OperationDefinition, raw: unknown): unknown {
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   let argument = argumentPath(issue.path) || undefined;
-  let message = issue.message;
   if (issue.code === "unrecognized_keys") {
     // Name the (first) unknown argument itself, under its parent if nested.
     argument = argumentPath([...issue.path, issue.keys[0]]);
-    message = `unknown argument(s): ${issue.keys.join(", ")}`;
   }
   throw new WorkspaceError(
     "INVALID_ARGUMENT",
-    argument && issue.code !== "unrecognized_keys" ? `${argument}: ${message}` : message,
+    issueSentence(issue, argument, valueAt(raw ?? {}, issue.path)),
     {
       argument,
       details: {

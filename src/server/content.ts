@@ -27,6 +27,64 @@ type Result = Record<string, unknown>;
 const str = (v: unknown): string => String(v);
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** Image types hosts accept in an `image` block (the Claude API takes only these four). */
+export const IMAGE_BLOCK_TYPES: readonly string[] = Object.freeze([
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+]);
+
+/** Audio types sent as an `audio` block (the common ones hosts take); others go as a resource. */
+export const AUDIO_BLOCK_TYPES: readonly string[] = Object.freeze([
+  "audio/wav",
+  "audio/mpeg",
+  "audio/ogg",
+  "audio/flac",
+  "audio/x-flac",
+  "audio/aac",
+  "audio/webm",
+  "audio/mp4",
+]);
+
+/** C0 and C1 controls, DEL, and the Unicode line and paragraph separators. */
+const CONTROL = /[\p{Cc}\u2028\u2029]/u;
+/** Starts or ends like a quoted name, a trailer or an entry's suffix, or with white space. */
+const EDGE = /^["[(\s]|[)\s]$/;
+/** In a search line: `:` or `-` plus digits ending at `:`, `-` or the end, like `:12:` or `-3-`. */
+const LINE_NUMBER_LIKE = /[:-]\d+(?=[:-]|$)/;
+
+/**
+ * A path as a text block shows it: as is, unless it could be misread or could forge a line
+ * (a control character, a line separator, a leading `"`, `[` or `(`, a trailing `)`, white
+ * space at either end; in search lines also `:` or `-` plus digits before `:`, `-` or the
+ * end), then as a JSON string (in double quotes, with JSON escapes).
+ */
+export function shownPath(path: string, options: { search?: boolean } = {}): string {
+  const odd = CONTROL.test(path) || EDGE.test(path) ||
+    (options.search === true && LINE_NUMBER_LIKE.test(path));
+  return odd ? quoted(path) : path;
+}
+
+/** JSON string quoting that also escapes DEL, C1 controls and U+2028/2029 (still valid JSON). */
+function quoted(s: string): string {
+  return JSON.stringify(s).replace(
+    /[\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * A line of file text in a search result: as is, or as a JSON string when it has a control
+ * character other than tab, a line separator, or starts with `"`.
+ */
+function shownLine(text: string): string {
+  return /(?!\t)[\p{Cc}\u2028\u2029]/u.test(text) ||
+      text.startsWith('"')
+    ? quoted(text)
+    : text;
+}
+
 /** The workspace-relative URI of a read_media resource block. */
 export function mediaUri(path: string): string {
   return MEDIA_URI_PREFIX + path.split("/").map(encodeURIComponent).join("/");
@@ -97,6 +155,9 @@ export function renderContent(
   return [{ type: "text", text }];
 }
 
+/** A path of a result as text shows it (see shownPath). */
+const p = (v: unknown): string => shownPath(str(v));
+
 const TEXT_RENDERERS: Record<string, (r: Result) => string> = {
   read_file: readFileText,
   search_text: searchText,
@@ -108,28 +169,40 @@ const TEXT_RENDERERS: Record<string, (r: Result) => string> = {
   edit_file: editFileText,
   create_directory: createDirectoryText,
   move_path: (r) =>
-    `Moved ${r.type} ${r.source} to ${r.destination}${
+    `Moved ${r.type} ${p(r.source)} to ${p(r.destination)}${
       r.overwritten ? " (replacing what was there)" : ""
     }.`,
-  delete_path: (r) => `Deleted ${r.type} ${r.path}.`,
+  delete_path: (r) => `Deleted ${r.type} ${p(r.path)}.`,
 };
 
 function readFileText(r: Result): string {
   const start = r.startLine as number;
   const end = r.endLine as number;
-  const parts = [str(r.path)];
+  const parts = [p(r.path)];
   const range = end < start ? "no lines" : `lines ${start}-${end}`;
   parts.push(typeof r.totalLines === "number" ? `${range} of ${r.totalLines}` : range);
   parts.push(`${r.size} bytes`);
   if (typeof r.sha256 === "string") parts.push(`sha256 ${r.sha256}`);
   else parts.push("sha256 and total lines not computed (file over maxHashBytes)");
   if (r.truncated === true) {
+    const next = typeof r.nextStartLine === "number"
+      ? `continue with startLine ${r.nextStartLine}`
+      : undefined;
+    const raise = r.truncatedReason === "maxBytes"
+      ? "raise maxBytes (up to the workspace's maxReadBytes, see workspace_info)"
+      : undefined;
     parts.push(
       `truncated (${r.truncatedReason})` +
-        (typeof r.nextStartLine === "number" ? `: continue with startLine ${r.nextStartLine}` : ""),
+        (next || raise ? `: ${[next, raise].filter(Boolean).join(", or ")}` : ""),
     );
   }
-  if (r.lineTruncated === true) parts.push("the last line was cut");
+  if (r.lineTruncated === true) {
+    parts.push(
+      `the last line was cut (${
+        r.truncatedReason === "maxBytes" ? "raise maxBytes to see more of it, or " : ""
+      }use read_media for the file's raw bytes)`,
+    );
+  }
   return `[${parts.join(", ")}]\n${r.content}`;
 }
 
@@ -141,23 +214,35 @@ interface Match {
   textStartColumn?: number;
   before?: string[];
   after?: string[];
+  clippedLines?: number[];
 }
 
-/** grep-style lines: `path:line:col: text` for matches, `path-line- text` for context. */
+/**
+ * grep-style lines: `path:line:col: text` for matches, `path-line- text` for context; `…` at
+ * each end where a long line was clipped.
+ */
 function searchText(r: Result): string {
   const matches = r.matches as Match[];
   const out: string[] = [];
+  let anyClipped = false;
   // Per file, every line to print (a match wins over context), in line order.
   const files = new Map<string, Map<number, string>>();
   for (const m of matches) {
     let lines = files.get(m.path);
     if (!lines) files.set(m.path, lines = new Map());
+    const path = shownPath(m.path, { search: true });
+    const cutEnd = (n: number) => m.clippedLines?.includes(n) ? "…" : "";
     const ctx = (n: number, text: string) => {
-      if (!lines!.has(n)) lines!.set(n, `${m.path}-${n}- ${text}`);
+      if (cutEnd(n)) anyClipped = true;
+      if (!lines!.has(n)) lines!.set(n, `${path}-${n}- ${shownLine(text)}${cutEnd(n)}`);
     };
     (m.before ?? []).forEach((t, i) => ctx(m.line - (m.before!.length - i), t));
-    const clipped = (m.textStartColumn ?? 1) > 1 ? "…" : "";
-    lines.set(m.line, `${m.path}:${m.line}:${m.column}: ${clipped}${m.text}`);
+    const cutStart = (m.textStartColumn ?? 1) > 1 ? "…" : "";
+    if (cutStart || cutEnd(m.line)) anyClipped = true;
+    lines.set(
+      m.line,
+      `${path}:${m.line}:${m.column}: ${cutStart}${shownLine(m.text)}${cutEnd(m.line)}`,
+    );
     (m.after ?? []).forEach((t, i) => ctx(m.line + 1 + i, t));
   }
   let first = true;
@@ -181,6 +266,10 @@ function searchText(r: Result): string {
     skips.length ? `; skipped: ${skips.join(", ")}` : ""
   })`;
   if (r.truncated === true) summary += `; ${truncationHint(str(r.truncatedReason), "search")}`;
+  if (anyClipped) {
+    summary +=
+      "; long lines were clipped (…): read_file with startLine and endLine shows one whole";
+  }
   out.push(`${summary}.`);
   return out.join("\n");
 }
@@ -189,9 +278,9 @@ function truncationHint(reason: string, what: "search" | "find"): string {
   const narrow = what === "search" ? "narrow `path` or `include`" : "narrow `path` or the pattern";
   switch (reason) {
     case "maxMatches":
-      return `truncated at maxMatches: ${narrow} to see the rest`;
     case "maxResults":
-      return `truncated at maxResults: ${narrow} to see the rest`;
+      return `truncated at ${reason}: pass a larger ${reason} (up to the workspace's ${reason}, ` +
+        `see workspace_info) or ${narrow} to see the rest`;
     case "maxResultBytes":
       return `truncated at the result byte budget (maxResultBytes): ${narrow}${
         what === "search" ? " or lower contextLines" : ""
@@ -202,22 +291,23 @@ function truncationHint(reason: string, what: "search" | "find"): string {
 }
 
 function entryLine(e: { path: string; type: string; size?: number | null }): string {
+  const path = shownPath(e.path);
   switch (e.type) {
     case "directory":
-      return `${e.path}/`;
+      return `${path}/`;
     case "symlink":
-      return `${e.path} (symlink)`;
+      return `${path} (symlink)`;
     case "other":
-      return `${e.path} (special file)`;
+      return `${path} (special file)`;
     default:
-      return typeof e.size === "number" ? `${e.path} (${e.size} bytes)` : e.path;
+      return typeof e.size === "number" ? `${path} (${e.size} bytes)` : path;
   }
 }
 
 function listText(r: Result): string {
   const entries = r.entries as { path: string; type: string; size: number | null }[];
   const out = entries.map(entryLine);
-  if (entries.length === 0) out.push(`(${r.path} has no entries)`);
+  if (entries.length === 0) out.push(`(${p(r.path)} has no entries)`);
   if (typeof r.nextCursor === "string" || r.truncated === true) {
     let trailer = `${entries.length} of ${r.total} entries`;
     if (r.truncated === true) trailer += `, truncated (${r.truncatedReason})`;
@@ -256,7 +346,7 @@ const pairs = (o: unknown) =>
 function fileInfoText(r: Result): string {
   const link = r.symlink as { status: string; target?: string; targetType?: string } | undefined;
   return keyValues([
-    ["path", r.path],
+    ["path", p(r.path)],
     ["type", r.type],
     ["size", `${r.size} bytes`],
     ["mode", r.mode],
@@ -268,7 +358,7 @@ function fileInfoText(r: Result): string {
     [
       "symlink",
       link &&
-      `${link.status}${link.target === undefined ? "" : ` -> ${link.target}`}${
+      `${link.status}${link.target === undefined ? "" : ` -> ${p(link.target)}`}${
         link.targetType === undefined ? "" : ` (${link.targetType})`
       }`,
     ],
@@ -277,7 +367,7 @@ function fileInfoText(r: Result): string {
 
 function workspaceInfoText(r: Result): string {
   return keyValues([
-    ["root", r.root],
+    ["root", p(r.root)],
     ["mode", r.mode],
     ["limits", pairs(r.limits)],
     ["permissions", pairs(r.permissions)],
@@ -288,15 +378,15 @@ function workspaceInfoText(r: Result): string {
 
 function writeFileText(r: Result): string {
   const skipped = r.previousSha256Skipped as { limit: number } | undefined;
-  return `${r.created ? "Created" : "Replaced"} ${r.path} (${r.size} bytes, sha256 ${r.sha256})${
+  return `${r.created ? "Created" : "Replaced"} ${p(r.path)} (${r.size} bytes, sha256 ${r.sha256})${
     typeof r.previousSha256 === "string" ? `; the previous sha256 was ${r.previousSha256}` : ""
   }${skipped ? `; the previous file was over maxHashBytes and not hashed` : ""}.`;
 }
 
 function editFileText(r: Result): string {
   const head = !r.changed
-    ? `${r.path} is unchanged (${plural(r.replacements as number, "replacement")}).`
-    : `${r.dryRun ? "Dry run, nothing written: would edit" : "Edited"} ${r.path}: ${
+    ? `${p(r.path)} is unchanged (${plural(r.replacements as number, "replacement")}).`
+    : `${r.dryRun ? "Dry run, nothing written: would edit" : "Edited"} ${p(r.path)}: ${
       plural(r.replacements as number, "replacement")
     }, sha256 ${r.sha256Before} -> ${r.sha256After}${
       r.truncated === true ? "; the diff was cut at maxResultBytes" : ""
@@ -306,8 +396,8 @@ function editFileText(r: Result): string {
 
 function createDirectoryText(r: Result): string {
   const made = r.createdPaths as string[];
-  if (!r.created) return `${r.path} already exists as a directory; nothing was created.`;
-  return `Created ${made.join(", ")}${
+  if (!r.created) return `${p(r.path)} already exists as a directory; nothing was created.`;
+  return `Created ${made.map(p).join(", ")}${
     r.truncated === true ? " (list cut at maxResultBytes)" : ""
   }.`;
 }
@@ -317,10 +407,12 @@ function mediaBlocks(r: Result, audio: boolean): ContentBlock[] {
   const data = str(r.data);
   const line: ContentBlock = {
     type: "text",
-    text: `${r.path}: ${mimeType}, ${r.size} bytes, sha256 ${r.sha256}`,
+    text: `${p(r.path)}: ${mimeType}, ${r.size} bytes, sha256 ${r.sha256}`,
   };
-  if (mimeType.startsWith("image/")) return [line, { type: "image", data, mimeType }];
-  if (audio && mimeType.startsWith("audio/")) return [line, { type: "audio", data, mimeType }];
+  if (IMAGE_BLOCK_TYPES.includes(mimeType)) return [line, { type: "image", data, mimeType }];
+  if (audio && AUDIO_BLOCK_TYPES.includes(mimeType)) {
+    return [line, { type: "audio", data, mimeType }];
+  }
   return [line, {
     type: "resource",
     resource: { uri: mediaUri(str(r.path)), mimeType, blob: data },

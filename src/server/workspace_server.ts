@@ -224,7 +224,9 @@ async function callTool(
       return toolFailure(
         new WorkspaceError(
           "CONFIRMATION_REQUIRED",
-          `${err.message} (this client did not declare the elicitation capability, so it must pass confirm: true itself)`,
+          `${
+            err.message.replace(/: pass confirm: true$/, "")
+          }; this client did not declare the elicitation capability, so pass confirm: true to proceed`,
           { argument: "confirm" },
         ),
       );

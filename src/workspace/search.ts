@@ -45,6 +45,8 @@ export interface SearchMatch {
   textStartColumn?: number;
   before?: string[];
   after?: string[];
+  /** Lines (this match's or its context's) whose text stops before the line's end. */
+  clippedLines?: number[];
 }
 
 /** Result of searchText. */
@@ -70,10 +72,11 @@ export interface SearchContext {
   onProgress?: (p: SearchProgress) => void;
 }
 
-function clip(line: string, at: number): { text: string; start: number } {
-  if (line.length <= MAX_LINE_CHARS) return { text: line, start: 0 };
+function clip(line: string, at: number): { text: string; start: number; cutEnd: boolean } {
+  if (line.length <= MAX_LINE_CHARS) return { text: line, start: 0, cutEnd: false };
   const start = Math.max(0, Math.min(at - 100, line.length - MAX_LINE_CHARS));
-  return { text: line.slice(start, start + MAX_LINE_CHARS), start };
+  const cutEnd = start + MAX_LINE_CHARS < line.length;
+  return { text: line.slice(start, start + MAX_LINE_CHARS), start, cutEnd };
 }
 
 type Loaded =
@@ -126,26 +129,46 @@ function stripCr(s: string): string {
   return s.endsWith("\r") ? s.slice(0, -1) : s;
 }
 
-/** Up to k lines before the line starting at lineStart, oldest first. */
-function linesBefore(text: string, lineStart: number, k: number): string[] {
+/**
+ * Up to k lines before the line starting at lineStart (line lineNo), oldest first; the
+ * numbers of those clipped go to `clipped`.
+ */
+function linesBefore(
+  text: string,
+  at: { lineStart: number; lineNo: number },
+  k: number,
+  clipped: number[],
+): string[] {
   const out: string[] = [];
-  let end = lineStart - 1; // the "\n" ending the previous line
+  let end = at.lineStart - 1; // the "\n" ending the previous line
   while (out.length < k && end >= 0) {
     const start = text.lastIndexOf("\n", end - 1) + 1;
-    out.unshift(detach(clip(stripCr(text.slice(start, end)), 0).text));
+    const c = clip(stripCr(text.slice(start, end)), 0);
+    if (c.cutEnd) clipped.unshift(at.lineNo - out.length - 1);
+    out.unshift(detach(c.text));
     end = start - 1;
   }
   return out;
 }
 
-/** Up to k lines after the line ending at lineEnd (index of its "\n" or text.length). */
-function linesAfter(text: string, lineEnd: number, k: number): string[] {
+/**
+ * Up to k lines after the line ending at lineEnd (index of its "\n" or text.length; line
+ * lineNo); the numbers of those clipped go to `clipped`.
+ */
+function linesAfter(
+  text: string,
+  at: { lineEnd: number; lineNo: number },
+  k: number,
+  clipped: number[],
+): string[] {
   const out: string[] = [];
-  let start = lineEnd + 1;
+  let start = at.lineEnd + 1;
   while (out.length < k && start < text.length) {
     let end = text.indexOf("\n", start);
     if (end === -1) end = text.length;
-    out.push(detach(clip(stripCr(text.slice(start, end)), 0).text));
+    const c = clip(stripCr(text.slice(start, end)), 0);
+    if (c.cutEnd) clipped.push(at.lineNo + out.length + 1);
+    out.push(detach(c.text));
     start = end + 1;
   }
   return out;
@@ -282,10 +305,14 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     const c = clip(line, col);
     const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: detach(c.text) };
     if (c.start > 0) match.textStartColumn = c.start + 1;
+    const clipped: number[] = c.cutEnd ? [lineNo] : [];
     if (contextLines > 0) {
-      match.before = linesBefore(text, lineStart, contextLines);
-      match.after = linesAfter(text, lineEnd, contextLines);
+      const before: number[] = [];
+      match.before = linesBefore(text, { lineStart, lineNo }, contextLines, before);
+      match.after = linesAfter(text, { lineEnd, lineNo }, contextLines, clipped);
+      clipped.unshift(...before);
     }
+    if (clipped.length > 0) match.clippedLines = clipped;
     if (!budget.take(jsonBytes(match))) return stop("maxResultBytes");
     pending.push(match);
     cp.counters.matches = result.matches.length + pending.length;
