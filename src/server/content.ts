@@ -7,6 +7,7 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ErrorObject } from "../workspace/errors.ts";
+import type { SearchMatch } from "../workspace/search.ts";
 
 /** One content block of a tools/call result. */
 export type ContentBlock = CallToolResult["content"][number];
@@ -206,16 +207,7 @@ function readFileText(r: Result): string {
   return `[${parts.join(", ")}]\n${r.content}`;
 }
 
-interface Match {
-  path: string;
-  line: number;
-  column: number;
-  text: string;
-  textStartColumn?: number;
-  before?: string[];
-  after?: string[];
-  clippedLines?: number[];
-}
+type Match = SearchMatch;
 
 /**
  * grep-style lines: `path:line:col: text` for matches, `path-line- text` for context; `…` at
