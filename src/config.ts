@@ -81,9 +81,11 @@ function normalized(path: string): string {
   return `/${out.join("/")}`;
 }
 
-/** What is known of a server's default root and of the user's home directory. */
-export interface DefaultRootFacts {
-  /** The default root: the invocation directory (INIT_CWD, else the working directory). */
+/** What is known of a server's root and of the user's home directory. */
+export interface BroadRootFacts {
+  /** The --root value as given; undefined when --root was absent (the invocation directory). */
+  given?: string;
+  /** The root, absolute: the given value resolved against the invocation directory. */
   root: string;
   /** The root with links resolved, when known. */
   rootReal?: string;
@@ -94,28 +96,61 @@ export interface DefaultRootFacts {
 }
 
 /**
- * The one rule for a server whose root was not given (`--root` absent): it refuses to serve the
- * file system root or the user's home directory (links resolved on both sides), with a
- * UsageError (exit code 2) that says to pass --root. Hosts start servers in whatever directory
- * they run in, often `/` or $HOME; `--root /` or `--root ~` still serves them on purpose.
+ * The --root value checked: an empty or blank value (what a host sends for an unset
+ * `${workspaceFolder}` or `$PROJECT`) is a UsageError rather than the invocation directory.
  */
-export function refuseBroadDefaultRoot(facts: DefaultRootFacts): void {
+export function rootFlag(value: string | undefined): string | undefined {
+  if (value !== undefined && value.trim() === "") {
+    throw new UsageError(
+      `--root is empty (${JSON.stringify(value)}): a host sends that for an unset variable such ` +
+        "as ${workspaceFolder}; pass --root DIR naming the directory to serve",
+    );
+  }
+  return value;
+}
+
+/**
+ * Whether a --root value names its directory literally: absolute, with no `.` or `..` part (so
+ * `${workspaceFolder}/..` with an empty variable is not literal). Only such a value may name
+ * `/`, $HOME or a directory above $HOME (refuseBroadRoot).
+ */
+export function isLiteralAbsoluteRoot(given: string | undefined): boolean {
+  return given !== undefined && given.startsWith("/") &&
+    !given.split("/").some((p) => p === "." || p === "..");
+}
+
+/**
+ * The one rule on broad roots: a root not given as a literal absolute path (no --root, a
+ * relative one such as `.`, or one with `.`/`..` parts) is refused when it resolves to `/`, to
+ * $HOME or to a directory containing $HOME (links resolved on both sides), with a UsageError
+ * (exit code 2) that says to pass the absolute path. Hosts start servers in whatever directory
+ * they run in, often `/` or $HOME; `--root /` or `--root /home/you` still serves them on purpose.
+ * An empty --root is refused first (rootFlag).
+ */
+export function refuseBroadRoot(facts: BroadRootFacts): void {
+  rootFlag(facts.given);
+  if (isLiteralAbsoluteRoot(facts.given)) return;
   const roots = new Set(
     [facts.root, facts.rootReal].filter((p): p is string => p !== undefined).map(normalized),
   );
   const homes = [facts.home, facts.homeReal]
     .filter((p): p is string => p !== undefined && p.startsWith("/"))
     .map(normalized);
-  const root = normalized(facts.root);
+  const root = normalized(facts.rootReal ?? facts.root);
   let what: string | undefined;
   if (roots.has("/")) what = "the whole file system (/)";
   else if (homes.some((h) => roots.has(h))) what = `your home directory (${root})`;
+  else if (homes.some((h) => [...roots].some((r) => h.startsWith(`${r}/`)))) {
+    what = `${root}, which contains your home directory`;
+  }
   if (what === undefined) return;
+  const why = facts.given === undefined
+    ? "no --root was given, so the workspace defaulted to the directory the server was started in"
+    : `--root ${facts.given} is relative to the directory the server was started in`;
   throw new UsageError(
-    `refusing to serve ${what}: no --root was given, so the workspace defaulted to the ` +
-      "directory the server was started in, and MCP hosts often start servers in / or the " +
-      "home directory. Pass --root DIR naming the directory to serve (`config print` writes a " +
-      `host's snippet with it); --root ${root} serves this one on purpose.`,
+    `refusing to serve ${what}: ${why}, and MCP hosts often start servers in / or the home ` +
+      "directory. Pass --root with the absolute path of the directory to serve (`config print` " +
+      `writes a host's snippet with it); --root ${root} serves this one on purpose.`,
   );
 }
 
@@ -150,19 +185,21 @@ export async function openWorkspaceFromFlags(
   flags: WorkspaceFlags,
   options: {
     engine?: EngineMode;
-    /** A server: without --root, refuse `/` and $HOME (refuseBroadDefaultRoot). */
+    /** A server: refuse `/`, $HOME and its ancestors unless named literally (refuseBroadRoot). */
     refuseBroadDefaultRoot?: boolean;
   } = {},
 ): Promise<Workspace> {
+  const given = rootFlag(flags.root);
   const config: Config = {
-    root: resolveFromInvocation(flags.root ?? "."),
+    root: resolveFromInvocation(given ?? "."),
     write: flags.write === true,
     limits: parseLimitFlags(flags.limit ?? []),
   };
-  if (flags.root === undefined && options.refuseBroadDefaultRoot) {
-    // The launcher always passes --root; this covers a server entry run directly.
+  if (options.refuseBroadDefaultRoot && !isLiteralAbsoluteRoot(given)) {
+    // The launcher checks first; this covers a server entry run directly.
     const home = envIfGranted("HOME");
-    refuseBroadDefaultRoot({
+    refuseBroadRoot({
+      given,
       root: config.root,
       rootReal: realPathIfReadable(config.root),
       home,

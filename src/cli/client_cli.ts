@@ -1,7 +1,7 @@
 /** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
 import { parseArgs } from "node:util";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
-import { resolveFromInvocation, UsageError } from "../config.ts";
+import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {
@@ -86,7 +86,7 @@ function positiveInt(v: string, flag: string): number {
  * (`cli.ts serve stdio`): permissions scoped to the root, inside bubblewrap when available.
  */
 function bundledTarget(values: Values): Target {
-  const root = resolveFromInvocation(values.root ?? ".");
+  const root = resolveFromInvocation(rootFlag(values.root) ?? ".");
   const cli = new URL("../../cli.ts", import.meta.url);
   const args = [
     "run",

@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { resolveFromInvocation, UsageError } from "../config.ts";
+import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 
 /** The hosts `config print` knows the configuration format of. */
@@ -19,6 +19,9 @@ export type HostName = (typeof HOSTS)[number];
 
 /** The stdio-to-HTTP bridge Claude Desktop runs for a remote server (its config file is stdio only). */
 export const MCP_REMOTE = "mcp-remote@0.15.1";
+
+/** The environment variable the server reads its bearer token from, and the snippets send. */
+export const TOKEN_ENV = "WMCP_TOKEN";
 
 /** The name a snippet gives the server unless --name says otherwise. */
 export const DEFAULT_SERVER_NAME = "wmcp";
@@ -54,6 +57,8 @@ export interface SnippetInput {
   stdio?: StdioEntry;
   /** The remote server's URL (--http). */
   http?: URL;
+  /** The remote server needs a bearer token (its URL is not loopback): send one per host. */
+  token?: boolean;
 }
 
 /** A printed snippet: the JSON, the file it goes into, and notes for stderr. */
@@ -72,17 +77,36 @@ export function stdioEntry(options: { deno: string; root: string; write: boolean
   return { command: options.deno, args };
 }
 
-/** The mcp-remote bridge entry for Claude Desktop (npx absolute; PATH so its `env node` works). */
-export function bridgeEntry(url: URL, npx: { path: string; pathEnv?: string }): StdioEntry {
+/**
+ * The mcp-remote bridge entry for Claude Desktop (npx absolute; PATH so its `env node` works).
+ * With a token, mcp-remote sends `Authorization: Bearer ${WMCP_TOKEN}`, expanding the variable
+ * from the entry's env (Claude Desktop expands nothing itself), where the token is to be pasted.
+ */
+export function bridgeEntry(
+  url: URL,
+  options: { npx: { path: string; pathEnv?: string }; token?: boolean },
+): StdioEntry {
   const args = ["-y", MCP_REMOTE, url.href];
-  // mcp-remote refuses plain http to anything but localhost unless told.
-  if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) args.push("--allow-http");
-  const entry: StdioEntry = { command: npx.path, args };
-  if (npx.pathEnv !== undefined) entry.env = { PATH: npx.pathEnv };
+  // mcp-remote 0.15.1 allows plain http only to exactly `localhost` or `127.0.0.1` unless told.
+  if (url.protocol === "http:" && url.hostname !== "localhost" && url.hostname !== "127.0.0.1") {
+    args.push("--allow-http");
+  }
+  const env: Record<string, string> = {};
+  if (options.npx.pathEnv !== undefined) env.PATH = options.npx.pathEnv;
+  if (options.token) {
+    args.push("--header", `Authorization: Bearer \${${TOKEN_ENV}}`);
+    env[TOKEN_ENV] = TOKEN_PLACEHOLDER;
+  }
+  const entry: StdioEntry = { command: options.npx.path, args };
+  if (Object.keys(env).length > 0) entry.env = env;
   return entry;
 }
 
-function isLoopbackHost(host: string): boolean {
+/** What a snippet holds where the user pastes the token (a host that expands nothing). */
+export const TOKEN_PLACEHOLDER = "<paste the bearer token here>";
+
+/** Whether the server on this URL host is loopback (serve_http then needs no token). */
+export function isLoopbackUrlHost(host: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
@@ -121,8 +145,9 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       };
     }
     case "claude-code": {
+      // Claude Code expands ${VAR} in .mcp.json's url and headers.
       const entry = http
-        ? { type: "http", url: http.href }
+        ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
         : { type: "stdio", command: need().command, args: need().args, env: {} };
       return {
         snippet: { mcpServers: { [name]: entry } },
@@ -135,11 +160,23 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       };
     }
     case "vscode": {
+      // VS Code prompts for an ${input:ID} declared in the file's "inputs" (stored encrypted).
+      const inputId = `${name}-token`;
       const entry = http
-        ? { type: "http", url: http.href }
+        ? { type: "http", url: http.href, ...bearer(input, `\${input:${inputId}}`) }
         : { type: "stdio", command: need().command, args: need().args };
+      const inputs = http && input.token
+        ? {
+          inputs: [{
+            type: "promptString",
+            id: inputId,
+            description: `Bearer token of the wmcp server ${name}`,
+            password: true,
+          }],
+        }
+        : {};
       return {
-        snippet: { servers: { [name]: entry } },
+        snippet: { servers: { [name]: entry }, ...inputs },
         file: ".vscode/mcp.json",
         notes: [
           'put this into .vscode/mcp.json in the workspace (or the user mcp.json: "MCP: Open User ' +
@@ -148,7 +185,10 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       };
     }
     case "cursor": {
-      const entry = http ? { url: http.href } : { command: need().command, args: need().args };
+      // Cursor expands ${env:NAME} in mcp.json's url and headers.
+      const entry = http
+        ? { url: http.href, ...bearer(input, `\${env:${TOKEN_ENV}}`) }
+        : { command: need().command, args: need().args };
       return {
         snippet: { mcpServers: { [name]: entry } },
         file: "~/.cursor/mcp.json",
@@ -159,8 +199,9 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       };
     }
     case "generic": {
+      // ${VAR}, as Claude Code and this project's client (`--config`) expand it.
       const entry = http
-        ? { type: "http", url: http.href }
+        ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
         : { command: need().command, args: need().args };
       return {
         snippet: { mcpServers: { [name]: entry } },
@@ -173,6 +214,11 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       };
     }
   }
+}
+
+/** The headers member that sends the token, spelled the host's way, when one is needed. */
+function bearer(input: SnippetInput, token: string): { headers?: Record<string, string> } {
+  return input.token ? { headers: { Authorization: `Bearer ${token}` } } : {};
 }
 
 function envIfGranted(name: string): string | undefined {
@@ -232,6 +278,7 @@ async function chooseNpx(): Promise<
 
 /** The root: absolute (relative to the invocation directory), links resolved, an existing directory. */
 async function checkedRoot(given: string): Promise<string> {
+  rootFlag(given);
   const abs = resolveFromInvocation(given);
   const [facts] = (await probePaths([abs])) ?? [inProcessFacts(abs)];
   if (facts.real === undefined) {
@@ -272,8 +319,19 @@ function parseHttp(value: string): URL {
   return url;
 }
 
-/** The command line that starts the HTTP server the snippet points at, on root. */
-function httpStartLine(deno: string, url: URL, root: string, write: boolean): string {
+/** What `--token-file` names in the printed start line: the file the user creates. */
+export const TOKEN_FILE_PLACEHOLDER = "TOKEN_FILE";
+
+/**
+ * The command line that starts the HTTP server the snippet points at, on root: `--host` the
+ * URL's host (an IPv6 literal unbracketed, as the launcher and the server take it), and
+ * `--token-file` when the host is not loopback (the server refuses to start without a token).
+ */
+function httpStartLine(
+  deno: string,
+  options: { url: URL; root: string; write: boolean; token: boolean },
+): string {
+  const { url, root, write } = options;
   const cli = CLI_URL.protocol === "file:" ? decodeURIComponent(CLI_URL.pathname) : CLI_URL.href;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
@@ -282,8 +340,34 @@ function httpStartLine(deno: string, url: URL, root: string, write: boolean): st
   args.push("--port", port);
   if (url.pathname !== "/mcp") args.push("--endpoint", url.pathname);
   if (write) args.push("--write");
+  if (options.token) args.push("--token-file", TOKEN_FILE_PLACEHOLDER);
   return args.map(shellQuote).join(" ");
 }
+
+/** Where the token goes for this host's snippet (a non-loopback server requires one). */
+function tokenNote(host: HostName, name: string): string {
+  const first = `${HTTP_TOKEN_INTRO}`;
+  switch (host) {
+    case "claude-desktop":
+      return `${first}: replace ${JSON.stringify(TOKEN_PLACEHOLDER)} in the entry's env with the ` +
+        `token; mcp-remote sends it as Authorization: Bearer \${${TOKEN_ENV}}`;
+    case "claude-code":
+      return `${first}: set ${TOKEN_ENV} to the token in the environment Claude Code starts ` +
+        `in; it expands \${${TOKEN_ENV}} in the entry's headers`;
+    case "vscode":
+      return `${first}: VS Code asks for it (input ${name}-token) when it starts the server`;
+    case "cursor":
+      return `${first}: set ${TOKEN_ENV} to the token in the environment Cursor starts in; it ` +
+        `expands \${env:${TOKEN_ENV}} in the entry's headers`;
+    case "generic":
+      return `${first}: the entry's headers send Bearer \${${TOKEN_ENV}}; set ${TOKEN_ENV} ` +
+        "where your host expands it (this project's client does), or write the token in";
+  }
+}
+
+const HTTP_TOKEN_INTRO =
+  "the server is not on loopback, so it requires a bearer token (--token-file or " + TOKEN_ENV +
+  ")";
 
 /**
  * Runs `config print ARGS` (argv after `config print`): writes the snippet to stdout and notes
@@ -323,15 +407,27 @@ export async function configPrint(
     throw new UsageError("config print needs --root DIR (the directory to serve) or --http URL");
   }
   const write = values.write === true;
+  if (write && values.root === undefined) {
+    throw new UsageError(
+      "--write with --http needs --root: it applies to the server config print says how to " +
+        "start; a running server's write tools are set by its own --write",
+    );
+  }
   const notes: string[] = [];
   const root = values.root === undefined ? undefined : await checkedRoot(values.root);
   const home = envIfGranted("HOME");
-  if (root === "/" || (home !== undefined && root === (await probePaths([home]))?.[0]?.real)) {
-    notes.push(
-      `warning: --root ${root} serves ${
-        root === "/" ? "the whole file system" : "your whole home directory"
-      }`,
-    );
+  const homeReal = root === undefined || home === undefined || !home.startsWith("/")
+    ? undefined
+    : (await probePaths([home]))?.[0]?.real ?? home;
+  if (root !== undefined) {
+    const what = root === "/"
+      ? "the whole file system"
+      : root === homeReal
+      ? "your whole home directory"
+      : homeReal?.startsWith(`${root}/`)
+      ? "a directory containing your home directory"
+      : undefined;
+    if (what !== undefined) notes.push(`warning: --root ${root} serves ${what}`);
   }
   let input: SnippetInput;
   if (http === undefined) {
@@ -342,15 +438,26 @@ export async function configPrint(
       `the server serves ${root} ${write ? "read-write (the write tools are on)" : "read-only"}`,
     );
   } else {
-    input = { name, http };
+    const token = !isLoopbackUrlHost(http.hostname);
+    input = { name, http, token };
     if (host === "claude-desktop") {
       const npx = await chooseNpx();
       notes.push(...npx.notes);
-      input.stdio = bridgeEntry(http, npx.entry);
+      input.stdio = bridgeEntry(http, { npx: npx.entry, token });
     }
+    if (token) notes.push(tokenNote(host as HostName, name));
     if (root !== undefined && http.protocol === "http:") {
       const deno = await chooseDeno();
-      notes.push(`start the server with: ${httpStartLine(deno.path, http, root, write)}`);
+      notes.push(
+        `start the server with: ${httpStartLine(deno.path, { url: http, root, write, token })}`,
+      );
+      if (token) {
+        notes.push(
+          `${TOKEN_FILE_PLACEHOLDER} is a file you create holding the token (one line, at least ` +
+            `16 characters, e.g. \`openssl rand -hex 32 > ${TOKEN_FILE_PLACEHOLDER}\`); or drop ` +
+            `--token-file and set ${TOKEN_ENV} to the token`,
+        );
+      }
     } else if (root !== undefined) {
       notes.push("wmcp serves plain HTTP: put a TLS-terminating proxy in front for an https URL");
     }

@@ -6,7 +6,13 @@
  * through and SIGINT/SIGTERM forwarded to the server itself.
  */
 import { parseArgs } from "node:util";
-import { refuseBroadDefaultRoot, resolveFromInvocation, UsageError } from "../config.ts";
+import {
+  isLiteralAbsoluteRoot,
+  refuseBroadRoot,
+  resolveFromInvocation,
+  rootFlag,
+  UsageError,
+} from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import {
   bwrapArgs,
@@ -243,18 +249,20 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
 }
 
 /**
- * Makes the root explicit for the server: without --root the workspace is the invocation
- * directory, which refuseBroadDefaultRoot refuses when it is `/` or $HOME (links resolved by
- * a probe child, since the launcher holds no read permission). Returns the server arguments
- * with `--root DIR` when it was absent.
+ * Checks the root and makes it explicit for the server: an empty --root is refused, and a root
+ * not given as a literal absolute path (absent: the invocation directory; or relative) is
+ * refused by refuseBroadRoot when it is `/`, $HOME or above $HOME (links resolved by a probe
+ * child, since the launcher holds no read permission). Returns the server arguments with
+ * `--root DIR` when it was absent.
  */
 async function explicitRoot(serverArgs: string[]): Promise<string[]> {
-  if (flagValue(serverArgs, "root") !== undefined) return serverArgs;
-  const root = normalizeAbsolute(resolveFromInvocation("."));
+  const given = rootFlag(flagValue(serverArgs, "root"));
+  if (isLiteralAbsoluteRoot(given)) return serverArgs;
+  const root = normalizeAbsolute(resolveFromInvocation(given ?? "."));
   const home = envIfAllowed("HOME");
   const facts = await probePaths(home?.startsWith("/") ? [root, home] : [root]);
-  refuseBroadDefaultRoot({ root, rootReal: facts?.[0]?.real, home, homeReal: facts?.[1]?.real });
-  return [...serverArgs, "--root", root];
+  refuseBroadRoot({ given, root, rootReal: facts?.[0]?.real, home, homeReal: facts?.[1]?.real });
+  return given === undefined ? [...serverArgs, "--root", root] : serverArgs;
 }
 
 function envIfAllowed(name: string): string | undefined {

@@ -4,7 +4,13 @@
  * start directory with only the environment a host gives, serves exactly that root over MCP.
  */
 import assert from "node:assert/strict";
-import { HOSTS, MCP_REMOTE } from "../../src/cli/host_config.ts";
+import {
+  HOSTS,
+  MCP_REMOTE,
+  TOKEN_FILE_PLACEHOLDER,
+  TOKEN_PLACEHOLDER,
+} from "../../src/cli/host_config.ts";
+import { serverPermissions } from "../../src/cli/serve_launch.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname;
 const DENO_JSON = `${PROJECT}deno.json`;
@@ -195,6 +201,18 @@ Deno.test("config print: bad input is a usage error (exit 2) that prints no snip
       [["--host", "cursor", "--http", "http://127.0.0.1:0/mcp"], /real URL/],
       [["--host", "cursor", "--root", root, "--name", "a b"], /--name/],
       [["--host", "cursor", "--root", root, "--bogus"], /bogus/],
+      // What a host sends for an unset ${workspaceFolder}: never the start directory.
+      [["--host", "cursor", "--root", ""], /--root is empty/],
+      [["--host", "vscode", "--root", "  "], /--root is empty/],
+      [
+        ["--host", "cursor", "--http", "http://127.0.0.1:39123/mcp", "--root", ""],
+        /--root is empty/,
+      ],
+      // --write only means something for the server config print says how to start.
+      [
+        ["--host", "cursor", "--http", "http://127.0.0.1:39123/mcp", "--write"],
+        /--write with --http needs --root/,
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await configPrint(args, base);
@@ -323,5 +341,147 @@ Deno.test("config print: the printed stdio command serves exactly the root, from
   } finally {
     await Deno.remove(base, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("config print --http: mcp-remote gets --allow-http unless the host is exactly localhost or 127.0.0.1", async () => {
+  // mcp-remote 0.15.1 allows plain http only to those two names (checked with the real one).
+  const cases: [string, boolean][] = [
+    ["http://127.0.0.1:39123/mcp", false],
+    ["http://localhost:39123/mcp", false],
+    ["http://[::1]:39123/mcp", true],
+    ["http://127.0.0.2:39123/mcp", true],
+    ["http://192.168.1.5:39123/mcp", true],
+    ["https://example.com/mcp", false],
+  ];
+  for (const [url, allow] of cases) {
+    const r = await configPrint(["--host", "claude-desktop", "--http", url], "/");
+    assert.equal(r.code, 0, `${url}: ${r.stderr}`);
+    const args = entryOf("claude-desktop", JSON.parse(r.stdout)).args as string[];
+    assert.deepEqual(args.slice(0, 3), ["-y", MCP_REMOTE, url]);
+    assert.equal(args.includes("--allow-http"), allow, `${url}: ${args.join(" ")}`);
+  }
+});
+
+Deno.test("config print --http on a non-loopback host: a token in each host's header form and in the start line", async () => {
+  const url = "http://192.168.1.5:9000/mcp";
+  const { base, root } = await fixture();
+  try {
+    const want: Record<string, Json> = {
+      "claude-code": { type: "http", url, headers: { Authorization: "Bearer ${WMCP_TOKEN}" } },
+      "vscode": { type: "http", url, headers: { Authorization: "Bearer ${input:wmcp-token}" } },
+      "cursor": { url, headers: { Authorization: "Bearer ${env:WMCP_TOKEN}" } },
+      "generic": { type: "http", url, headers: { Authorization: "Bearer ${WMCP_TOKEN}" } },
+    };
+    for (const host of HOSTS) {
+      const r = await configPrint(["--host", host, "--http", url, "--root", root], "/");
+      assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+      const snippet = JSON.parse(r.stdout) as Json;
+      if (host === "vscode") {
+        // The prompt VS Code shows for ${input:wmcp-token}, declared beside "servers".
+        assert.deepEqual(keys(snippet), ["inputs", "servers"]);
+        assert.deepEqual(snippet.inputs, [{
+          type: "promptString",
+          id: "wmcp-token",
+          description: "Bearer token of the wmcp server wmcp",
+          password: true,
+        }]);
+        delete snippet.inputs;
+      }
+      const entry = entryOf(host, snippet);
+      if (host === "claude-desktop") {
+        assert.deepEqual((entry.args as string[]).slice(3), [
+          "--allow-http",
+          "--header",
+          "Authorization: Bearer ${WMCP_TOKEN}",
+        ]);
+        assert.deepEqual(keys(entry.env), ["PATH", "WMCP_TOKEN"]);
+        assert.equal((entry.env as Json).WMCP_TOKEN, TOKEN_PLACEHOLDER);
+      } else {
+        assert.deepEqual(entry, want[host], host);
+      }
+      assert.match(r.stderr, /requires a bearer token/, host);
+      // The server refuses a non-loopback bind without a token: the start line gives one.
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `serve http --root ${root} --host 192\\.168\\.1\\.5 --port 9000 --token-file ${TOKEN_FILE_PLACEHOLDER}\\n`,
+        ),
+        host,
+      );
+    }
+    // A loopback URL needs no token: no headers anywhere.
+    const lo = await configPrint(["--host", "cursor", "--http", "http://127.0.0.1:9000/mcp"], "/");
+    assert.deepEqual(entryOf("cursor", JSON.parse(lo.stdout)), {
+      url: "http://127.0.0.1:9000/mcp",
+    });
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("the launcher grants an IPv6 --host in brackets, spelled ::1 or [::1]", () => {
+  for (const host of ["::1", "[::1]"]) {
+    const flags = serverPermissions("http", ["--root", "/tmp", "--host", host]);
+    assert.ok(flags.includes("--allow-net=[::1]"), `${host}: ${flags.join(" ")}`);
+  }
+  const v4 = serverPermissions("http", ["--root", "/tmp", "--host", "192.168.1.5"]);
+  assert.ok(v4.includes("--allow-net=192.168.1.5"), v4.join(" "));
+});
+
+Deno.test("config print --http http://[::1]:PORT: the printed start command serves on that URL", async () => {
+  const { base, root } = await fixture();
+  // A port free on 127.0.0.1 (this test may listen only there) is almost surely free on ::1.
+  const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (probe.addr as Deno.NetAddr).port;
+  probe.close();
+  const url = `http://[::1]:${port}/mcp`;
+  try {
+    const r = await configPrint(["--host", "claude-code", "--http", url, "--root", root], "/");
+    assert.equal(r.code, 0, r.stderr);
+    const line = /start the server with: (.*)\n/.exec(r.stderr)?.[1];
+    assert.ok(line !== undefined, r.stderr);
+    assert.ok(!line.includes("'"), `no quoting needed: ${line}`);
+    const [command, ...args] = line.split(" ");
+    assert.ok(args.includes("--host") && args[args.indexOf("--host") + 1] === "::1", line);
+    const child = new Deno.Command(command, {
+      args,
+      cwd: "/",
+      env: cleanEnv(),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const stderr = new Response(child.stderr).text();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let out = "";
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<"timeout">((
+      res,
+    ) => (timer = setTimeout(() => res("timeout"), 60_000)));
+    try {
+      while (!out.includes("\n")) {
+        const next = await Promise.race([reader.read(), timeout]);
+        if (next === "timeout" || next.done) break;
+        out += next.value;
+      }
+    } finally {
+      clearTimeout(timer);
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      await reader.cancel().catch(() => {});
+    }
+    await child.status;
+    const err = await stderr;
+    assert.ok(out.includes("\n"), `no ready line; stderr: ${err}`);
+    const ready = JSON.parse(out.slice(0, out.indexOf("\n")));
+    assert.equal(ready.event, "ready", err);
+    assert.equal(ready.url, url, err);
+  } finally {
+    await Deno.remove(base, { recursive: true });
   }
 });

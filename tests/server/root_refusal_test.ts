@@ -232,3 +232,147 @@ Deno.test("no --root, started in $HOME (or a link to it): refused; --root $HOME 
     await Deno.remove(links, { recursive: true });
   }
 });
+
+/** Runs `cli.ts op get_file_info --root VALUE` (a person's command: the broad rule does not apply). */
+const op = (root: string) => [
+  "run",
+  "--no-prompt",
+  "--allow-read=/",
+  "--allow-env=INIT_CWD,HOME",
+  CLI,
+  "op",
+  "get_file_info",
+  "--root",
+  root,
+  "--arguments",
+  '{"path":"."}',
+];
+
+Deno.test("an empty or blank --root is a usage error (exit 2) everywhere, never the start directory", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    const e = env(home);
+    for (const value of ["", "  "]) {
+      const forms: [string, string[], boolean][] = [
+        ["launcher stdio", launcher("stdio", "--root", value), false],
+        ["launcher http", launcher("http", "--port", "0", `--root=${value}`), true],
+        [
+          "serve_stdio.ts",
+          [
+            "run",
+            "--no-prompt",
+            "--allow-read=/",
+            "--allow-env=INIT_CWD,HOME",
+            SERVE_STDIO,
+            "--root",
+            value,
+          ],
+          false,
+        ],
+        [
+          "serve_http.ts",
+          [
+            "run",
+            "--no-prompt",
+            "--allow-read=/",
+            "--allow-env=INIT_CWD,HOME",
+            "--allow-net=127.0.0.1",
+            SERVE_HTTP,
+            "--port",
+            "0",
+            "--root",
+            value,
+          ],
+          true,
+        ],
+        ["op", op(value), false],
+      ];
+      for (const [ctx, args, http] of forms) {
+        // From a harmless directory too: the empty value must not fall back to it.
+        for (const cwd of ["/", home]) {
+          const o = await run(args, { cwd, env: e, http });
+          const c = `${ctx} --root ${JSON.stringify(value)} from ${cwd}`;
+          assert.equal(o.code, 2, `${c}: exit ${o.code}, stderr ${o.stderr}`);
+          assert.match(o.stderr, /--root is empty/, c);
+          if (ctx !== "op") assert.equal(o.stdout, "", `${c}: nothing served`);
+        }
+      }
+    }
+  } finally {
+    await cleanup();
+  }
+});
+
+Deno.test("a relative --root resolving to /, $HOME or above $HOME is refused; the literal absolute path serves", async () => {
+  // HOME is <base>/users/you: <base>/users contains it, as /home or /Users does.
+  const { home: base, cleanup } = await tempHome();
+  try {
+    const users = `${base}/users`;
+    const home = `${users}/you`;
+    await Deno.mkdir(`${home}/project`, { recursive: true });
+    const e = env(home);
+    const direct = (root: string) => [
+      "run",
+      "--no-prompt",
+      "--allow-read=/",
+      "--allow-env=INIT_CWD,HOME",
+      SERVE_STDIO,
+      "--root",
+      root,
+    ];
+    const refused: [string, string[], string, RegExp][] = [
+      ["launcher --root . from /", launcher("stdio", "--root", "."), "/", /whole file system/],
+      ["serve_stdio.ts --root . from /", direct("."), "/", /whole file system/],
+      ["launcher --root . from $HOME", launcher("stdio", "--root", "."), home, /home directory/],
+      [
+        "launcher --root .. from a project",
+        launcher("stdio", "--root", ".."),
+        `${home}/project`,
+        /home directory/,
+      ],
+      [
+        "launcher --root=./ from above $HOME",
+        launcher("stdio", "--root=./"),
+        users,
+        /contains your home directory/,
+      ],
+      ["serve_stdio.ts --root . from above $HOME", direct("."), users, /contains your home/],
+      [
+        "launcher --root with .. parts",
+        launcher("stdio", "--root", `${home}/project/..`),
+        "/",
+        /home directory/,
+      ],
+      [
+        "task serve:stdio from above $HOME, no --root",
+        ["task", "-q", "--config", DENO_JSON, "serve:stdio"],
+        users,
+        /contains your home directory/,
+      ],
+      ["launcher, no --root, from above $HOME", launcher("stdio"), users, /contains your home/],
+    ];
+    for (const [ctx, args, cwd, what] of refused) {
+      const o = await run(args, { cwd, env: e });
+      assertRefused(o, what, ctx);
+      assert.match(o.stderr, /absolute path/, ctx);
+    }
+    // Given literally, the same directories serve on purpose; a relative root below $HOME serves.
+    const served: [string, string[], string, string][] = [
+      ["launcher --root /", launcher("stdio", "--root", "/"), home, "/"],
+      ["launcher --root <above $HOME>", launcher("stdio", "--root", users), "/", users],
+      ["launcher --root $HOME/", launcher("stdio", "--root", `${home}/`), "/", home],
+      ["serve_stdio.ts --root <above $HOME>", direct(users), "/", users],
+      [
+        "launcher --root project from $HOME",
+        launcher("stdio", "--root", "project"),
+        home,
+        `${home}/project`,
+      ],
+    ];
+    for (const [ctx, args, cwd, root] of served) {
+      assertServed(await run(args, { cwd, env: e }), root, ctx);
+    }
+  } finally {
+    await cleanup();
+  }
+});
