@@ -85,6 +85,8 @@ export interface CallContext {
   requestState: RequestStateCodec<unknown>;
   /** The capabilities the client declared for this request (envelope, or initialize). */
   clientCapabilities: ClientCapabilities | undefined;
+  /** True when the caller may use only the read tools (a read-only bearer token). */
+  readOnly: boolean;
 }
 
 /** What a tool handler returns. */

@@ -235,6 +235,7 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       server,
       requestState: codec,
       clientCapabilities: clientCapabilitiesOf(server, ctx),
+      readOnly,
     });
     // A read-only caller's server has no write tool at all: calling one is an unknown tool.
     for (const tool of tools) registerTool(server, tool, callOf, track);

@@ -177,6 +177,8 @@ async function callTool(
       input,
     );
     cadence.stop();
+    // A read-only caller of a write-enabled server may only read: its workspace_info says so.
+    if (name === "workspace_info" && call.readOnly) result.mode = "read-only";
     if (abortedAt !== undefined) {
       // Cancelled after its commit point: the operation completed, but the SDK sends nothing
       // for a cancelled request, so the server's log is where this is said.

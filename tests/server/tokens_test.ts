@@ -160,6 +160,20 @@ Deno.test("read-only and read-write tokens: tool lists, paging and calls on both
       },
     );
 
+    await t.step("workspace_info tells each caller its own mode", async () => {
+      const modeFor = async (token: string) => {
+        const r = await modernRequest(server.url, "tools/call", {
+          name: "workspace_info",
+          arguments: {},
+        }, { headers: bearer(token) });
+        return (r.messages.find((m) => "result" in m)!.result as {
+          structuredContent: { mode: string };
+        }).structuredContent.mode;
+      };
+      assert.equal(await modeFor(READ_A), "read-only");
+      assert.equal(await modeFor(WRITE_A), "read-write");
+    });
+
     await t.step("modern: a read-write token writes", async () => {
       const wrote = await modernRequest(server.url, "tools/call", {
         name: "write_file",
