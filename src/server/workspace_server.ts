@@ -167,6 +167,9 @@ async function callTool(
   let abortedAt: number | undefined;
   const onAbort = () => (abortedAt = performance.now());
   signal.addEventListener("abort", onAbort, { once: true });
+  // Cancelled before this handler ran (a loaded server can take the request and its
+  // cancellation in one read): the abort event has already fired, so note it now.
+  if (signal.aborted) onAbort();
   // Progress at a steady cadence from here until the operation ends (stopped in finally, on
   // every exit path; cancellation and a closed transport stop it through the signal too).
   const cadence = startProgressCadence(ctx, { label: name, signal });
