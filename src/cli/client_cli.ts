@@ -119,6 +119,12 @@ async function resolveTarget(values: Values): Promise<Target> {
     if (values.endpoint !== undefined) {
       throw new ClientError("usage", "give --endpoint or --config, not both");
     }
+    if (values["bearer-token-env"] !== undefined) {
+      throw new ClientError(
+        "usage",
+        "--bearer-token-env applies to --endpoint only; a config entry gives its own headers",
+      );
+    }
     const t = await targetFromConfig(resolveFromInvocation(values.config), values.server, {
       onWarning: warn,
     });

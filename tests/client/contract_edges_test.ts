@@ -419,6 +419,11 @@ Deno.test("--transport: values, defaults and conflicts are usage errors (exit 2)
         /--transport sse contradicts server remote \(http\)/,
       ],
       [
+        ["--bearer-token-env", "HOME", "--config", config, "--server", "remote"],
+        /--bearer-token-env applies to --endpoint only/,
+      ],
+      [["--bearer-token-env", "HOME"], /--bearer-token-env applies to --endpoint only/],
+      [
         ["--transport", "http", "--config", config, "--server", "old"],
         /--transport http contradicts server old \(sse\)/,
       ],
