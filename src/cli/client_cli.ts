@@ -106,6 +106,12 @@ function bundledTarget(values: Values): Target {
 }
 
 async function resolveTarget(values: Values): Promise<Target> {
+  if (values.transport !== undefined && !["stdio", "http", "sse"].includes(values.transport)) {
+    throw new ClientError(
+      "usage",
+      `--transport must be stdio, http or sse, got ${JSON.stringify(values.transport)}`,
+    );
+  }
   if (values.config !== undefined || values.server !== undefined) {
     if (values.config === undefined || values.server === undefined) {
       throw new ClientError("usage", "--config and --server go together");
@@ -113,7 +119,15 @@ async function resolveTarget(values: Values): Promise<Target> {
     if (values.endpoint !== undefined) {
       throw new ClientError("usage", "give --endpoint or --config, not both");
     }
-    const t = await targetFromConfig(resolveFromInvocation(values.config), values.server);
+    if (values["bearer-token-env"] !== undefined) {
+      throw new ClientError(
+        "usage",
+        "--bearer-token-env applies to --endpoint only; a config entry gives its own headers",
+      );
+    }
+    const t = await targetFromConfig(resolveFromInvocation(values.config), values.server, {
+      onWarning: warn,
+    });
     if (values.transport !== undefined && values.transport !== t.kind) {
       throw new ClientError(
         "usage",
@@ -193,8 +207,9 @@ function renderList(
   pages: ToolsPage[],
   meta: Record<string, unknown>,
   output: ClientOutput,
+  headers: boolean,
 ): string {
-  const listed = flatten(pages);
+  const listed = flatten(pages, { headers });
   if (output === "mcp-json") {
     return line({
       contractVersion: CONTRACT_VERSION,
@@ -373,7 +388,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
         singlePage: values["single-page"] === true,
         cursor: values.cursor,
       });
-      await writeStdout(renderList(pages, meta, output));
+      await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
     if (sub === "show") {
@@ -390,9 +405,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     // call and run need the tools' schemas (validation) and warm the SDK's header mirroring.
     const inventory = new Map(
-      flatten(await listToolsPages(session, listOptions)).map((t) => [String(t.tool.name), t]),
+      flatten(await listToolsPages(session, listOptions), {
+        headers: session.sendsToolHeaders,
+      }).map((t) => [String(t.tool.name), t]),
     );
-    if (session.era === "modern" && target.kind === "http") {
+    if (session.sendsToolHeaders) {
       // The SDK mirrors x-mcp-header arguments into Mcp-Param-* only for tools it has listed.
       // The SDK warns (console.warn) about each tool it excludes; we already said so once.
       const sdkWarn = console.warn;

@@ -185,11 +185,13 @@ function headerDeclarations(node: unknown, path: string, out: string[]): void {
  * Checks a tool's x-mcp-header annotations (SEP-2243): only on top-level properties of
  * primitive type (string, integer, boolean), names that are HTTP tokens, no duplicates
  * (case-insensitive). A tool with any problem is left out of the flattened inventory and
- * never called.
+ * never called. Only where the headers are sent (modern-era Streamable HTTP): elsewhere the
+ * annotation is inert and not checked.
  */
-function toolProblems(tool: Record<string, unknown>): string[] {
+function toolProblems(tool: Record<string, unknown>, headers: boolean): string[] {
   const problems: string[] = [];
   if (typeof tool.name !== "string") problems.push("name is not a string");
+  if (!headers) return problems;
   const schema = tool.inputSchema as
     | { properties?: Record<string, Record<string, unknown>> }
     | undefined;
@@ -219,12 +221,22 @@ function toolProblems(tool: Record<string, unknown>): string[] {
   return problems;
 }
 
+/** Options of flatten. */
+export interface FlattenOptions {
+  /**
+   * Whether tool-defined headers are sent on the connection (Session.sendsToolHeaders), so
+   * that invalid x-mcp-header annotations are problems. Default true.
+   */
+  headers?: boolean;
+}
+
 /** The flattened inventory: every page's tools in order, with problems found. */
-export function flatten(pages: ToolsPage[]): ListedTool[] {
+export function flatten(pages: ToolsPage[], options: FlattenOptions = {}): ListedTool[] {
+  const headers = options.headers ?? true;
   return pages.flatMap((p) =>
     (p.mcpResult.tools as Record<string, unknown>[]).map((tool) => ({
       tool,
-      problems: toolProblems(tool),
+      problems: toolProblems(tool, headers),
     }))
   );
 }
@@ -236,9 +248,9 @@ export async function showTool(
   o: ListOptions,
 ): Promise<{ tool: Record<string, unknown>; pages: ToolsPage[] }> {
   const pages = await listToolsPages(s, o);
-  const hit = flatten(pages).find((t) => t.tool.name === name);
+  const hit = flatten(pages, { headers: false }).find((t) => t.tool.name === name);
   if (!hit) {
-    const near = flatten(pages).map((t) => String(t.tool.name)).filter((n) =>
+    const near = flatten(pages, { headers: false }).map((t) => String(t.tool.name)).filter((n) =>
       n.toLowerCase() === name.toLowerCase()
     );
     throw new ClientError(

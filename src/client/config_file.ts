@@ -30,15 +30,34 @@ const ENTRY_TYPES: Record<string, "stdio" | "http" | "sse"> = {
   sse: "sse",
 };
 
+/** A variable name that looks like it holds a secret. */
+const SECRET_NAME = /TOKEN|KEY|SECRET|PASSWORD/i;
+
+/** Options of expandVars. */
+export interface ExpandOptions {
+  /**
+   * Set where the value lands in a child's argv (`command`, `args`): a variable named like a
+   * secret is then reported here (its name, never its value).
+   */
+  onArgvSecret?: (name: string) => void;
+}
+
 /** Replaces ${VAR} with the environment's value; a missing variable is a usage error naming it. */
-export function expandVars(value: string, where: string): string {
+export function expandVars(value: string, where: string, options: ExpandOptions = {}): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
     const v = Deno.env.get(name);
     if (v === undefined) {
       throw new ClientError("usage", `${where} refers to \${${name}}, which is not set`);
     }
+    if (SECRET_NAME.test(name)) options.onArgvSecret?.(name);
     return v;
   });
+}
+
+/** Options of targetFromConfig. */
+export interface ConfigOptions {
+  /** Receives warnings (one line each; never a variable's value). */
+  onWarning?: (message: string) => void;
 }
 
 function stringRecord(v: unknown, where: string): Record<string, string> {
@@ -60,7 +79,11 @@ function stringRecord(v: unknown, where: string): Record<string, string> {
  * in `cwd` when the entry gives one (relative to the invocation directory), else in the
  * directory the user ran the command from (INIT_CWD under `deno task`, else the cwd).
  */
-export async function targetFromConfig(path: string, name: string): Promise<Target> {
+export async function targetFromConfig(
+  path: string,
+  name: string,
+  options: ConfigOptions = {},
+): Promise<Target> {
   let parsed: unknown;
   try {
     parsed = parseJsonText(await readOptionFile(path, "--config"), `--config ${path}`);
@@ -123,10 +146,21 @@ export async function targetFromConfig(path: string, name: string): Promise<Targ
     throw new ClientError("usage", `${where}.args must be an array of strings`);
   }
   // ${VAR} is expanded in every string field hosts expand it in: command, args, env, cwd.
+  // command and args become the child's argv, which every local user can read (ps, /proc):
+  // a variable named like a secret expanded there is worth a warning.
+  const argv = (field: string) => ({
+    onArgvSecret: (v: string) =>
+      options.onWarning?.(
+        `${field} expands \${${v}} into the server's command line, which other local users ` +
+          `can read (ps); pass secrets through "env" instead`,
+      ),
+  });
   return {
     kind: "stdio",
-    command: expandVars(e.command, `${where}.command`),
-    args: (args as string[]).map((a, i) => expandVars(a, `${where}.args[${i}]`)),
+    command: expandVars(e.command, `${where}.command`, argv(`${where}.command`)),
+    args: (args as string[]).map((a, i) =>
+      expandVars(a, `${where}.args[${i}]`, argv(`${where}.args[${i}]`))
+    ),
     env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
     cwd: e.cwd === undefined ? invocationDirectory() : resolveFromInvocation(cwdOf(e.cwd, where)),
     label: name,

@@ -50,6 +50,11 @@ export interface Session {
   /** Requests sent, in order (method and id). */
   sent: { id?: string | number; method: string }[];
   /**
+   * Whether tool-defined headers (`x-mcp-header` → `Mcp-Param-*`) are sent on this connection:
+   * only Streamable HTTP in the modern era. Their validity is checked only then.
+   */
+  sendsToolHeaders: boolean;
+  /**
    * Called when the client starts answering an elicitation (a person may be typing); the
    * returned function is called when the answer is done. Request timers hold meanwhile.
    */
@@ -375,6 +380,20 @@ async function speaksSse(target: { url: URL; headers: Record<string, string> }):
   }
 }
 
+/**
+ * Answers an `elicitation/create` request that arrived although the client did not declare
+ * elicitation (non-interactive): with the interaction's answer (a decline), below the SDK.
+ */
+function declineStray(
+  message: RawMessage,
+  interaction: Interaction,
+  send: (m: RawMessage) => Promise<void>,
+): void {
+  interaction.elicit((message.params ?? {}) as never)
+    .then((result) => send({ jsonrpc: "2.0", id: message.id, result }))
+    .catch(() => {});
+}
+
 /** Connects and negotiates; failures are classified (transport 3, protocol 4, timeout 7). */
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { target, protocolVersion } = options;
@@ -439,13 +458,22 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const responses = new Map<string | number, RawMessage>();
   const sent: Session["sent"] = [];
   const inner = transport.onmessage!;
+  const send = transport.send.bind(transport);
   transport.onmessage = ((message: RawMessage, extra?: unknown) => {
     if ("id" in message && ("result" in message || "error" in message)) {
       responses.set(message.id as string | number, structuredClone(message));
     }
+    if (
+      message.method === "elicitation/create" && "id" in message &&
+      !options.interaction.advertisesElicitation
+    ) {
+      // The SDK refuses a handler for a capability we did not declare and would answer -32601;
+      // a server that asks anyway gets what --non-interactive promises: a decline.
+      declineStray(message, options.interaction, send as (m: RawMessage) => Promise<void>);
+      return;
+    }
     (inner as (m: unknown, e?: unknown) => void)(message, extra);
   }) as typeof transport.onmessage;
-  const send = transport.send.bind(transport);
   // Notifications (notifications/cancelled above all) are sent without being awaited by the
   // SDK; closing must not abort them in flight.
   const inFlight = new Set<Promise<void>>();
@@ -467,6 +495,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     protocolVersion: version,
     responses,
     sent,
+    sendsToolHeaders: era === "modern" && target.kind === "http",
     onElicitation,
     close: async () => {
       await settledWithin(Promise.allSettled([...inFlight]), 1000);

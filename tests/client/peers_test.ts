@@ -586,7 +586,7 @@ const FIXTURE_PAGES = JSON.parse(await Deno.readTextFile(PAGING_PAGES)) as {
   result: Json;
 }[];
 
-Deno.test("paging server: every page comes back as sent (unknown fields, _meta, ttlMs/cacheScope, empty-string cursor); json leaves the invalid-header tool out", async () => {
+Deno.test("paging server: every page comes back as sent (unknown fields, _meta, ttlMs/cacheScope, empty-string cursor); json keeps the invalid-header tool over stdio (headers are not sent there)", async () => {
   const dir = await Deno.makeTempDir({ prefix: "wmcp-peers-paging-" });
   try {
     const config = await writeConfig(dir, { fake: pagingEntry(dir, PAGING_PAGES) });
@@ -618,14 +618,15 @@ Deno.test("paging server: every page comes back as sent (unknown fields, _meta, 
     assert.equal(first.tools[0]["x-vendor-rank"], 7);
     assert.equal(first.tools[1].name, "bad_header", "the mcp-json pages keep the invalid tool");
 
-    // The derived inventory leaves the tool with the invalid x-mcp-header out, saying so.
+    // x-mcp-header is checked only where headers are sent (modern Streamable HTTP; issue 13):
+    // over stdio the derived inventory keeps the tool with the invalid annotation, silently.
     const flat = await client(["tools", "list", ...target, "--output", "json"], opts);
     expectCode(flat, 0);
     const inv = json(flat);
-    assert.deepEqual(inv.tools.map((t: Json) => t.name), ["alpha", "echo", "slow"]);
+    assert.deepEqual(inv.tools.map((t: Json) => t.name), ["alpha", "bad_header", "echo", "slow"]);
     assert.deepEqual(inv.tools[0], FIXTURE_PAGES[0].result.tools[0], "unknown tool fields kept");
-    assert.equal(inv.metadata.toolCount, 3);
-    assert.match(flat.stderr, /warning: .*"bad_header".*x-mcp-header/);
+    assert.equal(inv.metadata.toolCount, 4);
+    assert.doesNotMatch(flat.stderr, /x-mcp-header/);
 
     // An explicit empty-string cursor is a cursor, not "no cursor".
     const single = await client(
@@ -761,7 +762,8 @@ Deno.test("a stdio server that ignores stdin EOF and SIGTERM does not outlive th
       { read: [dir], timeoutMs: 30_000 },
     );
     expectCode(run, 0);
-    assert.equal(json(run).tools.length, 3);
+    // alpha, bad_header (listed over stdio: its x-mcp-header is inert here), echo, slow.
+    assert.equal(json(run).tools.length, 4);
     const returned = Date.now();
     started = await pids(dir);
     assert.ok(started.length >= 1);
