@@ -305,7 +305,11 @@ async function describeFailure(
   t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
   options: SessionOptions,
 ): Promise<ClientError> {
-  const e = classify(err);
+  // An authorization that failed may reach us reworded (a failed negotiation probe): say it.
+  const authFailure = options.authProvider?.lastFailure;
+  const e = authFailure !== undefined && classify(err).failure !== "auth"
+    ? classify(authFailure)
+    : classify(err);
   // One timeout message whichever timer fired (the SDK's connect or probe timer here).
   if (e.failure === "timeout") {
     return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {

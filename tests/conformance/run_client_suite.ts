@@ -145,6 +145,12 @@ async function runScenario(
     ms,
     resultDir: saved,
   };
+  if (saved) {
+    // The adapter checks what the suite cannot (an exit code: 8 where the client must refuse).
+    const clientErr = await Deno.readTextFile(`${saved}/stderr.txt`).catch(() => "");
+    const failed = clientErr.match(/^\[adapter\] (.*)\n\[adapter\] scenario failed.*$/m);
+    if (failed) why.push(`the adapter failed the scenario: ${failed[1]}`);
+  }
   if (saved && checks.length === 0) why.push("zero checks");
   else if (saved && row.passed === 0) why.push("no passed check");
   for (const c of checks) {

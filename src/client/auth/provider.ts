@@ -59,6 +59,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   #authorizations = 0;
   #completed = 0;
   #queue: Promise<unknown> = Promise.resolve();
+  #failure: unknown;
 
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
@@ -83,6 +84,14 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   /** Authorization flows completed (code exchanged) in this run. */
   get completedAuthorizations(): number {
     return this.#completed;
+  }
+
+  /**
+   * The last failure of the redirect leg (the SDK may report a request that failed because of
+   * it in other words, e.g. as a failed version negotiation).
+   */
+  get lastFailure(): unknown {
+    return this.#failure;
   }
 
   get redirectUrl(): string {
@@ -234,7 +243,10 @@ export class WmcpAuthProvider implements OAuthClientProvider {
    * One flow at a time; at most maxAuthorizations per run.
    */
   redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    const run = this.#queue.then(() => this.#authorize(authorizationUrl));
+    const run = this.#queue.then(() => this.#authorize(authorizationUrl)).catch((err) => {
+      this.#failure = err;
+      throw err;
+    });
     this.#queue = run.catch(() => {});
     return run;
   }
