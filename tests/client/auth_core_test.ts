@@ -45,7 +45,7 @@ function json(body: unknown, status = 200, headers: Record<string, string> = {})
   });
 }
 
-async function startFixture(options: FixtureOptions = {}): Promise<Fixture> {
+function startFixture(options: FixtureOptions = {}): Fixture {
   const events: Event[] = [];
   const secrets: string[] = [];
   const pkce: boolean[] = [];
@@ -221,7 +221,7 @@ function assertNoSecrets(f: Fixture, out: string) {
 }
 
 Deno.test("auth: discovery order, DCR, PKCE S256, resource parameter; no secret in output", async () => {
-  const f = await startFixture();
+  const f = startFixture();
   try {
     const r = await call(f, HEADLESS);
     assertExit(r, 0);
@@ -258,7 +258,7 @@ Deno.test("auth: discovery order, DCR, PKCE S256, resource parameter; no secret 
 });
 
 Deno.test("auth: a refused token is refreshed, not re-authorized", async () => {
-  const f = await startFixture({ tokenUses: 2 });
+  const f = startFixture({ tokenUses: 2 });
   try {
     const r = await call(f, HEADLESS);
     assertExit(r, 0);
@@ -280,7 +280,7 @@ Deno.test("auth: a refused token is refreshed, not re-authorized", async () => {
 });
 
 Deno.test("auth: step-up on insufficient_scope asks for the union of scopes, then succeeds", async () => {
-  const f = await startFixture({ callNeedsWrite: true });
+  const f = startFixture({ callNeedsWrite: true });
   try {
     const r = await call(f, HEADLESS);
     assertExit(r, 0);
@@ -296,7 +296,7 @@ Deno.test("auth: step-up on insufficient_scope asks for the union of scopes, the
 });
 
 Deno.test("auth: nobody to sign in is exit 8 (class auth); a static token wins", async () => {
-  const f = await startFixture();
+  const f = startFixture();
   try {
     const r = await call(f, ["--no-auth-store", "--non-interactive"]);
     assertExit(r, 8);
