@@ -1,5 +1,6 @@
 /** Failure classes of the MCP tool client, one exit code each. */
 import {
+  InsufficientScopeError,
   IssuerMismatchError,
   OAuthClientFlowError,
   OAuthError,
@@ -158,13 +159,15 @@ function oauthFailure(err: unknown): ClientError | undefined {
     }
     const code = String((c as { code?: unknown }).code ?? "").toUpperCase();
     const name = String((c as { name?: unknown }).name ?? "");
-    if (
-      OAuthClientFlowError.isInstance(c) || OAuthError.isInstance(c) ||
+    // Not here: InsufficientScopeError and the negotiation probe's 401/403 SdkHttpError, which
+    // the SDK raises without any OAuth flow too (a static token refused: class transport).
+    const flow = (OAuthClientFlowError.isInstance(c) && !InsufficientScopeError.isInstance(c)) ||
+      OAuthError.isInstance(c) || UnauthorizedError.isInstance(c) ||
       name === "AuthFlowError" || name === "CredentialStoreError" ||
-      UnauthorizedError.isInstance(c) || code === "CLIENT_HTTP_AUTHENTICATION" ||
-      (code === "CLIENT_HTTP_FORBIDDEN" && /step-up/.test(message)) ||
-      /^Protected resource .* does not match expected/.test(message)
-    ) {
+      (code === "CLIENT_HTTP_AUTHENTICATION" && /after re-authentication/.test(message)) ||
+      (code === "CLIENT_HTTP_FORBIDDEN" && /after step-up/.test(message)) ||
+      /^Protected resource .* does not match expected/.test(message);
+    if (flow) {
       return new ClientError("auth", `authorization failed: ${message}`, { cause: err });
     }
   }

@@ -305,11 +305,10 @@ async function describeFailure(
   t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
   options: SessionOptions,
 ): Promise<ClientError> {
-  // An authorization that failed may reach us reworded (a failed negotiation probe): say it.
+  // What failed in the authorization flow reaches us reworded (a failed negotiation probe, an
+  // UnauthorizedError): the provider's own record of it is the cause to report.
   const authFailure = options.authProvider?.lastFailure;
-  const e = authFailure !== undefined && classify(err).failure !== "auth"
-    ? classify(authFailure)
-    : classify(err);
+  const e = classify(authFailure !== undefined ? authFailure : err);
   // One timeout message whichever timer fired (the SDK's connect or probe timer here).
   if (e.failure === "timeout") {
     return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {

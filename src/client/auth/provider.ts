@@ -198,6 +198,16 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    if (state.resourceMetadata === undefined && state.authorizationServerMetadata === undefined) {
+      // Neither RFC 9728 nor RFC 8414 metadata: the server does not do MCP authorization, its
+      // 401 is a plain refusal (as without a provider).
+      this.#failure = new ClientError(
+        "transport",
+        "the server requires authorization but publishes no authorization metadata (RFC 9728, " +
+          "RFC 8414): give it a token (--bearer-token-env VAR or the config entry's headers)",
+      );
+      throw this.#failure;
+    }
     await this.#save({ discoveryState: state as unknown as Record<string, unknown> });
   }
 
