@@ -11,6 +11,8 @@ import {
   terminalPrompts,
 } from "../client/interaction.ts";
 import { openSession, type Session } from "../client/session.ts";
+import { authSettingsFrom } from "./auth_flags.ts";
+import { authProviderFor } from "../client/auth/setup.ts";
 import {
   callTool,
   CONTRACT_VERSION,
@@ -43,6 +45,16 @@ const OPTIONS = {
   "input-responses-file": { type: "string" },
   "max-input-rounds": { type: "string", default: "8" },
   "bearer-token-env": { type: "string" },
+  // MCP authorization (src/client/auth/setup.ts).
+  "client-id": { type: "string" },
+  "client-secret-env": { type: "string" },
+  "client-secret-file": { type: "string" },
+  "client-metadata-url": { type: "string" },
+  scope: { type: "string" },
+  "no-auth": { type: "boolean" },
+  "no-auth-store": { type: "boolean" },
+  "no-browser": { type: "boolean" },
+  "auth-follow-redirects": { type: "boolean" },
   "server-logs": { type: "boolean" },
   "single-page": { type: "boolean" },
   cursor: { type: "string" },
@@ -319,6 +331,7 @@ function renderCall(envelope: Record<string, unknown>, output: ClientOutput): st
 export async function runClient(command: string, argv: string[]): Promise<number> {
   let output: ClientOutput = "mcp-json";
   let session: Session | undefined;
+  let authorization: Awaited<ReturnType<typeof authProviderFor>> | undefined;
   const abort = new AbortController();
   const onSigint = () => abort.abort();
   let listening = false;
@@ -356,7 +369,12 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const interaction = await chooseInteraction(values);
     Deno.addSignalListener("SIGINT", onSigint);
     listening = true;
+    const authSettings = await authSettingsFrom(values, target);
+    if (authSettings && target.kind !== "stdio") {
+      authorization = await authProviderFor(target.url, authSettings);
+    }
     session = await openSession({
+      authProvider: authorization?.provider,
       target,
       protocolVersion: values["protocol-version"],
       interaction,
@@ -524,6 +542,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
   } finally {
     if (listening) Deno.removeSignalListener("SIGINT", onSigint);
     await session?.close();
+    await authorization?.close();
   }
 }
 

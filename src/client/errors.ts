@@ -1,4 +1,11 @@
 /** Failure classes of the MCP tool client, one exit code each. */
+import {
+  InsufficientScopeError,
+  IssuerMismatchError,
+  OAuthClientFlowError,
+  OAuthError,
+  UnauthorizedError,
+} from "@modelcontextprotocol/client";
 
 /** Exit codes of the client commands (INTERFACES.md, "Bundled ad hoc MCP tool client"). */
 export const CLIENT_EXIT = {
@@ -10,6 +17,7 @@ export const CLIENT_EXIT = {
   invalidResult: 5,
   inputRequired: 6,
   timeout: 7,
+  auth: 8,
 } as const;
 
 /** A failure class. */
@@ -19,7 +27,8 @@ export type FailureClass =
   | "protocol"
   | "invalid-result"
   | "input-required"
-  | "timeout";
+  | "timeout"
+  | "auth";
 
 const EXIT_OF: Record<FailureClass, number> = {
   usage: CLIENT_EXIT.usage,
@@ -28,6 +37,7 @@ const EXIT_OF: Record<FailureClass, number> = {
   "invalid-result": CLIENT_EXIT.invalidResult,
   "input-required": CLIENT_EXIT.inputRequired,
   timeout: CLIENT_EXIT.timeout,
+  auth: CLIENT_EXIT.auth,
 };
 
 /** A classified client failure. */
@@ -74,6 +84,8 @@ export function classify(err: unknown, aborted = false): ClientError {
   const e = err as { name?: string; code?: unknown; message?: string; data?: unknown };
   const message = e?.message ?? String(err);
   if (aborted) return new ClientError("timeout", `cancelled: ${message}`, { cause: err });
+  const authFailure = oauthFailure(err);
+  if (authFailure) return authFailure;
   // SDK errors carry string codes; JSON-RPC errors numeric ones.
   if (typeof e?.code === "string") {
     const code = e.code.toUpperCase();
@@ -123,4 +135,41 @@ export function classify(err: unknown, aborted = false): ClientError {
     return new ClientError("transport", message, { cause: err });
   }
   return new ClientError("protocol", message, { cause: err });
+}
+
+/**
+ * An MCP authorization (OAuth) failure anywhere in err's cause chain, as class `auth`: the
+ * SDK's OAuth errors, a refused token after (re-)authorization, a resource or issuer mismatch.
+ * An `iss` mismatch on the authorization response is reported without the received value
+ * (attacker-controlled in a mix-up attack).
+ */
+function oauthFailure(err: unknown): ClientError | undefined {
+  const seen = new Set<unknown>();
+  for (let c: unknown = err; c && !seen.has(c); c = (c as { cause?: unknown }).cause) {
+    seen.add(c);
+    if (c instanceof ClientError) return c.failure === "auth" ? c : undefined;
+    const message = String((c as { message?: unknown }).message ?? "");
+    if (IssuerMismatchError.isInstance(c) && c.kind === "authorization_response") {
+      return new ClientError(
+        "auth",
+        "authorization failed: the authorization response's issuer (iss) is missing or is not " +
+          `the authorization server's (${JSON.stringify(c.expected ?? "")}); refused (RFC 9207)`,
+        { cause: err },
+      );
+    }
+    const code = String((c as { code?: unknown }).code ?? "").toUpperCase();
+    const name = String((c as { name?: unknown }).name ?? "");
+    // Not here: InsufficientScopeError and the negotiation probe's 401/403 SdkHttpError, which
+    // the SDK raises without any OAuth flow too (a static token refused: class transport).
+    const flow = (OAuthClientFlowError.isInstance(c) && !InsufficientScopeError.isInstance(c)) ||
+      OAuthError.isInstance(c) || UnauthorizedError.isInstance(c) ||
+      name === "AuthFlowError" || name === "CredentialStoreError" ||
+      (code === "CLIENT_HTTP_AUTHENTICATION" && /after re-authentication/.test(message)) ||
+      (code === "CLIENT_HTTP_FORBIDDEN" && /after step-up/.test(message)) ||
+      /^Protected resource .* does not match expected/.test(message);
+    if (flow) {
+      return new ClientError("auth", `authorization failed: ${message}`, { cause: err });
+    }
+  }
+  return undefined;
 }

@@ -16,6 +16,8 @@ import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
+import { authorizingTransport } from "./auth/transport.ts";
+import type { WmcpAuthProvider } from "./auth/provider.ts";
 
 /** The modern revision. */
 export const MODERN_VERSION = "2026-07-28";
@@ -35,6 +37,11 @@ export interface SessionOptions {
   connectTimeoutMs: number;
   /** Show a stdio server's stderr on ours. */
   serverLogs: boolean;
+  /**
+   * MCP authorization for an HTTP target (used only when the target carries no Authorization
+   * header of its own: a static token wins).
+   */
+  authProvider?: WmcpAuthProvider;
 }
 
 /** A JSON-RPC message as it crossed the wire. */
@@ -63,6 +70,8 @@ export interface Session {
   close(): Promise<void>;
 }
 
+/** Most connect attempts when each one completed an authorization. */
+const MAX_AUTHORIZED_CONNECTS = 3;
 /** How many bytes of a stdio server's stderr are kept for a failure message. */
 const STDERR_TAIL_BYTES = 4096;
 /** How many of its last stderr lines a failure message quotes. */
@@ -193,7 +202,13 @@ function diedMessage(t: ChildTransport, during: string): string {
       : "; it wrote nothing on stderr");
 }
 
-function httpTransportFor(target: Extract<Target, { kind: "http" | "sse" }>) {
+function httpTransportFor(
+  target: Extract<Target, { kind: "http" | "sse" }>,
+  authProvider?: WmcpAuthProvider,
+) {
+  if (authProvider && !hasAuthorization(target.headers)) {
+    return authorizingTransport(target, authProvider);
+  }
   if (target.kind === "sse") {
     const headers = target.headers;
     return new SSEClientTransport(target.url, {
@@ -206,6 +221,11 @@ function httpTransportFor(target: Extract<Target, { kind: "http" | "sse" }>) {
   return new StreamableHTTPClientTransport(target.url, {
     requestInit: { headers: target.headers },
   });
+}
+
+/** Whether static headers already authorize (a bearer token given by flag or config). */
+function hasAuthorization(headers: Record<string, string>): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === "authorization");
 }
 
 function headersOf(h: HeadersInit | undefined): Record<string, string> {
@@ -267,10 +287,10 @@ function newClient(
   return client;
 }
 
-function newTransport(target: Target, serverLogs: boolean) {
+function newTransport(target: Target, serverLogs: boolean, authProvider?: WmcpAuthProvider) {
   return target.kind === "stdio"
     ? new ChildTransport(target, serverLogs)
-    : httpTransportFor(target);
+    : httpTransportFor(target, authProvider);
 }
 
 /** Whether connecting failed because the stdio server ended on the server/discover probe. */
@@ -290,7 +310,10 @@ async function describeFailure(
   t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
   options: SessionOptions,
 ): Promise<ClientError> {
-  const e = classify(err);
+  // What failed in the authorization flow reaches us reworded (a failed negotiation probe, an
+  // UnauthorizedError): the provider's own record of it is the cause to report.
+  const authFailure = options.authProvider?.lastFailure;
+  const e = classify(authFailure !== undefined ? authFailure : err);
   // One timeout message whichever timer fired (the SDK's connect or probe timer here).
   if (e.failure === "timeout") {
     return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
@@ -298,7 +321,7 @@ async function describeFailure(
       cause: err,
     });
   }
-  if (err instanceof ClientError) return err;
+  if (err instanceof ClientError || e.failure === "auth") return e;
   const target = options.target;
   if (t instanceof ChildTransport) {
     if (t.exit === null) return e;
@@ -415,7 +438,24 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   // The HTTP+SSE transport predates server/discover: auto means the legacy handshake there.
   const mode = protocolVersion === "auto" && target.kind !== "sse" ? "auto" : protocolVersion;
   let client = newClient(options, mode, onElicitation);
-  let transport = newTransport(target, options.serverLogs);
+  let transport = newTransport(target, options.serverLogs, options.authProvider);
+  // A connect that ended with a completed authorization (the HTTP+SSE stream's first GET,
+  // which the SDK does not retry itself) is tried again with the new token, a bounded number
+  // of times; the provider bounds the authorizations themselves.
+  const connectAuthorized = async () => {
+    for (let attempt = 1;; attempt++) {
+      const before = options.authProvider?.completedAuthorizations ?? 0;
+      try {
+        return await client.connect(transport, { timeout: options.connectTimeoutMs });
+      } catch (err) {
+        const after = options.authProvider?.completedAuthorizations ?? 0;
+        if (after === before || attempt >= MAX_AUTHORIZED_CONNECTS) throw err;
+        await client.close().catch(() => {});
+        client = newClient(options, mode, onElicitation);
+        transport = newTransport(target, options.serverLogs, options.authProvider);
+      }
+    }
+  };
   const connectFailed = async (err: unknown, t: typeof transport): Promise<never> => {
     // What ended the connection is read before our own close can change it.
     const failure = await describeFailure(err, t, options);
@@ -424,7 +464,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     throw failure;
   };
   try {
-    await client.connect(transport, { timeout: options.connectTimeoutMs });
+    await connectAuthorized();
   } catch (err) {
     if (
       !(transport instanceof ChildTransport && mode === "auto" && closedOnProbe(err, transport))

@@ -132,6 +132,62 @@ function exampleArguments(tool: Record<string, unknown>): Record<string, unknown
   return out;
 }
 
+/** The client ID metadata document URL the auth/basic-cimd scenario expects as client_id. */
+const CIMD_URL = "https://conformance-test.local/client-metadata.json";
+
+/**
+ * Scenarios where the right outcome is that the client refuses to go on (the suite's
+ * allowClientError): a resource or issuer mismatch, an `iss` that fails RFC 9207, a scope
+ * challenge that never ends. The CLI must end with exit 8 (class auth) there.
+ */
+const AUTH_REFUSALS = new Set([
+  "auth/resource-mismatch",
+  "auth/iss-supported-missing",
+  "auth/iss-wrong-issuer",
+  "auth/iss-unexpected",
+  "auth/iss-normalized",
+  "auth/metadata-issuer-mismatch",
+  "auth/scope-retry-limit",
+]);
+
+/**
+ * Every auth/* scenario is one real `tools call test-tool` (it lists the tools first, then calls:
+ * both need a token, and the call may need more scope than the listing). The authorization
+ * server of the suite approves without a person, so the CLI follows the authorization URL
+ * itself (--auth-follow-redirects) and keeps credentials in memory (--no-auth-store). Client
+ * identification comes from what the scenario gives: pre-registered credentials in the context
+ * (the secret through a file, never argv), or the CIMD URL the scenario expects.
+ */
+async function authScenario(
+  work: string,
+  scenario: string,
+  conn: string[],
+  context: string | undefined,
+  file: (name: string, text: string) => Promise<string>,
+): Promise<number> {
+  const args = [
+    "tools",
+    "call",
+    "test-tool",
+    ...conn,
+    "--auth-follow-redirects",
+    "--no-auth-store",
+    "--output",
+    "mcp-json",
+  ];
+  const given = context ? JSON.parse(context) as Record<string, unknown> : {};
+  if (typeof given.client_id === "string") {
+    args.push("--client-id", given.client_id);
+    if (typeof given.client_secret === "string") {
+      args.push("--client-secret-file", await file("client-secret", given.client_secret));
+    }
+  }
+  if (scenario === "auth/basic-cimd") args.push("--client-metadata-url", CIMD_URL);
+  const run = await cli(work, args);
+  expect(run, AUTH_REFUSALS.has(scenario) ? 8 : 0);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { work, url } = parseArgs(argv);
   const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
@@ -145,6 +201,8 @@ async function main(argv: string[]): Promise<number> {
     await Deno.writeTextFile(path, text);
     return path;
   };
+
+  if (scenario.startsWith("auth/")) return await authScenario(work, scenario, conn, context, file);
 
   switch (scenario) {
     case "initialize": {

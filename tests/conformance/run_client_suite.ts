@@ -20,12 +20,50 @@ const OUT = `${ROOT}/.ci-out/conformance/client`;
 /** A scenario and the spec version it is run at (undefined: the suite's default for it). */
 interface Scenario {
   name: string;
-  specVersion?: "2026-07-28";
+  specVersion?: "2026-07-28" | "2025-11-25";
 }
 
 const MODERN = "2026-07-28" as const;
+const LEGACY = "2025-11-25" as const;
 
-/** The scenarios the bundled client covers; tools_call is run at both revisions it exists in. */
+/** The scored auth/* client scenarios of the 2025-11-25 requirement set (conformance 0.2.0-alpha.12). */
+const AUTH_2025 = [
+  "auth/metadata-default",
+  "auth/metadata-var1",
+  "auth/metadata-var2",
+  "auth/metadata-var3",
+  "auth/basic-cimd",
+  "auth/scope-from-www-authenticate",
+  "auth/scope-from-scopes-supported",
+  "auth/scope-omitted-when-undefined",
+  "auth/scope-step-up",
+  "auth/scope-retry-limit",
+  "auth/token-endpoint-auth-basic",
+  "auth/token-endpoint-auth-post",
+  "auth/token-endpoint-auth-none",
+  "auth/pre-registration",
+];
+
+/** The 2026-07-28 set: the same, plus these. */
+const AUTH_2026 = [
+  ...AUTH_2025,
+  "auth/resource-mismatch",
+  "auth/offline-access-scope",
+  "auth/offline-access-not-supported",
+  "auth/authorization-server-migration",
+  "auth/iss-supported",
+  "auth/iss-not-advertised",
+  "auth/iss-supported-missing",
+  "auth/iss-wrong-issuer",
+  "auth/iss-unexpected",
+  "auth/iss-normalized",
+  "auth/metadata-issuer-mismatch",
+];
+
+/**
+ * The scenarios the bundled client covers; tools_call is run at both revisions it exists in,
+ * the auth scenarios at the revision of each requirement set that scores them.
+ */
 const SCENARIOS: Scenario[] = [
   { name: "initialize" },
   { name: "tools_call" },
@@ -40,6 +78,9 @@ const SCENARIOS: Scenario[] = [
   { name: "http-custom-headers", specVersion: MODERN },
   { name: "http-invalid-tool-headers", specVersion: MODERN },
   { name: "json-schema-ref-no-deref", specVersion: MODERN },
+  // MCP authorization: every scored auth scenario of both sets, each at its set's revision.
+  ...AUTH_2025.map((name) => ({ name, specVersion: LEGACY })),
+  ...AUTH_2026.map((name) => ({ name, specVersion: MODERN })),
 ];
 
 interface Check {
@@ -104,6 +145,12 @@ async function runScenario(
     ms,
     resultDir: saved,
   };
+  if (saved) {
+    // The adapter checks what the suite cannot (an exit code: 8 where the client must refuse).
+    const clientErr = await Deno.readTextFile(`${saved}/stderr.txt`).catch(() => "");
+    const failed = clientErr.match(/^\[adapter\] (.*)\n\[adapter\] scenario failed.*$/m);
+    if (failed) why.push(`the adapter failed the scenario: ${failed[1]}`);
+  }
   if (saved && checks.length === 0) why.push("zero checks");
   else if (saved && row.passed === 0) why.push("no passed check");
   for (const c of checks) {

@@ -1,0 +1,93 @@
+/** The MCP authorization flags of the client commands, read into AuthSettings. */
+import { readOptionFile } from "../option_file.ts";
+import { resolveFromInvocation } from "../config.ts";
+import { ClientError } from "../client/errors.ts";
+import type { Target } from "../client/config_file.ts";
+import type { AuthSettings } from "../client/auth/setup.ts";
+
+/** The flag values this reads (a subset of the client commands' parsed options). */
+export interface AuthFlagValues {
+  "client-id"?: string;
+  "client-secret-env"?: string;
+  "client-secret-file"?: string;
+  "client-metadata-url"?: string;
+  scope?: string;
+  "no-auth"?: boolean;
+  "no-auth-store"?: boolean;
+  "no-browser"?: boolean;
+  "auth-follow-redirects"?: boolean;
+  "non-interactive"?: boolean;
+}
+
+const AUTH_FLAGS = [
+  "client-id",
+  "client-secret-env",
+  "client-secret-file",
+  "client-metadata-url",
+  "scope",
+  "no-auth-store",
+  "no-browser",
+  "auth-follow-redirects",
+] as const;
+
+/**
+ * The authorization settings for `target`, or undefined when it gets none: stdio, `--no-auth`,
+ * or a static Authorization header (a bearer token by flag or config wins). Secrets come from an
+ * environment variable or a file, never from argv.
+ */
+export async function authSettingsFrom(
+  values: AuthFlagValues,
+  target: Target,
+): Promise<AuthSettings | undefined> {
+  const given = AUTH_FLAGS.filter((f) => values[f] !== undefined && values[f] !== false);
+  if (target.kind === "stdio") {
+    if (given.length > 0 || values["no-auth"]) {
+      throw new ClientError("usage", `--${given[0] ?? "no-auth"} applies to HTTP servers only`);
+    }
+    return undefined;
+  }
+  if (values["no-auth"]) {
+    if (given.length > 0) {
+      throw new ClientError("usage", `--no-auth contradicts --${given[0]}`);
+    }
+    return undefined;
+  }
+  if (Object.keys(target.headers).some((k) => k.toLowerCase() === "authorization")) {
+    return undefined;
+  }
+  if (values["client-secret-env"] !== undefined && values["client-secret-file"] !== undefined) {
+    throw new ClientError("usage", "give --client-secret-env or --client-secret-file, not both");
+  }
+  let clientSecret: string | undefined;
+  if (values["client-secret-env"] !== undefined) {
+    clientSecret = Deno.env.get(values["client-secret-env"]);
+    if (!clientSecret) {
+      throw new ClientError(
+        "usage",
+        `environment variable ${values["client-secret-env"]} is not set`,
+      );
+    }
+  } else if (values["client-secret-file"] !== undefined) {
+    const path = resolveFromInvocation(values["client-secret-file"]);
+    clientSecret = (await readOptionFile(path, "--client-secret-file").catch((err) => {
+      throw new ClientError("usage", (err as Error).message);
+    })).trim();
+    if (clientSecret === "") throw new ClientError("usage", `${path} is empty`);
+  }
+  if (clientSecret !== undefined && values["client-id"] === undefined) {
+    throw new ClientError("usage", "a client secret needs --client-id");
+  }
+  if (values["client-id"] !== undefined && values["client-id"].trim() === "") {
+    throw new ClientError("usage", "--client-id must not be empty");
+  }
+  return {
+    clientId: values["client-id"],
+    clientSecret,
+    clientMetadataUrl: values["client-metadata-url"],
+    scope: values.scope?.trim() || undefined,
+    noStore: values["no-auth-store"] === true,
+    followRedirects: values["auth-follow-redirects"] === true,
+    interactive: !values["non-interactive"] && Deno.stdin.isTerminal(),
+    noBrowser: values["no-browser"] === true,
+  };
+}

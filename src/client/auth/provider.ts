@@ -1,0 +1,300 @@
+/**
+ * The bundled client's MCP authorization: the v2 SDK's OAuthClientProvider over a
+ * CredentialStore (where tokens and registrations live) and a Redirector (who approves). The
+ * SDK's auth() does discovery, registration, PKCE, the token exchange, refresh and the issuer
+ * checks; this provider supplies state, storage, client identification and the redirect leg.
+ */
+import {
+  auth,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import { ClientError } from "../errors.ts";
+import type { CredentialStore, Redirector, StoredCredentials } from "./types.ts";
+
+/** How the client identifies itself and what it asks for. */
+export interface AuthProviderOptions {
+  /** The MCP server (the protected resource) the credentials are for. */
+  serverUrl: URL;
+  store: CredentialStore;
+  redirector: Redirector;
+  /** A pre-registered client id (then DCR and CIMD are not used). */
+  clientId?: string;
+  /** The pre-registered client's secret (client_secret_basic or _post as the AS allows). */
+  clientSecret?: string;
+  /** An HTTPS client ID metadata document URL, used when the AS supports it. */
+  clientMetadataUrl?: string;
+  /** Scope to request when neither the challenge nor the resource metadata names one. */
+  scope?: string;
+  /** Most authorization requests (redirects) in this run; default 3. */
+  maxAuthorizations?: number;
+  /** Fetch for the code exchange (defaults to the global fetch). */
+  fetch?: typeof fetch;
+}
+
+/** The client name sent on dynamic registration. */
+const CLIENT_NAME = "wmcp";
+const DEFAULT_MAX_AUTHORIZATIONS = 3;
+
+/** base64url(SHA-256(text)): the S256 code challenge of a verifier. */
+async function s256(text: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  return btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+/** The OAuthClientProvider of the bundled client (one per connection target). */
+export class WmcpAuthProvider implements OAuthClientProvider {
+  readonly #options: AuthProviderOptions;
+  readonly #serverKey: string;
+  #loaded: StoredCredentials | undefined;
+  #verifiers = new Map<string, string>();
+  #verifier: string | undefined;
+  #authorizations = 0;
+  #completed = 0;
+  #queue: Promise<unknown> = Promise.resolve();
+  #failure: unknown;
+
+  constructor(options: AuthProviderOptions) {
+    if (options.clientSecret !== undefined && options.clientId === undefined) {
+      throw new ClientError("usage", "a client secret needs --client-id");
+    }
+    if (options.clientMetadataUrl !== undefined) {
+      let url: URL | undefined;
+      try {
+        url = new URL(options.clientMetadataUrl);
+      } catch { /* reported below */ }
+      if (!url || url.protocol !== "https:" || url.pathname === "/") {
+        throw new ClientError(
+          "usage",
+          "--client-metadata-url must be an https URL with a path (a client ID metadata document)",
+        );
+      }
+    }
+    this.#options = options;
+    this.#serverKey = options.serverUrl.href;
+  }
+
+  /** Authorization flows completed (code exchanged) in this run. */
+  get completedAuthorizations(): number {
+    return this.#completed;
+  }
+
+  /**
+   * The last failure of the redirect leg (the SDK may report a request that failed because of
+   * it in other words, e.g. as a failed version negotiation).
+   */
+  get lastFailure(): unknown {
+    return this.#failure;
+  }
+
+  get redirectUrl(): string {
+    return this.#options.redirector.redirectUri;
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.#options.clientId === undefined ? this.#options.clientMetadataUrl : undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      // A native public client proving possession with PKCE; the AS may assign another method
+      // (and a secret) in its registration response, which is then used.
+      token_endpoint_auth_method: "none",
+      ...(this.#options.scope ? { scope: this.#options.scope } : {}),
+    };
+  }
+
+  state(): string {
+    return crypto.randomUUID();
+  }
+
+  async #creds(): Promise<StoredCredentials> {
+    if (!this.#loaded) {
+      this.#loaded = await this.#options.store.load(this.#serverKey) ??
+        { serverUrl: this.#serverKey };
+    }
+    return this.#loaded;
+  }
+
+  async #save(change: Partial<StoredCredentials>): Promise<void> {
+    const next = { ...await this.#creds(), ...change, serverUrl: this.#serverKey };
+    for (const [k, v] of Object.entries(next)) {
+      if (v === undefined) delete (next as Record<string, unknown>)[k];
+    }
+    this.#loaded = next;
+    await this.#options.store.save(next);
+  }
+
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<StoredOAuthClientInformation | undefined> {
+    const { clientId, clientSecret } = this.#options;
+    if (clientId !== undefined) {
+      // Pre-registered by the user for this server: bound to whichever AS the server names.
+      return {
+        client_id: clientId,
+        ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}),
+        ...(ctx?.issuer ? { issuer: ctx.issuer } : {}),
+      } as StoredOAuthClientInformation;
+    }
+    return (await this.#creds()).clientInformation as StoredOAuthClientInformation | undefined;
+  }
+
+  async saveClientInformation(
+    info: StoredOAuthClientInformation,
+    ctx?: OAuthClientInformationContext,
+  ): Promise<void> {
+    if (this.#options.clientId !== undefined) return;
+    const creds = await this.#creds();
+    const issuer = ctx?.issuer ?? (info as { issuer?: string }).issuer;
+    // A registration with another authorization server: what the old one issued goes.
+    const moved = creds.issuer !== undefined && issuer !== undefined && creds.issuer !== issuer;
+    await this.#save({
+      issuer,
+      clientInformation: info as unknown as Record<string, unknown>,
+      ...(moved ? { tokens: undefined, tokensSavedAt: undefined } : {}),
+    });
+  }
+
+  async tokens(_ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    return (await this.#creds()).tokens as StoredOAuthTokens | undefined;
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
+    const creds = await this.#creds();
+    const previous = creds.tokens as StoredOAuthTokens | undefined;
+    // A refresh response may omit the refresh token: the one we hold stays valid then.
+    const keep = tokens.refresh_token === undefined && previous?.refresh_token !== undefined &&
+        previous.issuer === (ctx?.issuer ?? tokens.issuer)
+      ? { refresh_token: previous.refresh_token }
+      : {};
+    await this.#save({
+      issuer: ctx?.issuer ?? tokens.issuer ?? creds.issuer,
+      tokens: { ...tokens, ...keep } as unknown as Record<string, unknown>,
+      tokensSavedAt: Date.now(),
+    });
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    this.#verifiers.set(await s256(codeVerifier), codeVerifier);
+  }
+
+  codeVerifier(): string {
+    if (this.#verifier === undefined) {
+      throw new ClientError("auth", "no PKCE code verifier for this authorization response");
+    }
+    return this.#verifier;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    if (state.resourceMetadata === undefined && state.authorizationServerMetadata === undefined) {
+      // Neither RFC 9728 nor RFC 8414 metadata: the server does not do MCP authorization, its
+      // 401 is a plain refusal (as without a provider).
+      this.#failure = new ClientError(
+        "transport",
+        "the server requires authorization but publishes no authorization metadata (RFC 9728, " +
+          "RFC 8414): give it a token (--bearer-token-env VAR or the config entry's headers)",
+      );
+      throw this.#failure;
+    }
+    await this.#save({ discoveryState: state as unknown as Record<string, unknown> });
+  }
+
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    return (await this.#creds()).discoveryState as OAuthDiscoveryState | undefined;
+  }
+
+  async invalidateCredentials(
+    scope: "all" | "client" | "tokens" | "verifier" | "discovery",
+  ): Promise<void> {
+    if (scope === "verifier") {
+      this.#verifier = undefined;
+      return;
+    }
+    if (scope === "all") {
+      await this.#options.store.remove(this.#serverKey);
+      this.#loaded = { serverUrl: this.#serverKey };
+      return;
+    }
+    await this.#save(
+      scope === "client"
+        ? { clientInformation: undefined }
+        : scope === "tokens"
+        ? { tokens: undefined, tokensSavedAt: undefined }
+        : { discoveryState: undefined },
+    );
+  }
+
+  /**
+   * The resource server refused a token we sent: forget the cached discovery so the next
+   * flow reads the protected resource metadata again (its authorization server may have moved).
+   */
+  async bearerRejected(): Promise<void> {
+    if ((await this.#creds()).discoveryState !== undefined) {
+      await this.invalidateCredentials("discovery");
+    }
+  }
+
+  /**
+   * The redirect leg, done in place: the Redirector brings back the code, the state is
+   * checked, and the SDK's auth() exchanges the code (checking `iss` per RFC 9207 and the
+   * recorded issuer first). The transport then retries the request with the new token.
+   * One flow at a time; at most maxAuthorizations per run.
+   */
+  redirectToAuthorization(authorizationUrl: URL): Promise<void> {
+    const run = this.#queue.then(() => this.#authorize(authorizationUrl)).catch((err) => {
+      this.#failure = err;
+      throw err;
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  async #authorize(url: URL): Promise<void> {
+    const max = this.#options.maxAuthorizations ?? DEFAULT_MAX_AUTHORIZATIONS;
+    if (this.#authorizations >= max) {
+      throw new ClientError(
+        "auth",
+        `authorization did not satisfy the server after ${max} attempts; giving up`,
+      );
+    }
+    this.#authorizations++;
+    const challenge = url.searchParams.get("code_challenge") ?? "";
+    const verifier = this.#verifiers.get(challenge);
+    const sentState = url.searchParams.get("state");
+    const back = await this.#options.redirector.authorize(url);
+    if (sentState !== null && back.state !== sentState) {
+      throw new ClientError(
+        "auth",
+        "the authorization response's state does not match the request; refused",
+      );
+    }
+    this.#verifier = verifier;
+    try {
+      const result = await auth(this, {
+        serverUrl: this.#options.serverUrl,
+        authorizationCode: back.code,
+        iss: back.iss,
+        fetchFn: this.#options.fetch,
+      });
+      if (result !== "AUTHORIZED") {
+        throw new ClientError("auth", "the authorization code was not exchanged for a token");
+      }
+    } finally {
+      this.#verifier = undefined;
+      this.#verifiers.delete(challenge);
+    }
+    this.#completed++;
+  }
+}
