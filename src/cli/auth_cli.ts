@@ -198,6 +198,17 @@ class StoreProvider implements OAuthClientProvider {
   }
 }
 
+/**
+ * An OAuthClientProvider over one stored entry and a Redirector: `auth login`'s own provider
+ * (tokens and registration saved through the store as they arrive).
+ */
+export function storeProvider(
+  creds: StoredCredentials,
+  deps: { store: CredentialStore; redirector: Redirector; scope?: string },
+): OAuthClientProvider & { readonly code: string | undefined } {
+  return new StoreProvider(creds, deps);
+}
+
 /** Options of signIn. */
 export interface SignInOptions {
   store: CredentialStore;

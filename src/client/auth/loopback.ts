@@ -103,12 +103,8 @@ function clip(s: string | null): string {
   return (s ?? "").replace(/\p{Cc}/gu, " ").slice(0, 200);
 }
 
-/**
- * A Redirector for a person at a terminal: listens on 127.0.0.1 (redirect_uri
- * `http://127.0.0.1:PORT/callback`), opens or prints the authorization URL, and waits (up to the
- * timeout) for the browser to bring back a code with the state the URL carried.
- */
-export async function loopbackRedirector(options: LoopbackOptions = {}): Promise<Redirector> {
+/** Starts the listener; the Redirector's flow state lives in this closure. */
+function startLoopback(options: LoopbackOptions): Redirector {
   const say = options.say ?? ((l: string) => console.error(l));
   const timeoutMs = options.timeoutMs ?? 300_000;
   // One pending flow at a time; the listener routes callbacks to it.
@@ -244,6 +240,19 @@ export async function loopbackRedirector(options: LoopbackOptions = {}): Promise
       await server.shutdown();
     },
   };
+}
+
+/**
+ * A Redirector for a person at a terminal: listens on 127.0.0.1 (redirect_uri
+ * `http://127.0.0.1:PORT/callback`), opens or prints the authorization URL, and waits (up to the
+ * timeout) for the browser to bring back a code with the state the URL carried.
+ */
+export function loopbackRedirector(options: LoopbackOptions = {}): Promise<Redirector> {
+  try {
+    return Promise.resolve(startLoopback(options));
+  } catch (err) {
+    return Promise.reject(err);
+  }
 }
 
 /**
