@@ -138,9 +138,6 @@ class StoreProvider implements OAuthClientProvider {
     const info = this.#creds.clientInformation;
     if (!info) return undefined;
     if (ctx?.issuer && this.#creds.issuer && ctx.issuer !== this.#creds.issuer) return undefined;
-    // A registration made for another redirect port is useless for this one.
-    const uris = (info as { redirect_uris?: unknown }).redirect_uris;
-    if (Array.isArray(uris) && !uris.includes(this.#redirector.redirectUri)) return undefined;
     // deno-lint-ignore no-explicit-any
     return info as any;
   }
@@ -225,10 +222,14 @@ export async function signIn(serverUrl: URL, options: SignInOptions): Promise<St
   const key = normaliseServerUrl(serverUrl);
   const existing = await options.store.load(key);
   // A login always asks the person again: the old tokens are dropped, the registration kept.
+  // A registration made for another redirect URI (another port) cannot serve this sign-in.
+  const uris = (existing?.clientInformation as { redirect_uris?: unknown } | undefined)
+    ?.redirect_uris;
+  const fits = !Array.isArray(uris) || uris.includes(options.redirector.redirectUri);
   const creds: StoredCredentials = {
     serverUrl: key,
     issuer: existing?.issuer,
-    clientInformation: existing?.clientInformation,
+    clientInformation: fits ? existing?.clientInformation : undefined,
   };
   const provider = new StoreProvider(creds, options);
   const fetchFn = options.fetchFn ?? boundedFetch;

@@ -64,16 +64,20 @@ async function fileNameOf(key: string): Promise<string> {
   return `${hex.slice(0, 40)}.json`;
 }
 
-/** This process's user id: Deno.uid() (sys permission uid), else /proc/self/status (Linux). */
+/** This process's user id: Deno.uid() (sys permission uid), else the owner of a new temp file. */
 function ownUid(): number {
   try {
     const uid = Deno.uid();
     if (uid !== null) return uid;
-  } catch { /* no sys permission: try /proc below */ }
+  } catch { /* no sys permission: try a file of our own below */ }
   try {
-    const status = Deno.readTextFileSync("/proc/self/status");
-    const m = /^Uid:\s+\d+\s+(\d+)/m.exec(status);
-    if (m) return Number(m[1]);
+    const probe = Deno.makeTempFileSync({ prefix: "wmcp-uid-" });
+    try {
+      const uid = Deno.lstatSync(probe).uid;
+      if (uid !== null) return uid;
+    } finally {
+      Deno.removeSync(probe);
+    }
   } catch { /* fall through */ }
   throw new CredentialStoreError(
     "",
