@@ -103,6 +103,8 @@ class StoreProvider implements OAuthClientProvider {
   #scope: string | undefined;
   /** The code the browser brought back (set by redirectToAuthorization). */
   code: string | undefined;
+  /** The redirect's iss parameter (RFC 9207), when it carried one. */
+  iss: string | undefined;
 
   constructor(
     creds: StoredCredentials,
@@ -164,11 +166,12 @@ class StoreProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(url: URL) {
-    const { code, state } = await this.#redirector.authorize(url);
+    const { code, state, iss } = await this.#redirector.authorize(url);
     if (state !== this.#state) {
       throw new AuthFlowError("state-mismatch", "the authorization response's state is not ours");
     }
     this.code = code;
+    this.iss = iss;
   }
 
   saveCodeVerifier(v: string) {
@@ -239,6 +242,7 @@ export async function signIn(serverUrl: URL, options: SignInOptions): Promise<St
     result = await auth(provider, {
       serverUrl,
       authorizationCode: provider.code,
+      iss: provider.iss,
       scope: options.scope,
       fetchFn,
     });

@@ -111,7 +111,7 @@ function startLoopback(options: LoopbackOptions): Redirector {
   const pending: {
     state: string | null;
     done: boolean;
-    resolve?: (v: { code: string; state: string | null }) => void;
+    resolve?: (v: { code: string; state: string | null; iss?: string }) => void;
     reject?: (e: AuthFlowError) => void;
   } = { state: null, done: true };
 
@@ -160,7 +160,8 @@ function startLoopback(options: LoopbackOptions): Redirector {
       );
     }
     pending.done = true;
-    pending.resolve?.({ code, state: p.get("state") });
+    const iss = p.get("iss");
+    pending.resolve?.({ code, state: p.get("state"), ...(iss === null ? {} : { iss }) });
     return page("Signed in", "wmcp has what it needs; you can close this tab.");
   };
 
@@ -185,12 +186,14 @@ function startLoopback(options: LoopbackOptions): Redirector {
     async authorize(url, signal) {
       const target = assertBrowsable(url);
       if (closed) throw new AuthFlowError("cancelled", "the redirect listener is closed");
-      const result = new Promise<{ code: string; state: string | null }>((resolve, reject) => {
-        pending.state = target.searchParams.get("state");
-        pending.done = false;
-        pending.resolve = resolve;
-        pending.reject = reject;
-      });
+      const result = new Promise<{ code: string; state: string | null; iss?: string }>(
+        (resolve, reject) => {
+          pending.state = target.searchParams.get("state");
+          pending.done = false;
+          pending.resolve = resolve;
+          pending.reject = reject;
+        },
+      );
       // Settled (timeout, a refused callback) possibly while the opener still runs: handled below.
       result.catch(() => {});
       const timer = setTimeout(() => {

@@ -25,8 +25,14 @@ export interface CredentialStore {
 export interface Redirector {
   /** The redirect_uri to register and send (known before the flow starts). */
   readonly redirectUri: string;
-  /** Sends the user agent to `url`; resolves with the code and state the redirect brings back. */
-  authorize(url: URL, signal?: AbortSignal): Promise<{ code: string; state: string | null }>;
+  /**
+   * Sends the user agent to `url`; resolves with the code and state the redirect brings back,
+   * and its `iss` parameter (RFC 9207) when it carried one (the issuer check needs it).
+   */
+  authorize(
+    url: URL,
+    signal?: AbortSignal,
+  ): Promise<{ code: string; state: string | null; iss?: string }>;
   close(): Promise<void>;
 }
 
