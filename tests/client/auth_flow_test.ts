@@ -9,7 +9,11 @@ import { CLI } from "../server/_harness.ts";
 import { type OAuthFixture, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { fileStore } from "../../src/client/auth/store.ts";
 import { storeProvider } from "../../src/cli/auth_cli.ts";
-import { headlessRedirector } from "../../src/client/auth/loopback.ts";
+import {
+  AuthFlowError,
+  headlessRedirector,
+  loopbackRedirector,
+} from "../../src/client/auth/loopback.ts";
 
 interface Run {
   code: number;
@@ -353,3 +357,26 @@ for (
     });
   });
 }
+
+Deno.test("the loopback redirector itself refuses a non-http(s) URL before starting the opener", async () => {
+  const s = await setup();
+  const r = await loopbackRedirector({ browserCommand: s.browser, timeoutMs: 2000, say: () => {} });
+  try {
+    for (const bad of ["javascript:alert(1)", "file:///etc/passwd", "data:text/html,x"]) {
+      await assert.rejects(r.authorize(new URL(bad)), (e: Error) => {
+        assert.ok(e instanceof AuthFlowError);
+        assert.equal(e.failure, "unsafe-url");
+        assert.ok(!e.message.includes("alert") && !e.message.includes("passwd"));
+        return true;
+      });
+    }
+    assert.equal(await Deno.readTextFile(s.browserLog).catch(() => ""), "");
+    // A stray request to another path is ignored; the listener is on 127.0.0.1.
+    const stray = await fetch(r.redirectUri.replace("/callback", "/other"));
+    assert.equal(stray.status, 404);
+    await stray.body?.cancel();
+  } finally {
+    await r.close();
+    await Deno.remove(s.tmp, { recursive: true });
+  }
+});
