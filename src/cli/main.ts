@@ -35,6 +35,10 @@ Usage:
   cli.ts tools call NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
                  [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]
   cli.ts tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
+  cli.ts auth login (--endpoint URL | --config FILE --server NAME) [--scope S] [--no-browser]
+                 [--redirect-port N] [--auth-timeout S]
+  cli.ts auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
+  cli.ts auth logout (--endpoint URL | --config FILE --server NAME | --all)
   cli.ts --help | --version
 
 Client CONNECTION (default: the bundled stdio server on --root, read-only unless --write):
@@ -94,6 +98,11 @@ export async function main(argv: string[]): Promise<number> {
       // Loaded only here: the SDK client reads environment variables when imported.
       const { runClient } = await import("./client_cli.ts");
       return await runClient(command, rest);
+    }
+    if (command === "auth") {
+      // Reads and writes only the credentials directory (it re-launches itself narrowed to it).
+      const { runAuth } = await import("./auth_cli.ts");
+      return await runAuth(rest);
     }
     // `op` and `serve stop` never reach arbitrary hosts or environment variables.
     invocationDirectory();

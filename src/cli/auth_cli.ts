@@ -1,0 +1,551 @@
+/** The `auth login|status|logout` commands: MCP authorization (OAuth 2.1) for remote servers. */
+import { parseArgs } from "node:util";
+import {
+  auth,
+  type OAuthClientInformationContext,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  OAuthError,
+} from "@modelcontextprotocol/client";
+import { resolveFromInvocation } from "../config.ts";
+import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
+import { targetFromConfig } from "../client/config_file.ts";
+import type { CredentialStore, Redirector, StoredCredentials } from "../client/auth/types.ts";
+import {
+  credentialsDir,
+  CredentialStoreError,
+  fileStore,
+  normaliseServerUrl,
+} from "../client/auth/store.ts";
+import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
+import { writeStdout } from "./output.ts";
+
+const OPTIONS = {
+  endpoint: { type: "string" },
+  config: { type: "string" },
+  server: { type: "string" },
+  scope: { type: "string" },
+  "no-browser": { type: "boolean" },
+  "redirect-port": { type: "string" },
+  "auth-timeout": { type: "string", default: "300" },
+  "non-interactive": { type: "boolean" },
+  all: { type: "boolean" },
+  output: { type: "string" },
+} as const;
+
+/** Network requests to the authorization server give up after this long. */
+const AS_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Set in the environment of the re-launched child (permissions narrowed to the config dir). */
+const RELAUNCHED = "WMCP_AUTH_RELAUNCHED";
+
+type Values = ReturnType<typeof parse>["values"];
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new ClientError("usage", (err as Error).message);
+  }
+}
+
+/** The class (and so the exit code) of an authorization failure. */
+export function authFailure(err: unknown): ClientError {
+  if (err instanceof ClientError) return err;
+  if (err instanceof CredentialStoreError) return new ClientError("usage", err.message);
+  if (err instanceof AuthFlowError) {
+    const cls = err.failure === "headless"
+      ? "input-required"
+      : err.failure === "timeout" || err.failure === "cancelled"
+      ? "timeout"
+      : err.failure === "listen"
+      ? "transport"
+      : "protocol";
+    return new ClientError(cls, err.message, { details: { auth: err.failure } });
+  }
+  if (err instanceof OAuthError) {
+    return new ClientError("protocol", `authorization server: ${err.message}`, {
+      details: { auth: "oauth", oauthError: err.code },
+    });
+  }
+  const e = err as Error;
+  if (e instanceof TypeError || /fetch|network|connect|ECONNREFUSED|timed out/i.test(e.message)) {
+    return new ClientError("transport", e.message, { details: { auth: "unreachable" } });
+  }
+  return new ClientError("protocol", e?.message ?? String(err), { details: { auth: "flow" } });
+}
+
+/** `fetch` with a time limit, for every request to the authorization server and the resource. */
+function boundedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const signal = init?.signal
+    ? AbortSignal.any([init.signal, AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS)])
+    : AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS);
+  return fetch(input, { ...init, signal });
+}
+
+function randomToken(): string {
+  const b = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...b)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/**
+ * An OAuthClientProvider over a CredentialStore entry and a Redirector (used by `auth login`
+ * until the session's provider takes over this role). Tokens and registrations are saved as
+ * soon as they arrive; the PKCE verifier and the code stay in memory.
+ */
+class StoreProvider implements OAuthClientProvider {
+  #creds: StoredCredentials;
+  #store: CredentialStore;
+  #redirector: Redirector;
+  #verifier = "";
+  #state = "";
+  #scope: string | undefined;
+  /** The code the browser brought back (set by redirectToAuthorization). */
+  code: string | undefined;
+  /** The redirect's iss parameter (RFC 9207), when it carried one. */
+  iss: string | undefined;
+
+  constructor(
+    creds: StoredCredentials,
+    deps: { store: CredentialStore; redirector: Redirector; scope?: string },
+  ) {
+    this.#creds = creds;
+    this.#store = deps.store;
+    this.#redirector = deps.redirector;
+    this.#scope = deps.scope;
+  }
+
+  get redirectUrl(): string {
+    return this.#redirector.redirectUri;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: "wmcp",
+      redirect_uris: [this.#redirector.redirectUri],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+      ...(this.#scope ? { scope: this.#scope } : {}),
+    } as OAuthClientMetadata;
+  }
+
+  state(): string {
+    this.#state = randomToken();
+    return this.#state;
+  }
+
+  clientInformation(ctx?: OAuthClientInformationContext) {
+    const info = this.#creds.clientInformation;
+    if (!info) return undefined;
+    if (ctx?.issuer && this.#creds.issuer && ctx.issuer !== this.#creds.issuer) return undefined;
+    // deno-lint-ignore no-explicit-any
+    return info as any;
+  }
+
+  async saveClientInformation(info: object, ctx?: OAuthClientInformationContext) {
+    this.#creds.clientInformation = { ...info };
+    if (ctx?.issuer) this.#creds.issuer = ctx.issuer;
+    await this.#store.save(this.#creds);
+  }
+
+  tokens(ctx?: OAuthClientInformationContext) {
+    const t = this.#creds.tokens;
+    if (!t) return undefined;
+    if (ctx?.issuer && this.#creds.issuer && ctx.issuer !== this.#creds.issuer) return undefined;
+    // deno-lint-ignore no-explicit-any
+    return t as any;
+  }
+
+  async saveTokens(tokens: object, ctx?: OAuthClientInformationContext) {
+    this.#creds.tokens = { ...tokens };
+    this.#creds.tokensSavedAt = Date.now();
+    if (ctx?.issuer) this.#creds.issuer = ctx.issuer;
+    await this.#store.save(this.#creds);
+  }
+
+  async redirectToAuthorization(url: URL) {
+    const { code, state, iss } = await this.#redirector.authorize(url);
+    if (state !== this.#state) {
+      throw new AuthFlowError("state-mismatch", "the authorization response's state is not ours");
+    }
+    this.code = code;
+    this.iss = iss;
+  }
+
+  saveCodeVerifier(v: string) {
+    this.#verifier = v;
+  }
+
+  codeVerifier(): string {
+    return this.#verifier;
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState) {
+    this.#creds.discoveryState = { ...state } as Record<string, unknown>;
+  }
+
+  discoveryState() {
+    return this.#creds.discoveryState as OAuthDiscoveryState | undefined;
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
+    if (scope === "all" || scope === "client") this.#creds.clientInformation = undefined;
+    if (scope === "all" || scope === "tokens") this.#creds.tokens = undefined;
+    if (scope === "all" || scope === "discovery") this.#creds.discoveryState = undefined;
+    if (scope === "all" || scope === "verifier") this.#verifier = "";
+  }
+}
+
+/**
+ * An OAuthClientProvider over one stored entry and a Redirector: `auth login`'s own provider
+ * (tokens and registration saved through the store as they arrive).
+ */
+export function storeProvider(
+  creds: StoredCredentials,
+  deps: { store: CredentialStore; redirector: Redirector; scope?: string },
+): OAuthClientProvider & { readonly code: string | undefined } {
+  return new StoreProvider(creds, deps);
+}
+
+/** Options of signIn. */
+export interface SignInOptions {
+  store: CredentialStore;
+  redirector: Redirector;
+  scope?: string;
+  fetchFn?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+}
+
+/**
+ * Signs in to one server through the SDK's auth(): discovery, registration, authorization code
+ * with PKCE through the redirector, token exchange; the store keeps the result.
+ */
+export async function signIn(serverUrl: URL, options: SignInOptions): Promise<StoredCredentials> {
+  const key = normaliseServerUrl(serverUrl);
+  const existing = await options.store.load(key);
+  // A login always asks the person again: the old tokens are dropped, the registration kept.
+  // A registration made for another redirect URI (another port) cannot serve this sign-in.
+  const uris = (existing?.clientInformation as { redirect_uris?: unknown } | undefined)
+    ?.redirect_uris;
+  const fits = !Array.isArray(uris) || uris.includes(options.redirector.redirectUri);
+  const creds: StoredCredentials = {
+    serverUrl: key,
+    issuer: existing?.issuer,
+    clientInformation: fits ? existing?.clientInformation : undefined,
+  };
+  const provider = new StoreProvider(creds, options);
+  const fetchFn = options.fetchFn ?? boundedFetch;
+  let result = await auth(provider, { serverUrl, scope: options.scope, fetchFn });
+  if (result === "REDIRECT") {
+    if (provider.code === undefined) throw new AuthFlowError("denied", "no authorization code");
+    result = await auth(provider, {
+      serverUrl,
+      authorizationCode: provider.code,
+      iss: provider.iss,
+      scope: options.scope,
+      fetchFn,
+    });
+  }
+  if (result !== "AUTHORIZED" || !creds.tokens) {
+    throw new AuthFlowError("denied", "the authorization server issued no tokens");
+  }
+  return creds;
+}
+
+/** What `auth status` shows of one stored server: never a token or a secret. */
+export function describe(c: StoredCredentials): Record<string, unknown> {
+  const t = (c.tokens ?? {}) as Record<string, unknown>;
+  const info = (c.clientInformation ?? {}) as Record<string, unknown>;
+  const expiresIn = typeof t.expires_in === "number" ? t.expires_in : undefined;
+  const expiresAt = expiresIn !== undefined && c.tokensSavedAt !== undefined
+    ? new Date(c.tokensSavedAt + expiresIn * 1000).toISOString()
+    : null;
+  return {
+    serverUrl: c.serverUrl,
+    issuer: c.issuer ?? null,
+    clientId: typeof info.client_id === "string" ? info.client_id : null,
+    scopes: typeof t.scope === "string" ? t.scope.split(" ").filter(Boolean) : [],
+    hasAccessToken: typeof t.access_token === "string",
+    expiresAt,
+    expired: expiresAt === null ? null : Date.parse(expiresAt) <= Date.now(),
+    hasRefreshToken: typeof t.refresh_token === "string",
+  };
+}
+
+/** Revokes the stored tokens at the authorization server when it offers revocation (RFC 7009). */
+async function revoke(c: StoredCredentials, warn: (m: string) => void): Promise<number> {
+  const t = (c.tokens ?? {}) as Record<string, unknown>;
+  const tokens = [
+    ["refresh_token", t.refresh_token],
+    ["access_token", t.access_token],
+  ].filter(([, v]) => typeof v === "string") as [string, string][];
+  if (tokens.length === 0) return 0;
+  let meta = (c.discoveryState?.authorizationServerMetadata ?? undefined) as
+    | Record<string, unknown>
+    | undefined;
+  if (!meta && c.issuer) {
+    try {
+      const iss = new URL(c.issuer);
+      const path = iss.pathname === "/" ? "" : iss.pathname;
+      const res = await boundedFetch(
+        new URL(`/.well-known/oauth-authorization-server${path}`, iss),
+        { headers: { accept: "application/json" } },
+      );
+      if (res.ok) meta = await res.json();
+      else await res.body?.cancel();
+    } catch { /* best effort */ }
+  }
+  const endpoint = meta?.revocation_endpoint;
+  if (typeof endpoint !== "string") return 0;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    return 0;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return 0;
+  const info = (c.clientInformation ?? {}) as Record<string, unknown>;
+  let revoked = 0;
+  for (const [hint, token] of tokens) {
+    const body = new URLSearchParams({ token, token_type_hint: hint });
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+    };
+    if (typeof info.client_secret === "string" && typeof info.client_id === "string") {
+      headers.authorization = `Basic ${
+        btoa(`${encodeURIComponent(info.client_id)}:${encodeURIComponent(info.client_secret)}`)
+      }`;
+    } else if (typeof info.client_id === "string") {
+      body.set("client_id", info.client_id);
+    }
+    try {
+      const res = await boundedFetch(url, { method: "POST", headers, body });
+      await res.body?.cancel();
+      if (res.ok) revoked++;
+      else warn(`revoking the ${hint.replace("_", " ")} failed: HTTP ${res.status}`);
+    } catch (err) {
+      warn(`revoking the ${hint.replace("_", " ")} failed: ${(err as Error).message}`);
+    }
+  }
+  return revoked;
+}
+
+/** The server URL named by --endpoint or --config/--server (HTTP entries only). */
+async function serverUrlOf(values: Values): Promise<URL> {
+  if (values.config !== undefined || values.server !== undefined) {
+    if (values.config === undefined || values.server === undefined) {
+      throw new ClientError("usage", "--config and --server go together");
+    }
+    if (values.endpoint !== undefined) {
+      throw new ClientError("usage", "give --endpoint or --config, not both");
+    }
+    const t = await targetFromConfig(resolveFromInvocation(values.config), values.server);
+    if (t.kind === "stdio") {
+      throw new ClientError("usage", `server ${values.server} is a stdio server: no authorization`);
+    }
+    return t.url;
+  }
+  if (values.endpoint === undefined) {
+    throw new ClientError(
+      "usage",
+      "name the server: --endpoint URL or --config FILE --server NAME",
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(values.endpoint);
+  } catch {
+    throw new ClientError("usage", `--endpoint ${JSON.stringify(values.endpoint)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ClientError("usage", "--endpoint must be http(s)");
+  }
+  return url;
+}
+
+function number(v: string | undefined, flag: string, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (
+    !Number.isFinite(n) || n < min || n > max ||
+    (flag === "--redirect-port" && !Number.isInteger(n))
+  ) {
+    throw new ClientError("usage", `${flag} must be a number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+/** The `deno run` permission flags of the auth commands (RUNTIME.md): config dir, net, opener. */
+export function authPermissionFlags(configDir: string, configFile?: string): string[] {
+  const read = [configDir, ...(configFile ? [configFile] : [])];
+  return [
+    `--allow-read=${read.join(",")}`,
+    `--allow-write=${configDir}`,
+    "--allow-env",
+    "--allow-net",
+    `--allow-run=${browserCommand()}`,
+    "--allow-sys=uid",
+  ];
+}
+
+/**
+ * Runs `auth` again with exactly its permissions when this process cannot read and write the
+ * config directory (the `cli` task grants only the directory it is run from). Undefined when no
+ * re-launch is needed or possible.
+ */
+async function relaunch(argv: string[], values: Values): Promise<number | undefined> {
+  if (Deno.env.get(RELAUNCHED)) return undefined;
+  const dir = credentialsDir().replace(/\/auth$/, "");
+  const can = (name: "read" | "write") =>
+    Deno.permissions.querySync({ name, path: dir }).state === "granted";
+  if (can("read") && can("write")) return undefined;
+  if (Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state !== "granted") {
+    return undefined;
+  }
+  const cli = new URL("../../cli.ts", import.meta.url);
+  const configFile = values.config === undefined ? undefined : resolveFromInvocation(values.config);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      ...authPermissionFlags(dir, configFile),
+      cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
+      "auth",
+      ...argv,
+    ],
+    env: { [RELAUNCHED]: "1" },
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  return (await child.status).code;
+}
+
+function say(line: string): void {
+  console.error(line);
+}
+
+const jsonLine = (v: unknown) => JSON.stringify(v) + "\n";
+
+/** Runs `auth login|status|logout`; returns the exit code (INTERFACES.md). */
+export async function runAuth(argv: string[]): Promise<number> {
+  const json = !Deno.stdout.isTerminal();
+  let useJson = json;
+  try {
+    const { values, positionals } = parse(argv);
+    if (values.output !== undefined) {
+      if (values.output !== "json" && values.output !== "pretty") {
+        throw new ClientError("usage", "--output must be json or pretty");
+      }
+      useJson = values.output === "json";
+    }
+    const [sub, ...rest] = positionals;
+    if (!["login", "status", "logout"].includes(sub ?? "") || rest.length > 0) {
+      throw new ClientError("usage", "auth takes login, status or logout (see --help)");
+    }
+    const relaunched = await relaunch(argv, values);
+    if (relaunched !== undefined) return relaunched;
+    const store = fileStore();
+
+    if (sub === "status") {
+      let entries = await store.list();
+      if (values.endpoint !== undefined || values.config !== undefined) {
+        const key = normaliseServerUrl(await serverUrlOf(values));
+        entries = entries.filter((e) => e.serverUrl === key);
+      }
+      const servers = entries.map(describe);
+      await writeStdout(
+        useJson
+          ? jsonLine({ operation: "auth/status", directory: store.dir, servers })
+          : servers.map((s) =>
+            `${s.serverUrl}\n  issuer ${s.issuer ?? "-"}  client ${s.clientId ?? "-"}\n  scopes ${
+              (s.scopes as string[]).join(" ") || "-"
+            }  expires ${s.expiresAt ?? "-"}${s.expired ? " (expired)" : ""}  refresh token ${
+              s.hasRefreshToken ? "yes" : "no"
+            }\n`
+          ).join("") + `${servers.length} server(s) in ${store.dir}\n`,
+      );
+      return CLIENT_EXIT.ok;
+    }
+
+    if (sub === "logout") {
+      let targets: StoredCredentials[];
+      if (values.all) {
+        if (values.endpoint !== undefined || values.config !== undefined) {
+          throw new ClientError("usage", "--all names every server; give no --endpoint/--config");
+        }
+        targets = await store.list();
+      } else {
+        const key = normaliseServerUrl(await serverUrlOf(values));
+        const found = await store.load(key);
+        targets = found ? [found] : [];
+      }
+      const removed: Record<string, unknown>[] = [];
+      for (const c of targets) {
+        const revoked = await revoke(c, (m) => say(`wmcp: warning: ${m}`));
+        await store.remove(c.serverUrl);
+        removed.push({ serverUrl: c.serverUrl, issuer: c.issuer ?? null, revokedTokens: revoked });
+      }
+      await writeStdout(
+        useJson
+          ? jsonLine({ operation: "auth/logout", removed })
+          : removed.map((r) => `signed out of ${r.serverUrl} (${r.revokedTokens} revoked)\n`).join(
+            "",
+          ) || "nothing stored for that server\n",
+      );
+      return CLIENT_EXIT.ok;
+    }
+
+    // login
+    const serverUrl = await serverUrlOf(values);
+    const timeoutS = number(values["auth-timeout"], "--auth-timeout", 1, 86_400)!;
+    const port = number(values["redirect-port"], "--redirect-port", 0, 65_535);
+    if (values["non-interactive"]) {
+      throw authFailure(
+        new AuthFlowError(
+          "headless",
+          "auth login needs a person at a browser and --non-interactive forbids waiting for one; " +
+            "supply a token instead (--bearer-token-env VAR)",
+        ),
+      );
+    }
+    const redirector = await loopbackRedirector({
+      port,
+      openBrowser: values["no-browser"] !== true,
+      timeoutMs: Math.round(timeoutS * 1000),
+      say,
+    });
+    const abort = new AbortController();
+    const onSigint = () => {
+      abort.abort();
+      redirector.close().catch(() => {});
+    };
+    Deno.addSignalListener("SIGINT", onSigint);
+    try {
+      const creds = await signIn(serverUrl, { store, redirector, scope: values.scope });
+      const d = describe(creds);
+      say(`wmcp: signed in to ${d.serverUrl}${d.issuer ? ` (issuer ${d.issuer})` : ""}`);
+      await writeStdout(
+        useJson
+          ? jsonLine({ operation: "auth/login", ...d })
+          : `signed in to ${d.serverUrl}; scopes ${
+            (d.scopes as string[]).join(" ") || "-"
+          }; expires ${d.expiresAt ?? "-"}\n`,
+      );
+      return CLIENT_EXIT.ok;
+    } finally {
+      Deno.removeSignalListener("SIGINT", onSigint);
+      await redirector.close();
+    }
+  } catch (err) {
+    const e = authFailure(err);
+    Deno.stderr.writeSync(
+      new TextEncoder().encode(
+        useJson ? jsonLine({ error: e.toJSON() }) : `error (${e.failure}): ${e.message}\n`,
+      ),
+    );
+    return e.exitCode;
+  }
+}
