@@ -38,7 +38,6 @@ const OPTIONS = {
 const AS_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Set in the environment of the re-launched child (permissions narrowed to the config dir). */
-const RELAUNCHED = "WMCP_AUTH_RELAUNCHED";
 
 type Values = ReturnType<typeof parse>["values"];
 
@@ -55,17 +54,17 @@ export function authFailure(err: unknown): ClientError {
   if (err instanceof ClientError) return err;
   if (err instanceof CredentialStoreError) return new ClientError("usage", err.message);
   if (err instanceof AuthFlowError) {
-    const cls = err.failure === "headless"
-      ? "input-required"
-      : err.failure === "timeout" || err.failure === "cancelled"
+    // Timing out and failing to listen keep their classes (7, 3); every other failure of the
+    // sign-in (nobody here to sign in, state mismatch, denied, unsafe URL) is class auth (8).
+    const cls = err.failure === "timeout" || err.failure === "cancelled"
       ? "timeout"
       : err.failure === "listen"
       ? "transport"
-      : "protocol";
+      : "auth";
     return new ClientError(cls, err.message, { details: { auth: err.failure } });
   }
   if (err instanceof OAuthError) {
-    return new ClientError("protocol", `authorization server: ${err.message}`, {
+    return new ClientError("auth", `authorization server: ${err.message}`, {
       details: { auth: "oauth", oauthError: err.code },
     });
   }
@@ -73,7 +72,7 @@ export function authFailure(err: unknown): ClientError {
   if (e instanceof TypeError || /fetch|network|connect|ECONNREFUSED|timed out/i.test(e.message)) {
     return new ClientError("transport", e.message, { details: { auth: "unreachable" } });
   }
-  return new ClientError("protocol", e?.message ?? String(err), { details: { auth: "flow" } });
+  return new ClientError("auth", e?.message ?? String(err), { details: { auth: "flow" } });
 }
 
 /** `fetch` with a time limit, for every request to the authorization server and the resource. */
@@ -389,31 +388,45 @@ export function authPermissionFlags(configDir: string, configFile?: string): str
   ];
 }
 
-/**
- * Runs `auth` again with exactly its permissions when this process cannot read and write the
- * config directory (the `cli` task grants only the directory it is run from). Undefined when no
- * re-launch is needed or possible.
- */
-async function relaunch(argv: string[], values: Values): Promise<number | undefined> {
-  if (Deno.env.get(RELAUNCHED)) return undefined;
+/** Set in a process re-launched with the credentials directory's permissions. */
+export const RELAUNCHED = "WMCP_AUTH_RELAUNCHED";
+
+/** Whether this process may read and write the credentials directory. */
+export function holdsCredentialsDir(): boolean {
   const dir = credentialsDir().replace(/\/auth$/, "");
   const can = (name: "read" | "write") =>
     Deno.permissions.querySync({ name, path: dir }).state === "granted";
-  if (can("read") && can("write")) return undefined;
+  return can("read") && can("write");
+}
+
+/**
+ * Runs `cli.ts ARGS` again with the credentials directory's permissions (read and write there,
+ * read on `extraRead`, env, net, the browser opener, sys=uid) when this process lacks them (the
+ * `cli` task grants only the directory it is run from). Undefined when no re-launch is needed or
+ * possible (already re-launched, or no permission to run Deno).
+ */
+export async function relaunchWithCredentials(
+  cliArgs: string[],
+  extraRead: string[] = [],
+): Promise<number | undefined> {
+  if (Deno.env.get(RELAUNCHED) || holdsCredentialsDir()) return undefined;
   if (Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state !== "granted") {
     return undefined;
   }
+  const dir = credentialsDir().replace(/\/auth$/, "");
+  // authPermissionFlags' first flag is --allow-read of the directory: widened to extraRead.
+  const [, ...more] = authPermissionFlags(dir);
+  const read = `--allow-read=${[dir, ...extraRead].join(",")}`;
   const cli = new URL("../../cli.ts", import.meta.url);
-  const configFile = values.config === undefined ? undefined : resolveFromInvocation(values.config);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
       "--quiet",
       "--no-prompt",
-      ...authPermissionFlags(dir, configFile),
+      read,
+      ...more,
       cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
-      "auth",
-      ...argv,
+      ...cliArgs,
     ],
     env: { [RELAUNCHED]: "1" },
     stdin: "inherit",
@@ -421,6 +434,12 @@ async function relaunch(argv: string[], values: Values): Promise<number | undefi
     stderr: "inherit",
   }).spawn();
   return (await child.status).code;
+}
+
+/** `auth` again with exactly its permissions, when this process cannot reach the directory. */
+function relaunch(argv: string[], values: Values): Promise<number | undefined> {
+  const configFile = values.config === undefined ? undefined : resolveFromInvocation(values.config);
+  return relaunchWithCredentials(["auth", ...argv], configFile ? [configFile] : []);
 }
 
 function say(line: string): void {

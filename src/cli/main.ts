@@ -93,8 +93,16 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.ok;
     }
     if (command === "server-info" || command === "tools") {
-      // The client never writes files: give that permission up for this process.
-      Deno.permissions.revokeSync({ name: "write" });
+      // The client writes nothing but stored credentials: write on the invocation directory is
+      // given up (a grant on the credentials directory stays; a re-launched process holds only
+      // that one, auth_cli.ts).
+      if (!Deno.env.get("WMCP_AUTH_RELAUNCHED")) {
+        try {
+          Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
+        } catch {
+          // No readable invocation directory: no write grant on it either.
+        }
+      }
       // Loaded only here: the SDK client reads environment variables when imported.
       const { runClient } = await import("./client_cli.ts");
       return await runClient(command, rest);

@@ -30,6 +30,12 @@ export interface ClientOptions {
   cwd?: string;
 }
 
+/**
+ * The config directory (stored credentials) of every client run of this test process: never the
+ * user's, and created only if a run signs in.
+ */
+export const TEST_CONFIG_DIR = `${Deno.env.get("TMPDIR") ?? "/tmp"}/wmcp-test-config-${Deno.pid}`;
+
 /** The `deno` argv of one client run. */
 export function clientArgv(read: string[], args: string[]): string[] {
   assert.ok(read.length > 0, "the client needs at least one readable directory");
@@ -37,7 +43,9 @@ export function clientArgv(read: string[], args: string[]): string[] {
     "run",
     "--quiet",
     "--no-prompt",
-    `--allow-read=${read.join(",")}`,
+    `--allow-read=${[...read, TEST_CONFIG_DIR].join(",")}`,
+    // The credentials store of these runs (never the user's): reachable, so no re-launch.
+    `--allow-write=${TEST_CONFIG_DIR}`,
     "--allow-env",
     "--allow-net=127.0.0.1",
     "--allow-run",
@@ -51,7 +59,7 @@ function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env = Deno.env.toObject();
   delete env.INIT_CWD;
   delete env.WMCP_TOKEN;
-  return { ...env, ...extra };
+  return { ...env, WMCP_CONFIG_DIR: TEST_CONFIG_DIR, ...extra };
 }
 
 /** A running client child. */

@@ -156,6 +156,23 @@ Deno.test("auth login: the loopback redirect completes, tokens stored 0600 in a 
     assert.equal(st.servers[0].hasRefreshToken, true);
     assert.equal(typeof st.servers[0].expiresAt, "string");
     assertNoSecrets(f, status.stdout, status.stderr);
+
+    // A later client command uses the stored token, with nobody at a terminal, and prints none
+    // of the secrets in its lossless output either.
+    const accepted = f.log.accepted.length;
+    const list = await spawnCli(s, [
+      "tools",
+      "list",
+      "--endpoint",
+      f.mcpUrl,
+      "--output",
+      "mcp-json",
+      "--non-interactive",
+    ]).done;
+    assert.equal(list.code, 0, list.stderr);
+    assert.ok(f.log.accepted.length > accepted, "the server accepted the stored access token");
+    assert.ok(JSON.parse(list.stdout.split("\n")[0]), "mcp-json output");
+    assertNoSecrets(f, list.stdout, list.stderr);
   });
 });
 
@@ -164,7 +181,7 @@ Deno.test("auth login: a callback whose state does not match is refused and noth
     const { run, browser } = await login(s, f);
     assert.equal(browser.status, 400);
     assert.match(browser.page, /refused/);
-    assert.equal(run.code, 4, run.stderr);
+    assert.equal(run.code, 8, run.stderr);
     const err = JSON.parse(run.stderr.trim().split("\n").at(-1)!).error;
     assert.equal(err.details.auth, "state-mismatch");
     assert.deepEqual(f.log.grants, [], "no code was redeemed");
@@ -179,7 +196,7 @@ Deno.test("auth login: an error= redirect fails the flow with the server's reaso
   await withFixture({ deny: true }, async (s, f) => {
     const { run, browser } = await login(s, f);
     assert.match(browser.page, /Sign-in failed/);
-    assert.equal(run.code, 4);
+    assert.equal(run.code, 8);
     assert.match(run.stderr, /access_denied/);
     assert.deepEqual(f.log.grants, []);
   });
@@ -207,7 +224,7 @@ Deno.test("auth login --non-interactive fails at once without waiting on a perso
   await withFixture({}, async (s, f) => {
     const run = await spawnCli(s, ["auth", "login", "--endpoint", f.mcpUrl, "--non-interactive"])
       .done;
-    assert.equal(run.code, 6);
+    assert.equal(run.code, 8);
     assert.match(run.stderr, /bearer-token-env/);
     assert.equal(f.log.authorizeRequests.length, 0);
   });

@@ -6,6 +6,8 @@
 import { ClientError } from "../errors.ts";
 import { WmcpAuthProvider } from "./provider.ts";
 import { followingRedirector } from "./follow_redirector.ts";
+import { fileStore } from "./store.ts";
+import { loopbackRedirector } from "./loopback.ts";
 import { type CredentialStore, memoryStore, type Redirector } from "./types.ts";
 
 /** The authorization flags of a client command (secrets already read from env or file). */
@@ -26,14 +28,12 @@ export interface AuthSettings {
 
 /** The credential store that outlives the run (the user's config directory). */
 function persistentStore(): CredentialStore {
-  // Until the file store is merged: nothing persists.
-  return memoryStore();
+  return fileStore();
 }
 
 /** The redirector for a person at a terminal (loopback listener and browser). */
-function personRedirector(_settings: AuthSettings): Promise<Redirector> {
-  // Until the loopback redirector is merged: a person cannot sign in from here.
-  return Promise.resolve(refusingRedirector());
+function personRedirector(settings: AuthSettings): Promise<Redirector> {
+  return loopbackRedirector({ openBrowser: !settings.noBrowser });
 }
 
 /** A redirector for runs with nobody to sign in: it fails at once, saying what to do. */
