@@ -26,9 +26,24 @@ export interface AuthSettings {
   noBrowser: boolean;
 }
 
-/** The credential store that outlives the run (the user's config directory). */
+/**
+ * The credential store that outlives the run (the user's config directory). Reading it happens on
+ * every HTTP run, also against servers that need no authorization: a store this process cannot
+ * read (no permission, an unsafe directory) counts as empty then, and only an authorization that
+ * must save credentials fails, with the store's own error.
+ */
 function persistentStore(): CredentialStore {
-  return fileStore();
+  return readTolerant(fileStore());
+}
+
+/** `inner`, with load() and list() failures read as "nothing stored". */
+function readTolerant(inner: CredentialStore): CredentialStore {
+  return {
+    load: (serverUrl) => inner.load(serverUrl).catch(() => undefined),
+    save: (creds) => inner.save(creds),
+    remove: (serverUrl) => inner.remove(serverUrl),
+    list: () => inner.list().catch(() => []),
+  };
 }
 
 /** The redirector for a person at a terminal (loopback listener and browser). */
