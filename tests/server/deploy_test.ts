@@ -303,6 +303,51 @@ Deno.test({
   },
 });
 
+for (
+  const [spelling, bind, loopback, net] of [
+    ["0", "0.0.0.0", "127.0.0.1", "0.0.0.0,127.0.0.1,localhost,[::1]"],
+    ["::0", "[::]", "[::1]", "[::],127.0.0.1,localhost,[::1]"],
+    ["[::]", "[::]", "[::1]", "[::],127.0.0.1,localhost,[::1]"],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `--host ${spelling} is a wildcard bind: loopback URL, every-interface note, pid file, launcher grant`,
+    ignore: bind.includes(":") && IPV6_SKIP !== undefined,
+    fn: async () => {
+      // The launcher grants net for the same normal form the server binds.
+      const flags = serverPermissions("http", ["--root", "/tmp", "--host", spelling]);
+      assert.ok(flags.includes(`--allow-net=${net}`), flags.join(" "));
+      const root = await makeWorkspace();
+      const pid = await pidPlace();
+      // No --allowed-host: the server says on stderr that only loopback names are accepted.
+      const server = await start(root, {
+        net,
+        pidFile: pid.file,
+        args: ["--host", spelling],
+        env: { WMCP_TOKEN: TOKEN },
+      });
+      try {
+        const port = Number(new URL(server.ready.url).port);
+        assert.equal(server.ready.url, `http://${loopback}:${port}/mcp`);
+        assert.equal(server.ready.bind, `${bind}:${port}`);
+        assert.equal((await fetch(new URL("/healthz", server.ready.url))).status, 200);
+        const record = JSON.parse(await Deno.readTextFile(pid.file));
+        assert.equal(record.url, server.ready.url);
+        assert.match(server.stderr(), /bound to \S+, every interface/);
+        assert.match(
+          server.stderr(),
+          /note: a wildcard bind accepts only loopback Host names unless --allowed-host/,
+        );
+      } finally {
+        await server.stop();
+        await Deno.remove(root, { recursive: true });
+        await Deno.remove(pid.dir, { recursive: true });
+      }
+    },
+  });
+}
+
 Deno.test({
   name: "--host [::1] (brackets) binds the IPv6 loopback and announces it",
   ignore: IPV6_SKIP !== undefined,
