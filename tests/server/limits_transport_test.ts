@@ -476,3 +476,28 @@ Deno.test("names of control characters: list_directory and find_files give a cut
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("stdio: an over-cap line without an id is dropped and logged on stderr; the connection still answers", async () => {
+  const root = await tempRoot();
+  const limits = ["--limit", "maxWriteBytes=1024"];
+  const cap = requestCapFor({ maxWriteBytes: 1024 });
+  const srv = await stdioServer(root, limits);
+  try {
+    const note = JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { pad: "n".repeat(cap + 10) },
+    });
+    await srv.sendRaw(note);
+    await srv.sendRaw(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }));
+    const pong = await srv.answer(5);
+    assert.deepEqual(pong.result, {}, JSON.stringify(pong));
+  } finally {
+    const stderr = await srv.close();
+    await Deno.remove(root, { recursive: true });
+    assert.match(
+      stderr,
+      new RegExp(`wmcp: refused a message without an id: Message of \\d+ bytes over ${cap} bytes`),
+    );
+  }
+});
