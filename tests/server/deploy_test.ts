@@ -342,6 +342,8 @@ for (
         assert.equal((await fetch(new URL("/healthz", server.ready.url))).status, 200);
         const record = JSON.parse(await Deno.readTextFile(pid.file));
         assert.equal(record.url, server.ready.url);
+        // stderr is complete once the server has exited (its log lines follow the ready line).
+        assert.equal((await server.stop()).code, 0);
         assert.match(server.stderr(), /bound to \S+, every interface/);
         assert.match(
           server.stderr(),
