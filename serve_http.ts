@@ -8,6 +8,7 @@ import { settledWithin } from "./src/async.ts";
 import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
+import { bindHost } from "./src/cli/serve_launch.ts";
 import {
   checkPidFile,
   newPidSecret,
@@ -43,11 +44,12 @@ function isLoopback(host: string): boolean {
 
 /**
  * The loopback URL host that reaches a wildcard bind (127.0.0.1 for 0.0.0.0, [::1] for ::), or
- * undefined for a concrete address.
+ * undefined for a concrete address; `host` is normalised by bindHost (every other spelling of a
+ * wildcard, `0`, `::0`, the 8-group form, is one of these two by then).
  */
 function wildcardLoopback(host: string): string | undefined {
   if (host === "0.0.0.0") return "127.0.0.1";
-  if (host === "::" || /^(0{1,4}:){7}0{1,4}$/.test(host)) return "[::1]";
+  if (host === "::") return "[::1]";
   return undefined;
 }
 
@@ -156,8 +158,9 @@ async function main(): Promise<number> {
         "a token is both read-write and read-only; give each client one token of one kind",
       );
     }
-    // The bind address as Deno takes it: IPv6 without brackets.
-    const host = /^\[.*\]$/.test(values.host) ? values.host.slice(1, -1) : values.host;
+    // The bind address as Deno takes it: IPv6 without brackets, normalised like a URL's host
+    // (`0` is 0.0.0.0, `::0` is ::), the form the launcher grants net permission for.
+    const host = bindHost(values.host);
     const wildcard = wildcardLoopback(host);
     const allowedHosts = values["allowed-host"] ?? [];
     const remoteNames = allowedHosts.filter((h) => !isLoopback(h.replace(/^\[(.*)\]$/, "$1")));

@@ -67,6 +67,21 @@ export function splitLauncherFlags(args: string[]): { sandbox: SandboxMode; serv
   return { sandbox, serverArgs };
 }
 
+/**
+ * A --host value as Deno binds it, normalised by the WHATWG URL parser (`0` and `0.0` become
+ * 0.0.0.0, `::0` and `0::0` become ::, 127.1 becomes 127.0.0.1; IPv6 without brackets); a value
+ * the parser refuses is returned as given (the bind then fails with its own message).
+ */
+export function bindHost(host: string): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  try {
+    const name = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
+    return name.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return bare;
+  }
+}
+
 /** The permission flags a server entry needs for its arguments. */
 export function serverPermissions(
   kind: "stdio" | "http",
@@ -110,7 +125,8 @@ export function serverPermissions(
       const v = str(values[f]);
       if (v !== undefined) read.push(resolveFromInvocation(v));
     }
-    const host = (str(values.host) ?? "127.0.0.1").replace(/^\[(.*)\]$/, "$1");
+    // The same normal form serve_http.ts binds (`0` is 0.0.0.0, `::0` is ::), so both agree.
+    const host = bindHost(str(values.host) ?? "127.0.0.1");
     const loopback = "127.0.0.1,localhost,[::1]";
     // A wildcard bind also reaches itself over loopback (a second server's pid file check).
     const net = host === "127.0.0.1" || host === "localhost"

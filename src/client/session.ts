@@ -335,19 +335,30 @@ async function describeFailure(
   if (target.kind === "stdio") return e;
   const unreachable = networkReason(err);
   if (unreachable !== undefined) {
-    return new ClientError("transport", `cannot reach ${target.url.href}: ${unreachable}`, {
+    return new ClientError("transport", `cannot reach ${shownUrl(target.url)}: ${unreachable}`, {
       cause: err,
     });
   }
   if (target.kind === "http" && await speaksSse(target)) {
     return new ClientError(
       "transport",
-      `${target.url.href} speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
+      `${
+        shownUrl(target.url)
+      } speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
         `HTTP: give the config entry "type": "sse", or use --transport sse with --endpoint`,
       { cause: err },
     );
   }
   return e;
+}
+
+/**
+ * A server URL as client messages show it: without userinfo and fragment, each query value
+ * replaced by `***` (a config's url may carry an expanded secret, `?api_key=${KEY}`).
+ */
+export function shownUrl(url: URL): string {
+  const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
+  return `${url.origin}${url.pathname}${query === "" ? "" : `?${query}`}`;
 }
 
 /** The OS-level reason of a network failure anywhere in err's cause chain, in short words. */

@@ -5,6 +5,7 @@
  * structuredContent keeps the typed result; nothing here changes it except read_media's
  * `data`, which travels once, in its media block.
  */
+import { Buffer } from "node:buffer";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ErrorObject } from "../workspace/errors.ts";
 import type { SearchMatch } from "../workspace/search.ts";
@@ -142,6 +143,38 @@ export function structuredFor(tool: string, result: Result): Result {
 export interface RenderOptions {
   /** Whether the client's revision has audio blocks (2025-03-26 and later); default true. */
   audio?: boolean;
+  /**
+   * Most bytes the text block may take as a JSON string (the workspace's maxResultBytes), so a
+   * result is at most twice that plus its envelope (decision 0022); default unbounded.
+   */
+  maxTextBytes?: number;
+}
+
+/** Bytes a string takes inside a JSON message: its JSON.stringify form in UTF-8. */
+export function jsonBytes(s: string): number {
+  return Buffer.byteLength(JSON.stringify(s), "utf8");
+}
+
+/**
+ * A text block cut to at most maxBytes of JSON at a line boundary, ending with a line that says
+ * so and names the next-page cursor when there is one; the text itself when it fits.
+ */
+export function boundedText(text: string, maxBytes: number, cursor?: unknown): string {
+  if (jsonBytes(text) <= maxBytes) return text;
+  const note = `[the text was cut at maxResultBytes (${maxBytes} bytes of JSON); ` +
+    "structuredContent holds the whole page" +
+    (typeof cursor === "string" ? `; the next page's cursor is ${cursor}` : "") + "]";
+  // The note with the string's quotes, then whole lines while they fit: each costs its escaped
+  // bytes plus the two of its `\n`, which jsonBytes(line) counts as its quotes.
+  let used = jsonBytes(note);
+  const kept: string[] = [];
+  for (const line of text.split("\n")) {
+    const size = jsonBytes(line);
+    if (used + size > maxBytes) break;
+    used += size;
+    kept.push(line);
+  }
+  return [...kept, note].join("\n");
 }
 
 /** The content blocks of a successful call of a tool, written for a model. */
@@ -153,7 +186,8 @@ export function renderContent(
   if (tool === "read_media") return mediaBlocks(result, options.audio !== false);
   const render = TEXT_RENDERERS[tool];
   const text = render ? render(result) : JSON.stringify(result);
-  return [{ type: "text", text }];
+  if (options.maxTextBytes === undefined) return [{ type: "text", text }];
+  return [{ type: "text", text: boundedText(text, options.maxTextBytes, result.nextCursor) }];
 }
 
 /** A path of a result as text shows it (see shownPath). */

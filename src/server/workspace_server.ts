@@ -16,7 +16,7 @@ import { sha256Hex } from "../workspace/text.ts";
 import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
-import { errorResult, renderContent, structuredFor } from "./content.ts";
+import { errorResult, renderContent, type RenderOptions, structuredFor } from "./content.ts";
 import { assertServable, responseCapFor } from "../workspace/message_limits.ts";
 
 /** Server name reported in serverInfo. */
@@ -37,7 +37,7 @@ const NO_AUDIO_REVISIONS = new Set(["2024-11-05", "2024-10-07"]);
 export function toolSuccess(
   tool: string,
   result: Record<string, unknown>,
-  options: { audio?: boolean } = {},
+  options: RenderOptions = {},
 ): ToolResult {
   return {
     content: renderContent(tool, result, options),
@@ -188,7 +188,10 @@ async function callTool(
       const { diff: _diff, ...summary } = result; // edit_file's diff can be megabytes
       logEvent({ event: "completed-after-cancellation", tool: name, result: summary });
     }
-    return toolSuccess(name, result, { audio: audioBlocks(call) });
+    return toolSuccess(name, result, {
+      audio: audioBlocks(call),
+      maxTextBytes: workspace.limits.maxResultBytes,
+    });
   } catch (err) {
     cadence.stop();
     if (abortedAt !== undefined) {

@@ -37,16 +37,39 @@ export function responseCapFor(limits: Pick<Limits, "maxResultBytes">): number {
   return 2 * limits.maxResultBytes + MESSAGE_RESERVE_BYTES;
 }
 
-/** Largest maxResultBytes whose response cap fits MAX_MESSAGE_BYTES. */
-export const MAX_RESULT_BYTES_CEILING = Math.floor((MAX_MESSAGE_BYTES - MESSAGE_RESERVE_BYTES) / 2);
+/**
+ * Largest maxResultBytes whose response cap, plus another reserve for the JSON-RPC envelope
+ * around the result (the cap measures the result), fits MAX_MESSAGE_BYTES: 32 MiB - 64 KiB.
+ */
+export const MAX_RESULT_BYTES_CEILING = Math.floor(
+  (MAX_MESSAGE_BYTES - 2 * MESSAGE_RESERVE_BYTES) / 2,
+);
 
 /**
- * Refuses limits an MCP server cannot serve: a response cap over MAX_MESSAGE_BYTES (the library
- * and the CLI carry no messages, so they take any maxResultBytes).
+ * Largest request cap a server takes: a request line or body is held as one string (V8's longest
+ * is about 512 MiB of UTF-16 code units) and a copy of it is made while framing and parsing, so
+ * half of that.
  */
-export function assertServable(limits: Pick<Limits, "maxResultBytes">): void {
-  if (limits.maxResultBytes <= MAX_RESULT_BYTES_CEILING) return;
-  throw new TypeError(
-    `limit "maxResultBytes" is ${limits.maxResultBytes} but a server allows at most ${MAX_RESULT_BYTES_CEILING}: its response cap (2 x maxResultBytes + 64 KiB) must fit the ${MAX_MESSAGE_BYTES}-byte message cap of the bundled client`,
-  );
+export const MAX_REQUEST_BYTES = 256 * 1024 * 1024;
+
+/** Largest maxWriteBytes whose request cap fits MAX_REQUEST_BYTES (about 42.7 MiB). */
+export const MAX_WRITE_BYTES_CEILING = Math.floor(
+  (MAX_REQUEST_BYTES - MESSAGE_RESERVE_BYTES) / JSON_ESCAPE_FACTOR,
+);
+
+/**
+ * Refuses limits an MCP server cannot serve: a response cap over MAX_MESSAGE_BYTES or a request
+ * cap over MAX_REQUEST_BYTES (the library and the CLI carry no messages, so they take any).
+ */
+export function assertServable(limits: Pick<Limits, "maxResultBytes" | "maxWriteBytes">): void {
+  if (limits.maxResultBytes > MAX_RESULT_BYTES_CEILING) {
+    throw new TypeError(
+      `limit "maxResultBytes" is ${limits.maxResultBytes} but a server allows at most ${MAX_RESULT_BYTES_CEILING}: its response cap (2 x maxResultBytes + 64 KiB) plus 64 KiB of envelope must fit the ${MAX_MESSAGE_BYTES}-byte message cap of the bundled client`,
+    );
+  }
+  if (limits.maxWriteBytes > MAX_WRITE_BYTES_CEILING) {
+    throw new TypeError(
+      `limit "maxWriteBytes" is ${limits.maxWriteBytes} but a server allows at most ${MAX_WRITE_BYTES_CEILING}: its request cap (6 x maxWriteBytes + 64 KiB) must stay within ${MAX_REQUEST_BYTES} bytes, the longest request a server holds as one string`,
+    );
+  }
 }

@@ -312,6 +312,68 @@ Deno.test("an unreachable URL names the address and the OS reason", async () => 
   }
 });
 
+Deno.test("a secret expanded into a config url never appears in the client's output", async () => {
+  const KEY = "supersecretvalue123";
+  const PASSWORD = "hunter2passwordvalue";
+  const env = { MY_API_KEY: KEY, MY_PASSWORD: PASSWORD };
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-redact-" }));
+  // An endpoint that answers every POST 500, and one that looks like an HTTP+SSE server.
+  const failing = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Response("boom", { status: 500 }),
+  );
+  const sse = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    (req) =>
+      req.method === "GET"
+        ? new Response("event: endpoint\ndata: /messages?sessionId=1\n\n", {
+          headers: { "content-type": "text/event-stream" },
+        })
+        : new Response("no", { status: 405 }),
+  );
+  try {
+    const cases: [string, number][] = [
+      ["unreachable", closedPort()],
+      ["http error", failing.addr.port],
+      ["sse", sse.addr.port],
+    ];
+    for (const [name, port] of cases) {
+      for (const auth of ["", "user:${MY_PASSWORD}@"]) {
+        const config = `${dir}/mcp.json`;
+        await Deno.writeTextFile(
+          config,
+          JSON.stringify({
+            mcpServers: {
+              u: { url: `http://${auth}127.0.0.1:${port}/mcp?api_key=\${MY_API_KEY}` },
+            },
+          }),
+        );
+        const run = await runClient(["server-info", "--config", config, "--server", "u"], {
+          read: [dir],
+          env,
+        });
+        const what = `${name} ${auth}: ${describe(run)}`;
+        assert.notEqual(run.code, 0, what);
+        for (const secret of [KEY, PASSWORD]) {
+          assert.ok(!run.stdout.includes(secret) && !run.stderr.includes(secret), what);
+        }
+        if (name === "unreachable") {
+          assert.match(
+            run.stderr,
+            new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/mcp\\?api_key=\\*\\*\\*:`),
+            what,
+          );
+        }
+        if (name === "sse") assert.match(run.stderr, /speaks the older HTTP\+SSE transport/, what);
+      }
+    }
+  } finally {
+    await failing.shutdown();
+    await sse.shutdown();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 /** Starts the v1 fixture in HTTP+SSE mode; returns its /sse URL. */
 async function startSseServer(env: Record<string, string> = {}) {
   const child = new Deno.Command(Deno.execPath(), {

@@ -47,7 +47,13 @@ interface Running {
 }
 
 /** Permission flags of a server on root with a pid file in pidDir, listening on net. */
-function serverFlags(root: string, net: string, pidFile?: string, read?: string): string[] {
+function serverFlags(
+  root: string,
+  net: string,
+  pidFile?: string,
+  read?: string,
+  write?: string,
+): string[] {
   const pid = pidFile === undefined ? [] : [
     `--allow-read=${pidFile},${pidFile}.tmp`,
     `--allow-write=${pidFile},${pidFile}.tmp`,
@@ -62,6 +68,7 @@ function serverFlags(root: string, net: string, pidFile?: string, read?: string)
     "--unstable-no-legacy-abort",
     ...pid,
     ...(read === undefined ? [] : [`--allow-read=${read}`]),
+    ...(write === undefined ? [] : [`--allow-write=${write}`]),
   ];
 }
 
@@ -74,11 +81,12 @@ async function start(
     pidFile?: string;
     env?: Record<string, string>;
     read?: string;
+    extraWrite?: string;
   },
 ): Promise<Running> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
-      ...serverFlags(root, options.net, options.pidFile, options.read),
+      ...serverFlags(root, options.net, options.pidFile, options.read, options.extraWrite),
       SERVE_HTTP,
       "--root",
       root,
@@ -303,6 +311,53 @@ Deno.test({
   },
 });
 
+for (
+  const [spelling, bind, loopback, net] of [
+    ["0", "0.0.0.0", "127.0.0.1", "0.0.0.0,127.0.0.1,localhost,[::1]"],
+    ["::0", "[::]", "[::1]", "[::],127.0.0.1,localhost,[::1]"],
+    ["[::]", "[::]", "[::1]", "[::],127.0.0.1,localhost,[::1]"],
+  ] as const
+) {
+  Deno.test({
+    name:
+      `--host ${spelling} is a wildcard bind: loopback URL, every-interface note, pid file, launcher grant`,
+    ignore: bind.includes(":") && IPV6_SKIP !== undefined,
+    fn: async () => {
+      // The launcher grants net for the same normal form the server binds.
+      const flags = serverPermissions("http", ["--root", "/tmp", "--host", spelling]);
+      assert.ok(flags.includes(`--allow-net=${net}`), flags.join(" "));
+      const root = await makeWorkspace();
+      const pid = await pidPlace();
+      // No --allowed-host: the server says on stderr that only loopback names are accepted.
+      const server = await start(root, {
+        net,
+        pidFile: pid.file,
+        args: ["--host", spelling],
+        env: { WMCP_TOKEN: TOKEN },
+      });
+      try {
+        const port = Number(new URL(server.ready.url).port);
+        assert.equal(server.ready.url, `http://${loopback}:${port}/mcp`);
+        assert.equal(server.ready.bind, `${bind}:${port}`);
+        assert.equal((await fetch(new URL("/healthz", server.ready.url))).status, 200);
+        const record = JSON.parse(await Deno.readTextFile(pid.file));
+        assert.equal(record.url, server.ready.url);
+        // stderr is complete once the server has exited (its log lines follow the ready line).
+        assert.equal((await server.stop()).code, 0);
+        assert.match(server.stderr(), /bound to \S+, every interface/);
+        assert.match(
+          server.stderr(),
+          /note: a wildcard bind accepts only loopback Host names unless --allowed-host/,
+        );
+      } finally {
+        await server.stop();
+        await Deno.remove(root, { recursive: true });
+        await Deno.remove(pid.dir, { recursive: true });
+      }
+    },
+  });
+}
+
 Deno.test({
   name: "--host [::1] (brackets) binds the IPv6 loopback and announces it",
   ignore: IPV6_SKIP !== undefined,
@@ -319,6 +374,70 @@ Deno.test({
       await Deno.remove(root, { recursive: true });
     }
   },
+});
+
+Deno.test("scale-out: a confirmation started on one instance is accepted on another with the same token files and state key, refused when the tokens are listed in another order", async () => {
+  const root = await makeWorkspace({ "victim.txt": "x\n", "other.txt": "y\n" });
+  const secrets = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-deploy-scale-" }));
+  const OTHER = "second-token-0123456789abcdef";
+  await Deno.writeTextFile(`${secrets}/key`, "k".repeat(48));
+  await Deno.writeTextFile(`${secrets}/tokens`, `${TOKEN}\n${OTHER}\n`);
+  await Deno.writeTextFile(`${secrets}/reordered`, `${OTHER}\n${TOKEN}\n`);
+  const instance = (tokens: string) =>
+    start(root, {
+      net: "127.0.0.1",
+      args: [
+        "--write",
+        "--token-file",
+        `${secrets}/${tokens}`,
+        "--state-key-file",
+        `${secrets}/key`,
+      ],
+      read: secrets,
+      extraWrite: root,
+    });
+  const a = await instance("tokens");
+  const b = await instance("tokens");
+  const c = await instance("reordered");
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const capabilities = { elicitation: { form: {} } };
+  // Starts a delete_path on A; returns the answer a person gave, to be sent to another instance.
+  const startOnA = async (path: string) => {
+    const first = await modernRequest(a.ready.url, "tools/call", {
+      name: "delete_path",
+      arguments: { path },
+    }, { capabilities, headers: auth });
+    const result = first.messages[0].result as { resultType?: string; requestState?: string };
+    assert.equal(result.resultType, "input_required", JSON.stringify(first.messages[0]));
+    assert.equal(typeof result.requestState, "string");
+    return {
+      name: "delete_path",
+      arguments: { path },
+      inputResponses: { confirm: { action: "accept", content: { confirm: true } } },
+      requestState: result.requestState,
+    };
+  };
+  try {
+    const accepted = await modernRequest(b.ready.url, "tools/call", await startOnA("victim.txt"), {
+      capabilities,
+      headers: auth,
+    });
+    const ok = accepted.messages[0].result as { isError?: boolean; structuredContent?: unknown };
+    assert.notEqual(ok?.isError, true, JSON.stringify(accepted.messages[0]));
+    await assert.rejects(Deno.stat(`${root}/victim.txt`), "B deleted the file");
+    // The same token is token 1 on C (listed second): the state is bound to token 0 on A.
+    const refused = await modernRequest(c.ready.url, "tools/call", await startOnA("other.txt"), {
+      capabilities,
+      headers: auth,
+    });
+    const error = refused.messages[0].error as { code: number } | undefined;
+    assert.equal(error?.code, -32602, JSON.stringify(refused.messages[0]));
+    assert.ok((await Deno.stat(`${root}/other.txt`)).isFile, "nothing was deleted");
+  } finally {
+    await Promise.all([a.stop(), b.stop(), c.stop()]);
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(secrets, { recursive: true });
+  }
 });
 
 Deno.test("behind a reverse proxy: a loopback bind with --allowed-host and a token", async () => {

@@ -11,14 +11,16 @@ import {
   assertServable,
   JSON_ESCAPE_FACTOR,
   MAX_MESSAGE_BYTES,
+  MAX_REQUEST_BYTES,
   MAX_RESULT_BYTES_CEILING,
+  MAX_WRITE_BYTES_CEILING,
   MESSAGE_RESERVE_BYTES,
   requestCapFor,
   responseCapFor,
 } from "../../src/workspace/message_limits.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
 import { stdioLineFilter } from "../../src/server/stdio_lines.ts";
-import { CLI, permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+import { CLI, permissionFlags, SERVE_HTTP, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
 const MiB = 1024 * 1024;
 const DEFAULT_WRITE = 10 * MiB;
@@ -113,13 +115,62 @@ Deno.test("the caps derive from the limits: request covers 6x maxWriteBytes, res
     resolveLimits({ maxResultBytes: MAX_RESULT_BYTES_CEILING }).maxResultBytes,
     MAX_RESULT_BYTES_CEILING,
   );
-  assert.ok(responseCapFor({ maxResultBytes: MAX_RESULT_BYTES_CEILING }) <= MAX_MESSAGE_BYTES);
-  assert.doesNotThrow(() => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING }));
+  // The cap measures the result; the JSON-RPC envelope around it needs room too.
+  assert.ok(
+    responseCapFor({ maxResultBytes: MAX_RESULT_BYTES_CEILING }) + MESSAGE_RESERVE_BYTES <=
+      MAX_MESSAGE_BYTES,
+  );
+  const w = DEFAULT_WRITE;
+  assert.doesNotThrow(() =>
+    assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING, maxWriteBytes: w })
+  );
   assert.throws(
-    () => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING + 1 }),
+    () => assertServable({ maxResultBytes: MAX_RESULT_BYTES_CEILING + 1, maxWriteBytes: w }),
     /maxResultBytes.*message cap of the bundled client/,
   );
+  assert.ok(requestCapFor({ maxWriteBytes: MAX_WRITE_BYTES_CEILING }) <= MAX_REQUEST_BYTES);
+  assert.ok(requestCapFor({ maxWriteBytes: MAX_WRITE_BYTES_CEILING + 1 }) > MAX_REQUEST_BYTES);
+  assert.ok(MAX_REQUEST_BYTES <= 512 * MiB / 2, "a copy of the longest request fits V8's strings");
+  assert.doesNotThrow(() =>
+    assertServable({ maxResultBytes: 4 * MiB, maxWriteBytes: MAX_WRITE_BYTES_CEILING })
+  );
+  assert.throws(
+    () => assertServable({ maxResultBytes: 4 * MiB, maxWriteBytes: MAX_WRITE_BYTES_CEILING + 1 }),
+    /maxWriteBytes.*request cap/,
+  );
 });
+
+for (const server of ["stdio", "http"] as const) {
+  Deno.test(`a ${server} server refuses to start with a maxWriteBytes whose request cap is over ${256} MiB`, async () => {
+    const root = await tempRoot();
+    try {
+      const entry = server === "stdio"
+        ? [SERVE_STDIO]
+        : ["--allow-net=127.0.0.1", "--allow-env", "--unstable-no-legacy-abort", SERVE_HTTP];
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          ...permissionFlags(root, true),
+          ...entry,
+          "--root",
+          root,
+          "--write",
+          "--limit",
+          `maxWriteBytes=${MAX_WRITE_BYTES_CEILING + 1}`,
+        ],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.equal(out.code, 2, stderr);
+      assert.equal(out.stdout.length, 0);
+      assert.match(stderr, /maxWriteBytes.*request cap/);
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  });
+}
 
 Deno.test("a server refuses to start with a maxResultBytes whose response cap the client cannot take", async () => {
   const root = await tempRoot();
@@ -345,9 +396,10 @@ Deno.test("the bundled stdio client carries a read_media result over the SDK's 1
   }
 });
 
-Deno.test("a read result whose text would exceed the response cap is TOO_LARGE, never an oversized message", async () => {
+Deno.test("a read result whose text would outgrow maxResultBytes keeps its whole structured result and a cut text", async () => {
   // search_text's grep-style text repeats the path on every context line, so a small structured
-  // result can render large: with maxResultBytes 16 KiB the response cap is 96 KiB.
+  // result can render large: with maxResultBytes 16 KiB the text is cut at 16 KiB of JSON at a line
+  // boundary (intended change: this was TOO_LARGE with reason responseCap before).
   const root = await tempRoot();
   const dir = `${root}/${"d".repeat(200)}/${"e".repeat(200)}/${"f".repeat(200)}`;
   await Deno.mkdir(dir, { recursive: true });
@@ -355,20 +407,97 @@ Deno.test("a read result whose text would exceed the response cap is TOO_LARGE, 
     `${dir}/${"g".repeat(200)}.txt`,
     ("\n".repeat(10) + "hit\n").repeat(200),
   );
-  const srv = await stdioServer(root, ["--limit", `maxResultBytes=${16 * 1024}`]);
+  const max = 16 * 1024;
+  const srv = await stdioServer(root, ["--limit", `maxResultBytes=${max}`]);
   try {
     const r = await srv.call(1, "search_text", { query: "hit", contextLines: 10 });
-    const error = toolError(r);
-    assert.equal(error?.code, "TOO_LARGE", JSON.stringify(r).slice(0, 300));
-    assert.deepEqual(
-      (error?.details as { reason: string; limit: number }).limit,
-      responseCapFor({ maxResultBytes: 16 * 1024 }),
-    );
-    // The same search without context fits and succeeds.
-    const ok = await srv.call(2, "search_text", { query: "hit" });
-    assert.equal(toolError(ok), undefined);
+    assert.equal(toolError(r), undefined, JSON.stringify(r).slice(0, 300));
+    const result = r.result as {
+      content: { text: string }[];
+      structuredContent: { matches: unknown[] };
+    };
+    const text = result.content[0].text;
+    assert.ok(new TextEncoder().encode(JSON.stringify(text)).length <= max);
+    assert.match(text.split("\n").at(-1)!, /text was cut.*structuredContent holds the whole page/);
+    assert.ok(result.structuredContent.matches.length > 0);
+    assert.ok(JSON.stringify(r).length <= responseCapFor({ maxResultBytes: max }));
   } finally {
     await srv.close();
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("names of control characters: list_directory and find_files give a cut page with total and nextCursor, within the response cap", async () => {
+  // Such names show JSON-quoted in the text (\u0001, six bytes) and the message escapes that
+  // again (seven), so the text would outgrow the structured result; it is bounded instead.
+  const root = await tempRoot();
+  let dir = root;
+  for (let i = 0; i < 9; i++) dir += "/" + "\x01".repeat(250);
+  await Deno.mkdir(dir, { recursive: true });
+  for (let i = 0; i < 400; i++) {
+    await Deno.writeFile(
+      `${dir}/${"\x01".repeat(240)}${String(i).padStart(4, "0")}`,
+      new Uint8Array(),
+    );
+  }
+  const srv = await stdioServer(root);
+  const max = resolveLimits().maxResultBytes;
+  try {
+    const cases = [
+      [1, "list_directory", { path: ".", depth: 10 }, "entries"],
+      [2, "find_files", { pattern: "**", includeHidden: true }, "matches"],
+    ] as const;
+    for (const [id, name, args, field] of cases) {
+      const r = await srv.call(id, name, args);
+      assert.equal(toolError(r), undefined, `${name}: ${JSON.stringify(r).slice(0, 300)}`);
+      const result = r.result as {
+        content: { text: string }[];
+        structuredContent: Record<string, unknown>;
+      };
+      const sc = result.structuredContent;
+      assert.equal(sc.truncated, true, name);
+      assert.ok((sc[field] as unknown[]).length > 0, name);
+      const text = result.content[0].text;
+      assert.ok(new TextEncoder().encode(JSON.stringify(text)).length <= max, name);
+      const last = text.split("\n").at(-1)!;
+      assert.match(last, /text was cut.*structuredContent holds the whole page/, name);
+      if (name === "list_directory") {
+        assert.equal(typeof sc.total, "number");
+        assert.equal(typeof sc.nextCursor, "string");
+        assert.ok(last.includes(sc.nextCursor as string), "the cut text names the cursor");
+      }
+      assert.ok(
+        new TextEncoder().encode(JSON.stringify(r)).length <=
+          responseCapFor({ maxResultBytes: max }),
+      );
+    }
+  } finally {
+    await srv.close();
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("stdio: an over-cap line without an id is dropped and logged on stderr; the connection still answers", async () => {
+  const root = await tempRoot();
+  const limits = ["--limit", "maxWriteBytes=1024"];
+  const cap = requestCapFor({ maxWriteBytes: 1024 });
+  const srv = await stdioServer(root, limits);
+  try {
+    const note = JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { pad: "n".repeat(cap + 10) },
+    });
+    await srv.sendRaw(note);
+    await srv.sendRaw(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping" }));
+    const pong = await srv.answer(5);
+    assert.deepEqual(pong.result, {}, JSON.stringify(pong));
+  } finally {
+    const stderr = await srv.close();
+    await Deno.remove(root, { recursive: true });
+    assert.match(
+      stderr,
+      new RegExp(`wmcp: refused a message without an id: Message of \\d+ bytes over ${cap} bytes`),
+    );
   }
 });
