@@ -111,66 +111,87 @@ async function until(cond: () => boolean, ms = 10_000): Promise<boolean> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * One attempt: six slow searches hold the read lock, a write queues behind them and is
+ * cancelled; nothing may change, and the server must log the cancellation.
+ */
+async function cancelBehindReader(
+  target: Target,
+  root: string,
+): Promise<"done" | "inconclusive"> {
+  await Deno.writeTextFile(`${root}/a.txt`, "old\n");
+  // The reader: a regex search that is slow on this tree, stopped by the time budget at
+  // the latest, so it holds the workspace's read lock for seconds.
+  const { client, stderr, close } = await target.connect(root, [
+    "--limit",
+    "maxOperationMs=4000",
+  ]);
+  try {
+    // Six searches at once share the read lock and the machine's cores, so together they
+    // hold the lock for seconds.
+    const started = new Set<number>();
+    let searchDone = 0;
+    const searches = Promise.all(Array.from({ length: 6 }, (_, i) =>
+      client.callTool(
+        { name: "search_text", arguments: { query: `([a-z]+ ?){1,100}Q${i}`, regex: true } },
+        { onprogress: () => started.add(i), timeout: 120_000 },
+      ))).finally(() => (searchDone = performance.now()));
+    assert.ok(await until(() => started.size === 6), "the searches started");
+    const ac = new AbortController();
+    const write = client.callTool({
+      name: "write_file",
+      arguments: { path: "a.txt", content: "new\n", ifExists: "overwrite", confirm: true },
+    }, { signal: ac.signal });
+    await sleep(150);
+    const abortedAt = performance.now();
+    ac.abort();
+    await assert.rejects(write);
+    for (const found of await searches) assert.equal(found.isError, undefined);
+    // The reader held the lock well past the abort (its answer came at least 500 ms
+    // later), so the write was still queued when it was cancelled. On a loaded machine the
+    // reader can end sooner: then the premise is not met and the attempt is inconclusive.
+    if (searchDone - abortedAt <= 500) return "inconclusive";
+    // The lock is free now; a write that was going to happen has happened.
+    const probe = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
+    const content = (probe.structuredContent as { content: string }).content;
+    if (target.name === "http auto" && content === "new\n") {
+      // Modern HTTP has no cancellation message: the server learns of it only when the
+      // client's connection closes. The SDK client under Deno's fetch, with other requests
+      // in flight, aborted without closing it, so the server never knew and the write
+      // completed (INTERFACES.md, "Adapter differences"). It must then not claim a
+      // cancellation, and the file holds the whole new content.
+      assert.equal(events(stderr(), "write_file").length, 0);
+      return "done";
+    }
+    assert.equal(content, "old\n");
+    assert.ok(
+      await until(() => events(stderr(), "write_file").some((e) => e.event === "cancelled")),
+      `the server logs the cancellation; stderr:\n${stderr()}`,
+    );
+    const ev = events(stderr(), "write_file").find((e) => e.event === "cancelled")!;
+    assert.equal(ev.code, "CANCELLED");
+    assert.equal(await Deno.readTextFile(`${root}/a.txt`), "old\n");
+    assert.equal(events(stderr(), "write_file").some((e) => e.event !== "cancelled"), false);
+    return "done";
+  } finally {
+    await close();
+  }
+}
+
 Deno.test("a write cancelled while it waits behind a slow reader changes nothing, on every transport and era", async (t) => {
   const root = await bigTree();
   try {
     for (const target of TARGETS) {
       await t.step(target.name, async () => {
-        await Deno.writeTextFile(`${root}/a.txt`, "old\n");
-        // The reader: a regex search that is slow on this tree, stopped by the time budget at
-        // the latest, so it holds the workspace's read lock for seconds.
-        const { client, stderr, close } = await target.connect(root, [
-          "--limit",
-          "maxOperationMs=4000",
-        ]);
-        try {
-          // Six searches at once share the read lock and the machine's cores, so together they
-          // hold the lock for seconds.
-          const started = new Set<number>();
-          let searchDone = 0;
-          const searches = Promise.all(Array.from({ length: 6 }, (_, i) =>
-            client.callTool(
-              { name: "search_text", arguments: { query: `([a-z]+ ?){1,100}Q${i}`, regex: true } },
-              { onprogress: () => started.add(i), timeout: 120_000 },
-            ))).finally(() => (searchDone = performance.now()));
-          assert.ok(await until(() => started.size === 6), "the searches started");
-          const ac = new AbortController();
-          const write = client.callTool({
-            name: "write_file",
-            arguments: { path: "a.txt", content: "new\n", ifExists: "overwrite", confirm: true },
-          }, { signal: ac.signal });
-          await sleep(150);
-          const abortedAt = performance.now();
-          ac.abort();
-          await assert.rejects(write);
-          for (const found of await searches) assert.equal(found.isError, undefined);
-          // The reader held the lock well past the abort (its answer came at least 500 ms
-          // later), so the write was still queued when it was cancelled.
-          assert.ok(searchDone - abortedAt > 500, "the search outlasted the cancellation");
-          // The lock is free now; a write that was going to happen has happened.
-          const probe = await client.callTool({ name: "read_file", arguments: { path: "a.txt" } });
-          const content = (probe.structuredContent as { content: string }).content;
-          if (target.name === "http auto" && content === "new\n") {
-            // Modern HTTP has no cancellation message: the server learns of it only when the
-            // client's connection closes. The SDK client under Deno's fetch, with other requests
-            // in flight, aborted without closing it, so the server never knew and the write
-            // completed (INTERFACES.md, "Adapter differences"). It must then not claim a
-            // cancellation, and the file holds the whole new content.
-            assert.equal(events(stderr(), "write_file").length, 0);
-            return;
-          }
-          assert.equal(content, "old\n");
-          assert.ok(
-            await until(() => events(stderr(), "write_file").some((e) => e.event === "cancelled")),
-            `the server logs the cancellation; stderr:\n${stderr()}`,
+        // The premise depends on the machine's load (see cancelBehindReader): an inconclusive
+        // attempt is repeated, a bounded number of times.
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          if (await cancelBehindReader(target, root) === "done") return;
+          console.log(
+            `${target.name}: attempt ${attempt} inconclusive (the reader ended too soon)`,
           );
-          const ev = events(stderr(), "write_file").find((e) => e.event === "cancelled")!;
-          assert.equal(ev.code, "CANCELLED");
-          assert.equal(await Deno.readTextFile(`${root}/a.txt`), "old\n");
-          assert.equal(events(stderr(), "write_file").some((e) => e.event !== "cancelled"), false);
-        } finally {
-          await close();
         }
+        assert.fail("the reader never outlasted the cancellation in 3 attempts");
       });
     }
   } finally {
