@@ -1,8 +1,7 @@
 /** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
 import { parseArgs } from "node:util";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
-import { invocationDirectory, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
-import { relaunchWithCredentials } from "./auth_cli.ts";
+import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {
@@ -368,18 +367,6 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     const target = await resolveTarget(values);
     const authSettings = await authSettingsFrom(values, target);
-    if (
-      authSettings && target.kind !== "stdio" && !authSettings.noStore &&
-      !Object.keys(target.headers).some((k) => k.toLowerCase() === "authorization")
-    ) {
-      // Stored credentials live in the user's config directory, which the `cli` task cannot
-      // reach: run this command again with that directory's permissions (RUNTIME.md).
-      const again = await relaunchWithCredentials(
-        [command, ...argv],
-        [invocationDirectory(), ...(values.config ? [resolveFromInvocation(values.config)] : [])],
-      );
-      if (again !== undefined) return again;
-    }
     const interaction = await chooseInteraction(values);
     Deno.addSignalListener("SIGINT", onSigint);
     listening = true;

@@ -94,14 +94,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === "server-info" || command === "tools") {
       // The client writes nothing but stored credentials: write on the invocation directory is
-      // given up (a grant on the credentials directory stays; a re-launched process holds only
-      // that one, auth_cli.ts).
-      if (!Deno.env.get("WMCP_AUTH_RELAUNCHED")) {
-        try {
-          Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
-        } catch {
-          // No readable invocation directory: no write grant on it either.
-        }
+      // given up (the `cli` task's separate grant on ~/.config/wmcp stays, even when the
+      // invocation directory is its ancestor).
+      try {
+        Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
+      } catch {
+        // No readable invocation directory: no write grant on it either.
       }
       // Loaded only here: the SDK client reads environment variables when imported.
       const { runClient } = await import("./client_cli.ts");
