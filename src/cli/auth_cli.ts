@@ -272,6 +272,33 @@ export function describe(c: StoredCredentials): Record<string, unknown> {
   };
 }
 
+/** The RFC 8414 metadata (or OpenID configuration) of `issuer`, read from the issuer itself. */
+async function issuerMetadata(issuer: string): Promise<Record<string, unknown> | undefined> {
+  let iss: URL;
+  try {
+    iss = new URL(issuer);
+  } catch {
+    return undefined;
+  }
+  if (iss.protocol !== "https:" && iss.protocol !== "http:") return undefined;
+  const path = iss.pathname === "/" ? "" : iss.pathname.replace(/\/$/, "");
+  for (
+    const url of [
+      new URL(`/.well-known/oauth-authorization-server${path}`, iss),
+      new URL(`${path}/.well-known/openid-configuration`, iss),
+    ]
+  ) {
+    try {
+      const res = await boundedFetch(url, { headers: { accept: "application/json" } });
+      if (res.ok) {
+        const meta = await res.json();
+        if (typeof meta === "object" && meta !== null && meta.issuer === issuer) return meta;
+      } else await res.body?.cancel();
+    } catch { /* try the next one */ }
+  }
+  return undefined;
+}
+
 /** Revokes the stored tokens at the authorization server when it offers revocation (RFC 7009). */
 async function revoke(c: StoredCredentials, warn: (m: string) => void): Promise<number> {
   const t = (c.tokens ?? {}) as Record<string, unknown>;
@@ -280,20 +307,21 @@ async function revoke(c: StoredCredentials, warn: (m: string) => void): Promise<
     ["access_token", t.access_token],
   ].filter(([, v]) => typeof v === "string") as [string, string][];
   if (tokens.length === 0) return 0;
-  let meta = (c.discoveryState?.authorizationServerMetadata ?? undefined) as
+  // Revocation goes only to the issuer that issued these tokens: a cached discovery may name
+  // another authorization server (the resource's metadata can change), which must never receive
+  // them. Cached metadata is used only when it is that issuer's own.
+  if (!c.issuer) {
+    warn("the stored credentials name no issuer; the tokens were not revoked");
+    return 0;
+  }
+  const cached = c.discoveryState?.authorizationServerMetadata as
     | Record<string, unknown>
     | undefined;
-  if (!meta && c.issuer) {
-    try {
-      const iss = new URL(c.issuer);
-      const path = iss.pathname === "/" ? "" : iss.pathname;
-      const res = await boundedFetch(
-        new URL(`/.well-known/oauth-authorization-server${path}`, iss),
-        { headers: { accept: "application/json" } },
-      );
-      if (res.ok) meta = await res.json();
-      else await res.body?.cancel();
-    } catch { /* best effort */ }
+  let meta = cached?.issuer === c.issuer ? cached : await issuerMetadata(c.issuer);
+  if (meta && meta.issuer !== c.issuer) meta = undefined;
+  if (!meta) {
+    warn(`could not read the metadata of issuer ${c.issuer}; the tokens were not revoked`);
+    return 0;
   }
   const endpoint = meta?.revocation_endpoint;
   if (typeof endpoint !== "string") return 0;

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CLI } from "../server/_harness.ts";
-import { type OAuthFixture, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
+import { type OAuthFixture, startEvilAS, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { fileStore } from "../../src/client/auth/store.ts";
 import { storeProvider } from "../../src/cli/auth_cli.ts";
 import {
@@ -272,6 +272,69 @@ Deno.test("auth logout removes the stored credentials (file gone) and revokes at
     assertNoSecrets(f, out.stdout, out.stderr);
     const status = JSON.parse((await spawnCli(s, ["auth", "status"]).done).stdout);
     assert.deepEqual(status.servers, []);
+  });
+});
+
+Deno.test("auth logout revokes only at the issuer of the tokens, never at an AS a cached discovery names", async () => {
+  await withFixture({}, async (s, f) => {
+    const evil = startEvilAS();
+    try {
+      const { run } = await login(s, f);
+      assert.equal(run.code, 0, run.stderr);
+      // The cache a server that switched its resource metadata to another AS leaves behind.
+      const store = fileStore({ dir: s.authDir });
+      const creds = (await store.load(f.mcpUrl))!;
+      assert.equal(creds.issuer, f.issuer);
+      creds.discoveryState = {
+        authorizationServerUrl: evil.issuer,
+        authorizationServerMetadata: {
+          issuer: evil.issuer,
+          authorization_endpoint: `${evil.issuer}/authorize`,
+          token_endpoint: `${evil.issuer}/token`,
+          revocation_endpoint: `${evil.issuer}/revoke`,
+          response_types_supported: ["code"],
+        },
+      };
+      creds.clientInformation = { ...creds.clientInformation, client_secret: "the-client-secret" };
+      await store.save(creds);
+      const out = await spawnCli(s, ["auth", "logout", "--endpoint", f.mcpUrl]).done;
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(evil.requests, [], "the other AS got no request");
+      assert.ok(f.log.revoked.includes(f.log.refreshTokens.at(-1)!), "revoked at the issuer");
+      assert.equal(JSON.parse(out.stdout).removed[0].revokedTokens, 2);
+      assert.deepEqual(await credentialFiles(s), []);
+    } finally {
+      await evil.close();
+    }
+  });
+});
+
+Deno.test("auth logout reports nothing revoked when the issuer's metadata cannot be read", async () => {
+  await withFixture({}, async (s, f) => {
+    const evil = startEvilAS();
+    try {
+      const { run } = await login(s, f);
+      assert.equal(run.code, 0, run.stderr);
+      const store = fileStore({ dir: s.authDir });
+      const creds = (await store.load(f.mcpUrl))!;
+      // Tokens from an issuer that is gone; the cache names a live, different AS.
+      creds.issuer = "http://127.0.0.1:1";
+      creds.discoveryState = {
+        authorizationServerUrl: evil.issuer,
+        authorizationServerMetadata: {
+          issuer: evil.issuer,
+          revocation_endpoint: `${evil.issuer}/revoke`,
+        },
+      };
+      await store.save(creds);
+      const out = await spawnCli(s, ["auth", "logout", "--endpoint", f.mcpUrl]).done;
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(evil.requests, []);
+      assert.equal(JSON.parse(out.stdout).removed[0].revokedTokens, 0);
+      assert.match(out.stderr, /not revoked/);
+    } finally {
+      await evil.close();
+    }
   });
 });
 
