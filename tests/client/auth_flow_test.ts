@@ -338,6 +338,55 @@ Deno.test("auth logout reports nothing revoked when the issuer's metadata cannot
   });
 });
 
+Deno.test("a pre-registered client secret never goes to an AS other than --client-issuer (exit 8)", async () => {
+  const evil = startEvilAS();
+  try {
+    await withFixture({ authorizationServers: () => [evil.issuer] }, async (s, f) => {
+      const secret = "pre-registered-secret-value";
+      await Deno.mkdir(s.config, { recursive: true });
+      await Deno.writeTextFile(`${s.config}/secret`, secret);
+      const run = await spawnCli(s, [
+        "tools",
+        "list",
+        "--endpoint",
+        f.mcpUrl,
+        "--auth-follow-redirects",
+        "--no-auth-store",
+        "--client-id",
+        "real-client",
+        "--client-secret-file",
+        `${s.config}/secret`,
+        "--client-issuer",
+        f.issuer,
+      ]).done;
+      assert.equal(run.code, 8, run.stderr);
+      assert.match(run.stderr, /client-issuer/);
+      const sent = evil.requests.filter((r) => !r.path.startsWith("/.well-known/"));
+      assert.deepEqual(sent, [], "the other AS got nothing but metadata requests");
+      assert.ok(!JSON.stringify(evil.requests).includes("real-client"));
+      // Without --client-issuer a secret is refused before any request.
+      const before = evil.requests.length;
+      const bare = await spawnCli(s, [
+        "tools",
+        "list",
+        "--endpoint",
+        f.mcpUrl,
+        "--auth-follow-redirects",
+        "--no-auth-store",
+        "--client-id",
+        "real-client",
+        "--client-secret-file",
+        `${s.config}/secret`,
+      ]).done;
+      assert.equal(bare.code, 2, bare.stderr);
+      assert.match(bare.stderr, /--client-issuer/);
+      assert.equal(evil.requests.length, before);
+    });
+  } finally {
+    await evil.close();
+  }
+});
+
 Deno.test("the store refuses a loose directory, a loose file, and a symlinked file", async () => {
   await withFixture({}, async (s, f) => {
     const { run } = await login(s, f);

@@ -26,6 +26,11 @@ export interface AuthProviderOptions {
   clientId?: string;
   /** The pre-registered client's secret (client_secret_basic or _post as the AS allows). */
   clientSecret?: string;
+  /**
+   * The authorization server the pre-registered client belongs to: its credentials go to no
+   * other issuer (required with a secret).
+   */
+  clientIssuer?: string;
   /** An HTTPS client ID metadata document URL, used when the AS supports it. */
   clientMetadataUrl?: string;
   /** Scope to request when neither the challenge nor the resource metadata names one. */
@@ -49,6 +54,12 @@ async function s256(text: string): Promise<string> {
     .replace(/=+$/, "");
 }
 
+/** Whether two issuer identifiers name the same server (one trailing "/" is tolerated). */
+function sameIssuer(a: string, b: string): boolean {
+  const strip = (s: string) => s.endsWith("/") ? s.slice(0, -1) : s;
+  return strip(a) === strip(b);
+}
+
 /** The OAuthClientProvider of the bundled client (one per connection target). */
 export class WmcpAuthProvider implements OAuthClientProvider {
   readonly #options: AuthProviderOptions;
@@ -64,6 +75,9 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
       throw new ClientError("usage", "a client secret needs --client-id");
+    }
+    if (options.clientSecret !== undefined && options.clientIssuer === undefined) {
+      throw new ClientError("usage", "a client secret needs --client-issuer URL");
     }
     if (options.clientMetadataUrl !== undefined) {
       let url: URL | undefined;
@@ -139,13 +153,24 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   async clientInformation(
     ctx?: OAuthClientInformationContext,
   ): Promise<StoredOAuthClientInformation | undefined> {
-    const { clientId, clientSecret } = this.#options;
+    const { clientId, clientSecret, clientIssuer } = this.#options;
     if (clientId !== undefined) {
-      // Pre-registered by the user for this server: bound to whichever AS the server names.
+      // Pre-registered by the user with one authorization server (--client-issuer): another
+      // issuer the server names gets neither the id nor the secret; the run fails instead.
+      if (clientIssuer !== undefined && ctx?.issuer && !sameIssuer(clientIssuer, ctx.issuer)) {
+        this.#failure = new ClientError(
+          "auth",
+          `the server names authorization server ${ctx.issuer}, but the pre-registered client ` +
+            `belongs to ${clientIssuer} (--client-issuer); refused`,
+          { details: { auth: "issuer-mismatch" } },
+        );
+        throw this.#failure;
+      }
+      const issuer = clientIssuer ?? ctx?.issuer;
       return {
         client_id: clientId,
         ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}),
-        ...(ctx?.issuer ? { issuer: ctx.issuer } : {}),
+        ...(issuer ? { issuer } : {}),
       } as StoredOAuthClientInformation;
     }
     return (await this.#creds()).clientInformation as StoredOAuthClientInformation | undefined;
