@@ -20,6 +20,7 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { writeStdout } from "./output.ts";
+import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -77,6 +78,10 @@ export function authFailure(err: unknown): ClientError {
 
 /** `fetch` with a time limit, for every request to the authorization server and the resource. */
 function boundedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  // Every URL here comes from the server or its AS: a file: (or other) URL is never fetched.
+  if (!isHttpUrl(input)) {
+    return Promise.reject(schemeRefusal(input instanceof Request ? input.url : String(input)));
+  }
   const signal = init?.signal
     ? AbortSignal.any([init.signal, AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS)])
     : AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS);

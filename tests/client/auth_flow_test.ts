@@ -387,6 +387,35 @@ Deno.test("a pre-registered client secret never goes to an AS other than --clien
   }
 });
 
+Deno.test("a file: resource_metadata in WWW-Authenticate is refused (exit 8), never read", async () => {
+  const s = await setup();
+  await Deno.mkdir(s.config, { recursive: true });
+  const prm = `${s.config}/prm.json`;
+  const f = startOAuthFixture({ resourceMetadataUrl: `file://${prm}` });
+  try {
+    // A readable file the client would otherwise take for the server's metadata.
+    await Deno.writeTextFile(
+      prm,
+      JSON.stringify({ resource: f.mcpUrl, authorization_servers: [f.issuer] }),
+    );
+    const run = await spawnCli(s, [
+      "tools",
+      "list",
+      "--endpoint",
+      f.mcpUrl,
+      "--auth-follow-redirects",
+      "--no-auth-store",
+    ]).done;
+    assert.equal(run.code, 8, run.stderr);
+    assert.match(run.stderr, /non-http\(s\) URL/);
+    assert.equal(f.log.authorizeRequests.length, 0);
+    assert.equal(f.log.registrations.length, 0);
+  } finally {
+    await f.close();
+    await Deno.remove(s.tmp, { recursive: true });
+  }
+});
+
 Deno.test("the store refuses a loose directory, a loose file, and a symlinked file", async () => {
   await withFixture({}, async (s, f) => {
     const { run } = await login(s, f);

@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { ClientError } from "../errors.ts";
 import type { CredentialStore, Redirector, StoredCredentials } from "./types.ts";
+import { httpOnlyFetch } from "./http_only.ts";
 
 /** How the client identifies itself and what it asks for. */
 export interface AuthProviderOptions {
@@ -71,6 +72,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   #completed = 0;
   #queue: Promise<unknown> = Promise.resolve();
   #failure: unknown;
+  #unsafe: unknown;
 
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
@@ -105,7 +107,14 @@ export class WmcpAuthProvider implements OAuthClientProvider {
    * it in other words, e.g. as a failed version negotiation).
    */
   get lastFailure(): unknown {
-    return this.#failure;
+    return this.#unsafe ?? this.#failure;
+  }
+
+  /** Records a refusal made outside the provider (an unsafe URL the server advertised). */
+  refused(err: unknown): void {
+    // Sticky: the SDK may swallow the failed fetch and go on; nothing of this flow may.
+    this.#unsafe ??= err;
+    this.#failure = this.#unsafe;
   }
 
   get redirectUrl(): string {
@@ -134,6 +143,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   }
 
   async #creds(): Promise<StoredCredentials> {
+    if (this.#unsafe !== undefined) throw this.#unsafe;
     if (!this.#loaded) {
       this.#loaded = await this.#options.store.load(this.#serverKey) ??
         { serverUrl: this.#serverKey };
@@ -311,7 +321,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         serverUrl: this.#options.serverUrl,
         authorizationCode: back.code,
         iss: back.iss,
-        fetchFn: this.#options.fetch,
+        fetchFn: httpOnlyFetch(this.#options.fetch ?? fetch, (err) => this.refused(err)),
       });
       if (result !== "AUTHORIZED") {
         throw new ClientError("auth", "the authorization code was not exchanged for a token");
