@@ -9,6 +9,8 @@ import { CLI } from "../server/_harness.ts";
 import { type OAuthFixture, startEvilAS, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { fileStore } from "../../src/client/auth/store.ts";
 import { storeProvider } from "../../src/cli/auth_cli.ts";
+import { auth } from "@modelcontextprotocol/client";
+import { WmcpAuthProvider } from "../../src/client/auth/provider.ts";
 import {
   AuthFlowError,
   headlessRedirector,
@@ -414,6 +416,34 @@ Deno.test("a file: resource_metadata in WWW-Authenticate is refused (exit 8), ne
     await f.close();
     await Deno.remove(s.tmp, { recursive: true });
   }
+});
+
+Deno.test("two runs refreshing at once: the one refused (invalid_grant) keeps the other's new tokens", async () => {
+  await withFixture({}, async (s, f) => {
+    const { run } = await login(s, f);
+    assert.equal(run.code, 0, run.stderr);
+    const store = fileStore({ dir: s.authDir });
+    const serverUrl = new URL(f.mcpUrl);
+    const make = () => new WmcpAuthProvider({ serverUrl, store, redirector: headlessRedirector() });
+    const a = make();
+    const b = make();
+    const first = (await a.tokens())!.refresh_token; // both runs read the same stored tokens
+    assert.equal((await b.tokens())!.refresh_token, first);
+    // Run b refreshes first (the fixture rotates refresh tokens) and saves its new tokens.
+    assert.equal(await auth(b, { serverUrl }), "AUTHORIZED");
+    const bTokens = (await store.load(f.mcpUrl))!.tokens!;
+    assert.notEqual(bTokens.refresh_token, first);
+    // Run a refreshes with the rotated-away token: invalid_grant. It must not sign the user out.
+    await auth(a, { serverUrl }).catch(() => {});
+    assert.ok(f.log.tokenErrors.includes("unknown refresh token"), `${f.log.tokenErrors}`);
+    const after = (await store.load(f.mcpUrl))!;
+    assert.ok(after.tokens?.refresh_token, "the stored entry still has tokens");
+    assert.ok(
+      f.log.refreshTokens.includes(after.tokens!.refresh_token as string),
+      "the stored refresh token is one the AS issued",
+    );
+    assert.equal(f.log.authorizeRequests.length, 1, "no new sign-in was needed");
+  });
 });
 
 Deno.test("the store refuses a loose directory, a loose file, and a symlinked file", async () => {

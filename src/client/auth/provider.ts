@@ -257,6 +257,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
       this.#verifier = undefined;
       return;
     }
+    if (scope === "tokens" && await this.#adoptNewerTokens()) return;
     if (scope === "all") {
       await this.#options.store.remove(this.#serverKey);
       this.#loaded = { serverUrl: this.#serverKey };
@@ -269,6 +270,25 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         ? { tokens: undefined, tokensSavedAt: undefined }
         : { discoveryState: undefined },
     );
+  }
+
+  /**
+   * Another run (a concurrent wmcp process) may have refreshed the tokens we hold since we read
+   * them: the authorization server then refuses our rotated-away refresh token, but the store
+   * holds working ones. Those are taken instead of being overwritten by an entry without tokens.
+   */
+  async #adoptNewerTokens(): Promise<boolean> {
+    const mine = await this.#creds();
+    const stored = await this.#options.store.load(this.#serverKey).catch(() => undefined);
+    const theirs = stored?.tokens as Record<string, unknown> | undefined;
+    const ours = mine.tokens as Record<string, unknown> | undefined;
+    if (!stored || !theirs || stored.issuer !== mine.issuer) return false;
+    const different = theirs.refresh_token !== ours?.refresh_token ||
+      theirs.access_token !== ours?.access_token;
+    const newer = (stored.tokensSavedAt ?? 0) >= (mine.tokensSavedAt ?? 0);
+    if (!different || !newer) return false;
+    this.#loaded = stored;
+    return true;
   }
 
   /**
