@@ -20,6 +20,7 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { writeStdout } from "./output.ts";
+import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -77,6 +78,10 @@ export function authFailure(err: unknown): ClientError {
 
 /** `fetch` with a time limit, for every request to the authorization server and the resource. */
 function boundedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  // Every URL here comes from the server or its AS: a file: (or other) URL is never fetched.
+  if (!isHttpUrl(input)) {
+    return Promise.reject(schemeRefusal(input instanceof Request ? input.url : String(input)));
+  }
   const signal = init?.signal
     ? AbortSignal.any([init.signal, AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS)])
     : AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS);
@@ -272,6 +277,33 @@ export function describe(c: StoredCredentials): Record<string, unknown> {
   };
 }
 
+/** The RFC 8414 metadata (or OpenID configuration) of `issuer`, read from the issuer itself. */
+async function issuerMetadata(issuer: string): Promise<Record<string, unknown> | undefined> {
+  let iss: URL;
+  try {
+    iss = new URL(issuer);
+  } catch {
+    return undefined;
+  }
+  if (iss.protocol !== "https:" && iss.protocol !== "http:") return undefined;
+  const path = iss.pathname === "/" ? "" : iss.pathname.replace(/\/$/, "");
+  for (
+    const url of [
+      new URL(`/.well-known/oauth-authorization-server${path}`, iss),
+      new URL(`${path}/.well-known/openid-configuration`, iss),
+    ]
+  ) {
+    try {
+      const res = await boundedFetch(url, { headers: { accept: "application/json" } });
+      if (res.ok) {
+        const meta = await res.json();
+        if (typeof meta === "object" && meta !== null && meta.issuer === issuer) return meta;
+      } else await res.body?.cancel();
+    } catch { /* try the next one */ }
+  }
+  return undefined;
+}
+
 /** Revokes the stored tokens at the authorization server when it offers revocation (RFC 7009). */
 async function revoke(c: StoredCredentials, warn: (m: string) => void): Promise<number> {
   const t = (c.tokens ?? {}) as Record<string, unknown>;
@@ -280,20 +312,21 @@ async function revoke(c: StoredCredentials, warn: (m: string) => void): Promise<
     ["access_token", t.access_token],
   ].filter(([, v]) => typeof v === "string") as [string, string][];
   if (tokens.length === 0) return 0;
-  let meta = (c.discoveryState?.authorizationServerMetadata ?? undefined) as
+  // Revocation goes only to the issuer that issued these tokens: a cached discovery may name
+  // another authorization server (the resource's metadata can change), which must never receive
+  // them. Cached metadata is used only when it is that issuer's own.
+  if (!c.issuer) {
+    warn("the stored credentials name no issuer; the tokens were not revoked");
+    return 0;
+  }
+  const cached = c.discoveryState?.authorizationServerMetadata as
     | Record<string, unknown>
     | undefined;
-  if (!meta && c.issuer) {
-    try {
-      const iss = new URL(c.issuer);
-      const path = iss.pathname === "/" ? "" : iss.pathname;
-      const res = await boundedFetch(
-        new URL(`/.well-known/oauth-authorization-server${path}`, iss),
-        { headers: { accept: "application/json" } },
-      );
-      if (res.ok) meta = await res.json();
-      else await res.body?.cancel();
-    } catch { /* best effort */ }
+  let meta = cached?.issuer === c.issuer ? cached : await issuerMetadata(c.issuer);
+  if (meta && meta.issuer !== c.issuer) meta = undefined;
+  if (!meta) {
+    warn(`could not read the metadata of issuer ${c.issuer}; the tokens were not revoked`);
+    return 0;
   }
   const endpoint = meta?.revocation_endpoint;
   if (typeof endpoint !== "string") return 0;

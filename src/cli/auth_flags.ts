@@ -11,6 +11,7 @@ export interface AuthFlagValues {
   "client-secret-env"?: string;
   "client-secret-file"?: string;
   "client-metadata-url"?: string;
+  "client-issuer"?: string;
   scope?: string;
   "no-auth"?: boolean;
   "no-auth-store"?: boolean;
@@ -24,6 +25,7 @@ const AUTH_FLAGS = [
   "client-secret-env",
   "client-secret-file",
   "client-metadata-url",
+  "client-issuer",
   "scope",
   "no-auth-store",
   "no-browser",
@@ -77,12 +79,37 @@ export async function authSettingsFrom(
   if (clientSecret !== undefined && values["client-id"] === undefined) {
     throw new ClientError("usage", "a client secret needs --client-id");
   }
+  // A client secret is bound to one authorization server: whichever AS a server names must not
+  // receive it (review 12: SEP-2352's per-issuer check needs the issuer it was issued by).
+  const clientIssuer = values["client-issuer"];
+  if (clientSecret !== undefined && clientIssuer === undefined) {
+    throw new ClientError(
+      "usage",
+      "a client secret needs --client-issuer URL (the authorization server that issued it)",
+    );
+  }
+  if (clientIssuer !== undefined) {
+    if (values["client-id"] === undefined) {
+      throw new ClientError("usage", "--client-issuer needs --client-id");
+    }
+    let u: URL | undefined;
+    try {
+      u = new URL(clientIssuer);
+    } catch { /* reported below */ }
+    if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || u.search || u.hash) {
+      throw new ClientError(
+        "usage",
+        "--client-issuer must be an http(s) URL without query or fragment",
+      );
+    }
+  }
   if (values["client-id"] !== undefined && values["client-id"].trim() === "") {
     throw new ClientError("usage", "--client-id must not be empty");
   }
   return {
     clientId: values["client-id"],
     clientSecret,
+    clientIssuer,
     clientMetadataUrl: values["client-metadata-url"],
     scope: values.scope?.trim() || undefined,
     noStore: values["no-auth-store"] === true,

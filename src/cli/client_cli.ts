@@ -50,6 +50,7 @@ const OPTIONS = {
   "client-secret-env": { type: "string" },
   "client-secret-file": { type: "string" },
   "client-metadata-url": { type: "string" },
+  "client-issuer": { type: "string" },
   scope: { type: "string" },
   "no-auth": { type: "boolean" },
   "no-auth-store": { type: "boolean" },

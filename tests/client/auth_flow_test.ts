@@ -6,9 +6,11 @@
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CLI } from "../server/_harness.ts";
-import { type OAuthFixture, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
+import { type OAuthFixture, startEvilAS, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { fileStore } from "../../src/client/auth/store.ts";
 import { storeProvider } from "../../src/cli/auth_cli.ts";
+import { auth } from "@modelcontextprotocol/client";
+import { WmcpAuthProvider } from "../../src/client/auth/provider.ts";
 import {
   AuthFlowError,
   headlessRedirector,
@@ -272,6 +274,175 @@ Deno.test("auth logout removes the stored credentials (file gone) and revokes at
     assertNoSecrets(f, out.stdout, out.stderr);
     const status = JSON.parse((await spawnCli(s, ["auth", "status"]).done).stdout);
     assert.deepEqual(status.servers, []);
+  });
+});
+
+Deno.test("auth logout revokes only at the issuer of the tokens, never at an AS a cached discovery names", async () => {
+  await withFixture({}, async (s, f) => {
+    const evil = startEvilAS();
+    try {
+      const { run } = await login(s, f);
+      assert.equal(run.code, 0, run.stderr);
+      // The cache a server that switched its resource metadata to another AS leaves behind.
+      const store = fileStore({ dir: s.authDir });
+      const creds = (await store.load(f.mcpUrl))!;
+      assert.equal(creds.issuer, f.issuer);
+      creds.discoveryState = {
+        authorizationServerUrl: evil.issuer,
+        authorizationServerMetadata: {
+          issuer: evil.issuer,
+          authorization_endpoint: `${evil.issuer}/authorize`,
+          token_endpoint: `${evil.issuer}/token`,
+          revocation_endpoint: `${evil.issuer}/revoke`,
+          response_types_supported: ["code"],
+        },
+      };
+      creds.clientInformation = { ...creds.clientInformation, client_secret: "the-client-secret" };
+      await store.save(creds);
+      const out = await spawnCli(s, ["auth", "logout", "--endpoint", f.mcpUrl]).done;
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(evil.requests, [], "the other AS got no request");
+      assert.ok(f.log.revoked.includes(f.log.refreshTokens.at(-1)!), "revoked at the issuer");
+      assert.equal(JSON.parse(out.stdout).removed[0].revokedTokens, 2);
+      assert.deepEqual(await credentialFiles(s), []);
+    } finally {
+      await evil.close();
+    }
+  });
+});
+
+Deno.test("auth logout reports nothing revoked when the issuer's metadata cannot be read", async () => {
+  await withFixture({}, async (s, f) => {
+    const evil = startEvilAS();
+    try {
+      const { run } = await login(s, f);
+      assert.equal(run.code, 0, run.stderr);
+      const store = fileStore({ dir: s.authDir });
+      const creds = (await store.load(f.mcpUrl))!;
+      // Tokens from an issuer that is gone; the cache names a live, different AS.
+      creds.issuer = "http://127.0.0.1:1";
+      creds.discoveryState = {
+        authorizationServerUrl: evil.issuer,
+        authorizationServerMetadata: {
+          issuer: evil.issuer,
+          revocation_endpoint: `${evil.issuer}/revoke`,
+        },
+      };
+      await store.save(creds);
+      const out = await spawnCli(s, ["auth", "logout", "--endpoint", f.mcpUrl]).done;
+      assert.equal(out.code, 0, out.stderr);
+      assert.deepEqual(evil.requests, []);
+      assert.equal(JSON.parse(out.stdout).removed[0].revokedTokens, 0);
+      assert.match(out.stderr, /not revoked/);
+    } finally {
+      await evil.close();
+    }
+  });
+});
+
+Deno.test("a pre-registered client secret never goes to an AS other than --client-issuer (exit 8)", async () => {
+  const evil = startEvilAS();
+  try {
+    await withFixture({ authorizationServers: () => [evil.issuer] }, async (s, f) => {
+      const secret = "pre-registered-secret-value";
+      await Deno.mkdir(s.config, { recursive: true });
+      await Deno.writeTextFile(`${s.config}/secret`, secret);
+      const run = await spawnCli(s, [
+        "tools",
+        "list",
+        "--endpoint",
+        f.mcpUrl,
+        "--auth-follow-redirects",
+        "--no-auth-store",
+        "--client-id",
+        "real-client",
+        "--client-secret-file",
+        `${s.config}/secret`,
+        "--client-issuer",
+        f.issuer,
+      ]).done;
+      assert.equal(run.code, 8, run.stderr);
+      assert.match(run.stderr, /client-issuer/);
+      const sent = evil.requests.filter((r) => !r.path.startsWith("/.well-known/"));
+      assert.deepEqual(sent, [], "the other AS got nothing but metadata requests");
+      assert.ok(!JSON.stringify(evil.requests).includes("real-client"));
+      // Without --client-issuer a secret is refused before any request.
+      const before = evil.requests.length;
+      const bare = await spawnCli(s, [
+        "tools",
+        "list",
+        "--endpoint",
+        f.mcpUrl,
+        "--auth-follow-redirects",
+        "--no-auth-store",
+        "--client-id",
+        "real-client",
+        "--client-secret-file",
+        `${s.config}/secret`,
+      ]).done;
+      assert.equal(bare.code, 2, bare.stderr);
+      assert.match(bare.stderr, /--client-issuer/);
+      assert.equal(evil.requests.length, before);
+    });
+  } finally {
+    await evil.close();
+  }
+});
+
+Deno.test("a file: resource_metadata in WWW-Authenticate is refused (exit 8), never read", async () => {
+  const s = await setup();
+  await Deno.mkdir(s.config, { recursive: true });
+  const prm = `${s.config}/prm.json`;
+  const f = startOAuthFixture({ resourceMetadataUrl: `file://${prm}` });
+  try {
+    // A readable file the client would otherwise take for the server's metadata.
+    await Deno.writeTextFile(
+      prm,
+      JSON.stringify({ resource: f.mcpUrl, authorization_servers: [f.issuer] }),
+    );
+    const run = await spawnCli(s, [
+      "tools",
+      "list",
+      "--endpoint",
+      f.mcpUrl,
+      "--auth-follow-redirects",
+      "--no-auth-store",
+    ]).done;
+    assert.equal(run.code, 8, run.stderr);
+    assert.match(run.stderr, /non-http\(s\) URL/);
+    assert.equal(f.log.authorizeRequests.length, 0);
+    assert.equal(f.log.registrations.length, 0);
+  } finally {
+    await f.close();
+    await Deno.remove(s.tmp, { recursive: true });
+  }
+});
+
+Deno.test("two runs refreshing at once: the one refused (invalid_grant) keeps the other's new tokens", async () => {
+  await withFixture({}, async (s, f) => {
+    const { run } = await login(s, f);
+    assert.equal(run.code, 0, run.stderr);
+    const store = fileStore({ dir: s.authDir });
+    const serverUrl = new URL(f.mcpUrl);
+    const make = () => new WmcpAuthProvider({ serverUrl, store, redirector: headlessRedirector() });
+    const a = make();
+    const b = make();
+    const first = (await a.tokens())!.refresh_token; // both runs read the same stored tokens
+    assert.equal((await b.tokens())!.refresh_token, first);
+    // Run b refreshes first (the fixture rotates refresh tokens) and saves its new tokens.
+    assert.equal(await auth(b, { serverUrl }), "AUTHORIZED");
+    const bTokens = (await store.load(f.mcpUrl))!.tokens!;
+    assert.notEqual(bTokens.refresh_token, first);
+    // Run a refreshes with the rotated-away token: invalid_grant. It must not sign the user out.
+    await auth(a, { serverUrl }).catch(() => {});
+    assert.ok(f.log.tokenErrors.includes("unknown refresh token"), `${f.log.tokenErrors}`);
+    const after = (await store.load(f.mcpUrl))!;
+    assert.ok(after.tokens?.refresh_token, "the stored entry still has tokens");
+    assert.ok(
+      f.log.refreshTokens.includes(after.tokens!.refresh_token as string),
+      "the stored refresh token is one the AS issued",
+    );
+    assert.equal(f.log.authorizeRequests.length, 1, "no new sign-in was needed");
   });
 });
 

@@ -181,6 +181,8 @@ async function authScenario(
     if (typeof given.client_secret === "string") {
       args.push("--client-secret-file", await file("client-secret", given.client_secret));
     }
+    // The suite names the AS the credentials belong to; the client refuses to send them elsewhere.
+    if (typeof given.issuer === "string") args.push("--client-issuer", given.issuer);
   }
   if (scenario === "auth/basic-cimd") args.push("--client-metadata-url", CIMD_URL);
   const run = await cli(work, args);

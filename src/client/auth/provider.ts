@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { ClientError } from "../errors.ts";
 import type { CredentialStore, Redirector, StoredCredentials } from "./types.ts";
+import { httpOnlyFetch } from "./http_only.ts";
 
 /** How the client identifies itself and what it asks for. */
 export interface AuthProviderOptions {
@@ -26,6 +27,11 @@ export interface AuthProviderOptions {
   clientId?: string;
   /** The pre-registered client's secret (client_secret_basic or _post as the AS allows). */
   clientSecret?: string;
+  /**
+   * The authorization server the pre-registered client belongs to: its credentials go to no
+   * other issuer (required with a secret).
+   */
+  clientIssuer?: string;
   /** An HTTPS client ID metadata document URL, used when the AS supports it. */
   clientMetadataUrl?: string;
   /** Scope to request when neither the challenge nor the resource metadata names one. */
@@ -49,6 +55,12 @@ async function s256(text: string): Promise<string> {
     .replace(/=+$/, "");
 }
 
+/** Whether two issuer identifiers name the same server (one trailing "/" is tolerated). */
+function sameIssuer(a: string, b: string): boolean {
+  const strip = (s: string) => s.endsWith("/") ? s.slice(0, -1) : s;
+  return strip(a) === strip(b);
+}
+
 /** The OAuthClientProvider of the bundled client (one per connection target). */
 export class WmcpAuthProvider implements OAuthClientProvider {
   readonly #options: AuthProviderOptions;
@@ -60,10 +72,14 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   #completed = 0;
   #queue: Promise<unknown> = Promise.resolve();
   #failure: unknown;
+  #unsafe: unknown;
 
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
       throw new ClientError("usage", "a client secret needs --client-id");
+    }
+    if (options.clientSecret !== undefined && options.clientIssuer === undefined) {
+      throw new ClientError("usage", "a client secret needs --client-issuer URL");
     }
     if (options.clientMetadataUrl !== undefined) {
       let url: URL | undefined;
@@ -91,7 +107,14 @@ export class WmcpAuthProvider implements OAuthClientProvider {
    * it in other words, e.g. as a failed version negotiation).
    */
   get lastFailure(): unknown {
-    return this.#failure;
+    return this.#unsafe ?? this.#failure;
+  }
+
+  /** Records a refusal made outside the provider (an unsafe URL the server advertised). */
+  refused(err: unknown): void {
+    // Sticky: the SDK may swallow the failed fetch and go on; nothing of this flow may.
+    this.#unsafe ??= err;
+    this.#failure = this.#unsafe;
   }
 
   get redirectUrl(): string {
@@ -120,6 +143,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   }
 
   async #creds(): Promise<StoredCredentials> {
+    if (this.#unsafe !== undefined) throw this.#unsafe;
     if (!this.#loaded) {
       this.#loaded = await this.#options.store.load(this.#serverKey) ??
         { serverUrl: this.#serverKey };
@@ -139,13 +163,24 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   async clientInformation(
     ctx?: OAuthClientInformationContext,
   ): Promise<StoredOAuthClientInformation | undefined> {
-    const { clientId, clientSecret } = this.#options;
+    const { clientId, clientSecret, clientIssuer } = this.#options;
     if (clientId !== undefined) {
-      // Pre-registered by the user for this server: bound to whichever AS the server names.
+      // Pre-registered by the user with one authorization server (--client-issuer): another
+      // issuer the server names gets neither the id nor the secret; the run fails instead.
+      if (clientIssuer !== undefined && ctx?.issuer && !sameIssuer(clientIssuer, ctx.issuer)) {
+        this.#failure = new ClientError(
+          "auth",
+          `the server names authorization server ${ctx.issuer}, but the pre-registered client ` +
+            `belongs to ${clientIssuer} (--client-issuer); refused`,
+          { details: { auth: "issuer-mismatch" } },
+        );
+        throw this.#failure;
+      }
+      const issuer = clientIssuer ?? ctx?.issuer;
       return {
         client_id: clientId,
         ...(clientSecret !== undefined ? { client_secret: clientSecret } : {}),
-        ...(ctx?.issuer ? { issuer: ctx.issuer } : {}),
+        ...(issuer ? { issuer } : {}),
       } as StoredOAuthClientInformation;
     }
     return (await this.#creds()).clientInformation as StoredOAuthClientInformation | undefined;
@@ -222,6 +257,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
       this.#verifier = undefined;
       return;
     }
+    if (scope === "tokens" && await this.#adoptNewerTokens()) return;
     if (scope === "all") {
       await this.#options.store.remove(this.#serverKey);
       this.#loaded = { serverUrl: this.#serverKey };
@@ -234,6 +270,25 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         ? { tokens: undefined, tokensSavedAt: undefined }
         : { discoveryState: undefined },
     );
+  }
+
+  /**
+   * Another run (a concurrent wmcp process) may have refreshed the tokens we hold since we read
+   * them: the authorization server then refuses our rotated-away refresh token, but the store
+   * holds working ones. Those are taken instead of being overwritten by an entry without tokens.
+   */
+  async #adoptNewerTokens(): Promise<boolean> {
+    const mine = await this.#creds();
+    const stored = await this.#options.store.load(this.#serverKey).catch(() => undefined);
+    const theirs = stored?.tokens as Record<string, unknown> | undefined;
+    const ours = mine.tokens as Record<string, unknown> | undefined;
+    if (!stored || !theirs || stored.issuer !== mine.issuer) return false;
+    const different = theirs.refresh_token !== ours?.refresh_token ||
+      theirs.access_token !== ours?.access_token;
+    const newer = (stored.tokensSavedAt ?? 0) >= (mine.tokensSavedAt ?? 0);
+    if (!different || !newer) return false;
+    this.#loaded = stored;
+    return true;
   }
 
   /**
@@ -286,7 +341,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         serverUrl: this.#options.serverUrl,
         authorizationCode: back.code,
         iss: back.iss,
-        fetchFn: this.#options.fetch,
+        fetchFn: httpOnlyFetch(this.#options.fetch ?? fetch, (err) => this.refused(err)),
       });
       if (result !== "AUTHORIZED") {
         throw new ClientError("auth", "the authorization code was not exchanged for a token");

@@ -14,6 +14,8 @@ import { type CredentialStore, memoryStore, type Redirector } from "./types.ts";
 export interface AuthSettings {
   clientId?: string;
   clientSecret?: string;
+  /** The issuer the pre-registered client belongs to (`--client-issuer`). */
+  clientIssuer?: string;
   clientMetadataUrl?: string;
   scope?: string;
   /** Keep credentials in memory only (`--no-auth-store`). */
@@ -88,6 +90,7 @@ export async function authProviderFor(
       redirector,
       clientId: settings.clientId,
       clientSecret: settings.clientSecret,
+      clientIssuer: settings.clientIssuer,
       clientMetadataUrl: settings.clientMetadataUrl,
       scope: settings.scope,
     });

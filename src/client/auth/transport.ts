@@ -11,6 +11,7 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import type { WmcpAuthProvider } from "./provider.ts";
+import { httpOnlyFetch } from "./http_only.ts";
 
 /** Most times one message is sent again after an authorization completed for it. */
 const MAX_RESENDS = 3;
@@ -20,10 +21,11 @@ const MAX_RESENDS = 3;
  * provider when a bearer token was refused (HTTP 401).
  */
 function watchingFetch(provider: WmcpAuthProvider, headers: Record<string, string>): typeof fetch {
+  const httpOnly = httpOnlyFetch(fetch, (err) => provider.refused(err));
   return async (input, init) => {
     const merged = new Headers(headers);
     new Headers(init?.headers).forEach((v, k) => merged.set(k, v));
-    const res = await fetch(input, { ...init, headers: merged });
+    const res = await httpOnly(input, { ...init, headers: merged });
     if (res.status === 401) {
       const auth = merged.get("authorization") ?? "";
       if (/^bearer /i.test(auth)) await provider.bearerRejected();
