@@ -1,4 +1,5 @@
 /** The `auth login|status|logout` commands: MCP authorization (OAuth 2.1) for remote servers. */
+import { endpointUrl } from "./client_cli.ts";
 import { parseArgs } from "node:util";
 import {
   auth,
@@ -384,16 +385,7 @@ async function serverUrlOf(values: Values): Promise<URL> {
       "name the server: --endpoint URL or --config FILE --server NAME",
     );
   }
-  let url: URL;
-  try {
-    url = new URL(values.endpoint);
-  } catch {
-    throw new ClientError("usage", `--endpoint ${JSON.stringify(values.endpoint)} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ClientError("usage", "--endpoint must be http(s)");
-  }
-  return url;
+  return endpointUrl(values.endpoint);
 }
 
 function number(v: string | undefined, flag: string, min: number, max: number): number | undefined {

@@ -94,6 +94,20 @@ function positiveInt(v: string, flag: string): number {
   return n;
 }
 
+/** The `--endpoint` value as an http(s) URL, or a usage error. */
+export function endpointUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ClientError("usage", `--endpoint ${JSON.stringify(value)} is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ClientError("usage", "--endpoint must be http(s)");
+  }
+  return url;
+}
+
 /**
  * The bundled stdio server on --root, started through the same launcher as every server entry
  * (`cli.ts serve stdio`): permissions scoped to the root, inside bubblewrap when available.
@@ -158,15 +172,7 @@ async function resolveTarget(values: Values): Promise<Target> {
         "--endpoint takes --transport http (Streamable HTTP, the default) or sse (HTTP+SSE)",
       );
     }
-    let url: URL;
-    try {
-      url = new URL(values.endpoint);
-    } catch {
-      throw new ClientError("usage", `--endpoint ${JSON.stringify(values.endpoint)} is not a URL`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new ClientError("usage", "--endpoint must be http(s)");
-    }
+    const url = endpointUrl(values.endpoint);
     const headers: Record<string, string> = {};
     if (values["bearer-token-env"] !== undefined) {
       const token = Deno.env.get(values["bearer-token-env"]);
