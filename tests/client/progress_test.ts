@@ -44,9 +44,13 @@ async function holdOnTerminal(dir: string, env: Record<string, string>): Promise
     config,
     `--server hold --output json --arguments '{"dir":"${dir}"}'`,
   ].join(" ");
+  // Exactly the environment asked for: an inherited NO_COLOR (CI sets it) must not leak in.
+  const inherited = Deno.env.toObject();
+  delete inherited.NO_COLOR;
   const child = new Deno.Command("script", {
     args: ["-qec", client, "/dev/null"],
-    env,
+    env: { ...inherited, ...env },
+    clearEnv: true,
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
