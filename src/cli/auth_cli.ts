@@ -71,7 +71,11 @@ export function authFailure(err: unknown): ClientError {
     });
   }
   const e = err as Error;
-  if (e instanceof TypeError || /fetch|network|connect|ECONNREFUSED|timed out/i.test(e.message)) {
+  // A hanging authorization server ends in boundedFetch's TimeoutError: unreachable, as documented.
+  if (
+    e instanceof TypeError || e?.name === "TimeoutError" ||
+    /fetch|network|connect|ECONNREFUSED|timed out|aborted due to timeout/i.test(e?.message ?? "")
+  ) {
     return new ClientError("transport", e.message, { details: { auth: "unreachable" } });
   }
   return new ClientError("auth", e?.message ?? String(err), { details: { auth: "flow" } });
@@ -149,10 +153,11 @@ class StoreProvider implements OAuthClientProvider {
     return info as any;
   }
 
-  async saveClientInformation(info: object, ctx?: OAuthClientInformationContext) {
+  saveClientInformation(info: object, ctx?: OAuthClientInformationContext) {
+    // Kept in memory until tokens arrive (saveTokens stores both): a login that is cancelled or
+    // times out leaves the stored entry, and its working tokens, as they were.
     this.#creds.clientInformation = { ...info };
     if (ctx?.issuer) this.#creds.issuer = ctx.issuer;
-    await this.#store.save(this.#creds);
   }
 
   tokens(ctx?: OAuthClientInformationContext) {

@@ -8,7 +8,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { CLI } from "../server/_harness.ts";
 import { type OAuthFixture, startEvilAS, startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { fileStore } from "../../src/client/auth/store.ts";
-import { storeProvider } from "../../src/cli/auth_cli.ts";
+import { authFailure, storeProvider } from "../../src/cli/auth_cli.ts";
 import { auth } from "@modelcontextprotocol/client";
 import { WmcpAuthProvider } from "../../src/client/auth/provider.ts";
 import {
@@ -219,6 +219,38 @@ Deno.test("auth login: no browser answer within --auth-timeout fails (exit 7); -
     assert.match(run.stderr, /no answer from the browser within 1 s/);
     assert.ok(run.stderr.includes(`${f.issuer}/authorize?`), "the URL is printed on stderr");
     assert.equal(await Deno.readTextFile(s.browserLog).catch(() => ""), "", "no browser started");
+  });
+});
+
+Deno.test("auth login: a login that times out leaves the stored sign-in working", async () => {
+  await withFixture({}, async (s, f) => {
+    const first = await login(s, f);
+    assert.equal(first.run.code, 0, first.run.stderr);
+    const before = JSON.parse((await spawnCli(s, ["auth", "status"]).done).stdout).servers[0];
+    // A second login on another port (a new registration) that nobody answers.
+    const again = await spawnCli(s, [
+      "auth",
+      "login",
+      "--endpoint",
+      f.mcpUrl,
+      "--no-browser",
+      "--auth-timeout",
+      "1",
+    ]).done;
+    assert.equal(again.code, 7, again.stderr);
+    const after = JSON.parse((await spawnCli(s, ["auth", "status"]).done).stdout).servers[0];
+    assert.equal(after.clientId, before.clientId, "the stored registration is kept");
+    assert.equal(after.hasAccessToken, true, "the stored tokens are kept");
+    const list = await spawnCli(s, [
+      "tools",
+      "list",
+      "--endpoint",
+      f.mcpUrl,
+      "--output",
+      "json",
+      "--non-interactive",
+    ]).done;
+    assert.equal(list.code, 0, list.stderr);
   });
 });
 
@@ -567,4 +599,13 @@ Deno.test("the loopback redirector itself refuses a non-http(s) URL before start
     await r.close();
     await Deno.remove(s.tmp, { recursive: true });
   }
+});
+
+Deno.test("an authorization server that does not answer in time is unreachable (exit 3), not a failed flow", () => {
+  const e = authFailure(
+    new DOMException("The operation was aborted due to timeout", "TimeoutError"),
+  );
+  assert.equal(e.failure, "transport");
+  assert.equal(e.exitCode, 3);
+  assert.equal((e.details as { auth?: string } | undefined)?.auth, "unreachable");
 });
