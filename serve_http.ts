@@ -5,7 +5,12 @@
  */
 import { parseArgs } from "node:util";
 import { settledWithin } from "./src/async.ts";
-import { openWorkspaceFromFlags, resolveFromInvocation, UsageError } from "./src/config.ts";
+import {
+  envIfGranted,
+  openWorkspaceFromFlags,
+  resolveFromInvocation,
+  UsageError,
+} from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
 import { bindHost } from "./src/cli/serve_launch.ts";
@@ -29,13 +34,6 @@ const STATE_KEY_ENV = "WMCP_STATE_KEY";
 
 function log(message: string): void {
   console.error(`wmcp: ${message}`);
-}
-
-function envIfAllowed(name: string): string | undefined {
-  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-    return undefined;
-  }
-  return Deno.env.get(name);
 }
 
 function isLoopback(host: string): boolean {
@@ -65,7 +63,7 @@ async function loadTokens(
   flag: string,
 ): Promise<string[]> {
   if (file === undefined) {
-    const envToken = envIfAllowed(env) || undefined;
+    const envToken = envIfGranted(env) || undefined;
     return envToken === undefined ? [] : [envToken];
   }
   let tokens: string[];
@@ -185,7 +183,7 @@ async function main(): Promise<number> {
           `file records a loopback URL, which a server bound to ${host} alone cannot answer`,
       );
     }
-    let stateKey: string | undefined = envIfAllowed(STATE_KEY_ENV) || undefined;
+    let stateKey: string | undefined = envIfGranted(STATE_KEY_ENV) || undefined;
     if (values["state-key-file"] !== undefined) {
       try {
         stateKey = (await Deno.readTextFile(resolveFromInvocation(values["state-key-file"])))

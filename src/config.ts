@@ -154,7 +154,8 @@ export function refuseBroadRoot(facts: BroadRootFacts): void {
   );
 }
 
-function envIfGranted(name: string): string | undefined {
+/** An environment variable when this process may read it (no prompt, no throw); else undefined. */
+export function envIfGranted(name: string): string | undefined {
   if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
     return undefined;
   }

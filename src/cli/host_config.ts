@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
+import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 
 /** The hosts `config print` knows the configuration format of. */
@@ -219,13 +219,6 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
 /** The headers member that sends the token, spelled the host's way, when one is needed. */
 function bearer(input: SnippetInput, token: string): { headers?: Record<string, string> } {
   return input.token ? { headers: { Authorization: `Bearer ${token}` } } : {};
-}
-
-function envIfGranted(name: string): string | undefined {
-  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-    return undefined;
-  }
-  return Deno.env.get(name);
 }
 
 function pathDirs(): string[] {

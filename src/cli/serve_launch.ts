@@ -7,6 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import {
+  envIfGranted,
   isLiteralAbsoluteRoot,
   refuseBroadRoot,
   resolveFromInvocation,
@@ -215,7 +216,7 @@ export function planSandbox(
     plan: {
       denoPath: options.denoPath,
       projectDir: options.projectDir,
-      denoDir: denoCacheDir(envIfAllowed),
+      denoDir: denoCacheDir(envIfGranted),
       workspace: { ...given.root, writable },
       readFiles,
       writeDirs,
@@ -275,17 +276,10 @@ async function explicitRoot(serverArgs: string[]): Promise<string[]> {
   const given = rootFlag(flagValue(serverArgs, "root"));
   if (isLiteralAbsoluteRoot(given)) return serverArgs;
   const root = normalizeAbsolute(resolveFromInvocation(given ?? "."));
-  const home = envIfAllowed("HOME");
+  const home = envIfGranted("HOME");
   const facts = await probePaths(home?.startsWith("/") ? [root, home] : [root]);
   refuseBroadRoot({ given, root, rootReal: facts?.[0]?.real, home, homeReal: facts?.[1]?.real });
   return given === undefined ? [...serverArgs, "--root", root] : serverArgs;
-}
-
-function envIfAllowed(name: string): string | undefined {
-  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-    return undefined;
-  }
-  return Deno.env.get(name);
 }
 
 /** Decides whether to sandbox: the probe's verdict applied to the mode (required fails, auto says why not). */

@@ -5,7 +5,7 @@
  * structuredContent keeps the typed result; nothing here changes it except read_media's
  * `data`, which travels once, in its media block.
  */
-import { Buffer } from "node:buffer";
+import { jsonBytes } from "../workspace/budget.ts";
 import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { ErrorObject } from "../workspace/errors.ts";
 import type { SearchMatch } from "../workspace/search.ts";
@@ -148,11 +148,6 @@ export interface RenderOptions {
    * result is at most twice that plus its envelope (decision 0022); default unbounded.
    */
   maxTextBytes?: number;
-}
-
-/** Bytes a string takes inside a JSON message: its JSON.stringify form in UTF-8. */
-export function jsonBytes(s: string): number {
-  return Buffer.byteLength(JSON.stringify(s), "utf8");
 }
 
 /**
