@@ -13,6 +13,7 @@
  * @module
  */
 export { Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
+export type { EngineMode } from "./src/workspace/engine/pool.ts";
 export { DEFAULT_LIMITS, type Limits } from "./src/workspace/limits.ts";
 export {
   ERROR_CODES,
@@ -24,14 +25,40 @@ export {
   availableOperations,
   getOperation,
   jsonSchemas,
-  type OperationJsonSchemas,
   OPERATIONS,
   parseInput,
-  runOperation,
-} from "./src/operations/registry.ts";
+} from "./src/operations/public.ts";
+export { type OperationJsonSchemas, runOperation } from "./src/operations/registry.ts";
 export type {
+  Operation,
   OperationAnnotations,
   OperationContext,
-  OperationDefinition,
   OperationProgress,
+  OperationSchema,
 } from "./src/operations/types.ts";
+export {
+  createHttpHandler,
+  type HttpHandler,
+  type HttpHandlerOptions,
+} from "./src/server/http.ts";
+export {
+  createServerFactory,
+  DEFAULT_PAGE_SIZE,
+  type ServerFactory,
+  type ServerFactoryOptions,
+} from "./src/server/factory.ts";
+export {
+  type StdioServer,
+  type StdioServerOptions,
+  startStdioServer,
+} from "./src/server/stdio_server.ts";
+export {
+  connect,
+  type ConnectOptions,
+  type ConnectTarget,
+  type ListedTool,
+  type McpClient,
+  type ToolCallOptions,
+  type ToolResult,
+} from "./src/client/api.ts";
+export { ClientError, type FailureClass } from "./src/client/errors.ts";

@@ -19,6 +19,8 @@ export type Target =
     url: URL;
     headers: Record<string, string>;
     label: string;
+    /** Sends the Streamable HTTP requests instead of the global fetch (an in-process handler). */
+    fetch?: (request: Request) => Promise<Response>;
   };
 
 /** The `type` values a config entry may give (as desktop hosts spell them). */

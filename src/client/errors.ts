@@ -42,12 +42,14 @@ const EXIT_OF: Record<FailureClass, number> = {
 
 /** A classified client failure. */
 export class ClientError extends Error {
+  /** What failed: the class that decides the exit code. */
   readonly failure: FailureClass;
   /** JSON-RPC error code, for protocol errors. */
   readonly rpcCode?: number;
   /** Extra structured detail (the JSON-RPC error data, the invalid result, ...). */
   readonly details?: unknown;
 
+  /** A failure of a class, with a message and optional JSON-RPC code, details and cause. */
   constructor(
     failure: FailureClass,
     message: string,

@@ -218,8 +218,12 @@ function httpTransportFor(
         fetch(url, { ...init, headers: { ...headersOf(init?.headers), ...headers } }),
     });
   }
+  const send = target.fetch;
   return new StreamableHTTPClientTransport(target.url, {
     requestInit: { headers: target.headers },
+    ...(send
+      ? { fetch: (url: string | URL, init?: RequestInit) => send(new Request(url, init)) }
+      : {}),
   });
 }
 

@@ -49,7 +49,9 @@ export function getOperation(name: string): OperationDefinition | undefined {
 
 /** JSON Schemas (2020-12) of one operation, derived from its zod schemas once and cached. */
 export interface OperationJsonSchemas {
+  /** JSON Schema of the arguments (MCP inputSchema). */
   input: Record<string, unknown>;
+  /** JSON Schema of the result (MCP outputSchema). */
   output: Record<string, unknown>;
 }
 

@@ -4,8 +4,11 @@ import type { Workspace } from "../workspace/workspace.ts";
 
 /** Progress as an operation reports it (mapped to notifications/progress by the MCP server). */
 export interface OperationProgress {
+  /** Work done so far (increases). */
   progress: number;
+  /** Total work, when known. */
   total?: number;
+  /** What is being done, in words. */
   message?: string;
 }
 
@@ -21,10 +24,41 @@ export interface OperationContext {
 
 /** Behaviour hints, as MCP tool annotations carry them. */
 export interface OperationAnnotations {
+  /** Changes nothing. */
   readOnlyHint: boolean;
+  /** May delete or overwrite. */
   destructiveHint: boolean;
+  /** Repeating it with the same arguments has no further effect. */
   idempotentHint: boolean;
+  /** Never reaches outside the workspace. */
   openWorldHint: false;
+}
+
+/** A runtime schema of an operation's arguments or result (a zod schema underneath). */
+export interface OperationSchema {
+  /** Returns the value as the schema parses it, or throws when it does not match. */
+  parse(value: unknown): unknown;
+}
+
+/**
+ * An operation as the library shows it: its name (the MCP tool name and the CLI op name),
+ * words, hints and schemas. Run it with runOperation; get its JSON Schemas with jsonSchemas.
+ */
+export interface Operation {
+  /** The operation's (and MCP tool's) name. */
+  readonly name: string;
+  /** A short human title. */
+  readonly title: string;
+  /** What it does, for people and models. */
+  readonly description: string;
+  /** Behaviour hints. */
+  readonly annotations: OperationAnnotations;
+  /** Whether it needs a writable workspace (absent from listings otherwise). */
+  readonly needsWrite: boolean;
+  /** The schema of its arguments. */
+  readonly inputSchema: OperationSchema;
+  /** The schema of its result. */
+  readonly outputSchema: OperationSchema;
 }
 
 /** One workspace operation: its name is the MCP tool name and the CLI op name. */
@@ -32,14 +66,21 @@ export interface OperationDefinition<
   I extends z.ZodType = z.ZodType,
   O extends z.ZodType = z.ZodType,
 > {
+  /** The operation's (and MCP tool's) name. */
   name: string;
+  /** A short human title. */
   title: string;
+  /** What it does, for people and models. */
   description: string;
+  /** The zod schema of its arguments. */
   inputSchema: I;
+  /** The zod schema of its result. */
   outputSchema: O;
+  /** Behaviour hints. */
   annotations: OperationAnnotations;
   /** Present only when writing is enabled. */
   needsWrite: boolean;
+  /** Runs it on validated input (use runOperation, which validates and locks). */
   run(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
 

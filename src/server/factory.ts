@@ -58,7 +58,10 @@ export function isReadOnlyCaller(ctx: McpRequestContext | undefined): boolean {
 export interface ServerFactoryOptions {
   /** Serve the workspace tools on this workspace. Exactly one of workspace and definition. */
   workspace?: Workspace;
-  /** Serve this definition. */
+  /**
+   * Serve this definition (any tools, resources, prompts; internal, not a stable surface).
+   * @ignore
+   */
   definition?: ServerDefinition;
   /** Page size of tools/list, prompts/list, resources/list and resources/templates/list. */
   pageSize?: number;
@@ -72,15 +75,30 @@ export interface ServerFactoryOptions {
   listTtlMs?: number;
 }
 
-/** The factory: a fresh McpServer per call, plus a way to wait for running tool calls. */
-export type ServerFactory = ((ctx?: McpRequestContext) => McpServer) & {
+/**
+ * The factory: called (with the SDK's request context, or nothing) it returns a fresh
+ * `McpServer` of `@modelcontextprotocol/server`, ready for `serveStdio`, `createMcpHandler` or
+ * `server.connect(transport)`; plus a way to wait for running tool calls.
+ */
+export interface ServerFactory {
+  /**
+   * A fresh McpServer serving the workspace tools.
+   * @ignore
+   */
+  (ctx?: McpRequestContext): McpServer;
   /** Resolves once every running tool call has finished (or after timeoutMs). */
   settled(timeoutMs: number): Promise<void>;
-  /** The compiled definition this factory serves. */
+  /**
+   * The compiled definition this factory serves.
+   * @ignore
+   */
   readonly compiled: CompiledDefinition;
-  /** Whether an initialization-era instance from this factory subscribed to a resource URI. */
+  /**
+   * Whether an initialization-era instance from this factory subscribed to a resource URI.
+   * @ignore
+   */
   isSubscribed(server: McpServer, uri: string): boolean;
-};
+}
 
 type ListKind = "tools" | "prompts" | "resources" | "templates";
 

@@ -55,7 +55,11 @@ const CHALLENGE = /^[0-9a-f]{32,128}$/;
 export interface HttpHandlerOptions {
   /** Serve the workspace tools on this workspace. Exactly one of workspace and definition. */
   workspace?: Workspace;
-  /** Serve this server definition instead (same guards, era routing and sessions). */
+  /**
+   * Serve this server definition instead (same guards, era routing and sessions; internal,
+   * not a stable surface).
+   * @ignore
+   */
   definition?: ServerDefinition;
   /** Path of the MCP endpoint. Default "/mcp". */
   endpoint?: string;
@@ -122,6 +126,7 @@ export interface HttpHandler {
   /**
    * Announces list and resource changes: to the modern subscriptions/listen streams that asked
    * for them and to every legacy session (for the lists whose listChanged the definition declares).
+   * @ignore
    */
   notify: ServerNotifier;
 }

@@ -44,9 +44,13 @@ export interface WorkspaceErrorOptions {
 
 /** The JSON shape of an error, identical in CLI output and MCP tool errors. */
 export interface ErrorObject {
+  /** Stable machine-readable code. */
   code: ErrorCode;
+  /** One sentence saying what went wrong. */
   message: string;
+  /** The offending argument, when one is to blame. */
   argument?: string;
+  /** Structured detail. */
   details?: Record<string, unknown>;
 }
 
@@ -59,6 +63,7 @@ export class WorkspaceError extends Error {
   /** Structured detail. */
   readonly details?: Record<string, unknown>;
 
+  /** A failure with a stable code, a message and optional argument, details and cause. */
   constructor(code: ErrorCode, message: string, options: WorkspaceErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "WorkspaceError";

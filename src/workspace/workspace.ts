@@ -22,13 +22,19 @@ export interface WorkspaceOptions {
 
 /** One workspace directory, opened. Immutable after open. */
 export class Workspace {
-  /** The containment policy: every path argument goes through it. */
+  /**
+   * The containment policy: every path argument goes through it.
+   * @ignore
+   */
   readonly policy: PathPolicy;
   /** The enforced bounds. */
   readonly limits: Readonly<Limits>;
   /** Whether write operations are enabled. */
   readonly writable: boolean;
-  /** Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation). */
+  /**
+   * Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation).
+   * @ignore
+   */
   readonly lock: ReadersWriterLock = new ReadersWriterLock();
   #engine?: Engine;
   readonly #engineMode?: EngineMode;
@@ -59,7 +65,10 @@ export class Workspace {
     });
   }
 
-  /** The engine that runs walks and matching (worker pool or inline), created on first use. */
+  /**
+   * The engine that runs walks and matching (worker pool or inline), created on first use.
+   * @ignore
+   */
   get engine(): Engine {
     return this.#engine ??= new Engine({ mode: this.#engineMode });
   }
