@@ -10,6 +10,12 @@
  * const listing = await runOperation({ workspace }, "list_directory", { path: "." });
  * ```
  *
+ * Serve it over MCP from your own program: {@linkcode createHttpHandler} (a
+ * `(Request) => Promise<Response>` for Deno.serve or any fetch-style server),
+ * {@linkcode startStdioServer} (stdio, or any pair of Node streams) or
+ * {@linkcode createServerFactory} (a fresh SDK `McpServer` per connection, for your own
+ * transport). Talk to any MCP server with {@linkcode connect}. Runnable programs: examples/.
+ *
  * @module
  */
 export { Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
@@ -36,11 +42,7 @@ export type {
   OperationProgress,
   OperationSchema,
 } from "./src/operations/types.ts";
-export {
-  createHttpHandler,
-  type HttpHandler,
-  type HttpHandlerOptions,
-} from "./src/server/http.ts";
+export { createHttpHandler, type HttpHandler, type HttpHandlerOptions } from "./src/server/http.ts";
 export {
   createServerFactory,
   DEFAULT_PAGE_SIZE,
@@ -48,9 +50,9 @@ export {
   type ServerFactoryOptions,
 } from "./src/server/factory.ts";
 export {
+  startStdioServer,
   type StdioServer,
   type StdioServerOptions,
-  startStdioServer,
 } from "./src/server/stdio_server.ts";
 export {
   connect,

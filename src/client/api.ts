@@ -3,9 +3,6 @@
  * endpoint (or an in-process handler's fetch), then list and call tools. A thin facade over the
  * session and commands the `tools` CLI uses (same negotiation, validation and timeouts).
  */
-import { openSession } from "./session.ts";
-import { callTool as callOnSession, flatten, listToolsPages } from "./commands.ts";
-import { nonInteractive } from "./interaction.ts";
 import type { Target } from "./config_file.ts";
 
 /** Where to connect: a stdio server to start, or a Streamable HTTP endpoint. */
@@ -135,6 +132,17 @@ export async function connect(
   target: ConnectTarget,
   options: ConnectOptions = {},
 ): Promise<McpClient> {
+  // Loaded on first use: the SDK's stdio client reads the environment as it loads (cross-spawn),
+  // which would make importing the library need env permission.
+  const [
+    { openSession },
+    { callTool: callOnSession, flatten, listToolsPages },
+    { nonInteractive },
+  ] = await Promise.all([
+    import("./session.ts"),
+    import("./commands.ts"),
+    import("./interaction.ts"),
+  ]);
   const session = await openSession({
     target: toTarget(target),
     protocolVersion: options.protocolVersion ?? "auto",
@@ -189,5 +197,23 @@ function toTarget(t: ConnectTarget): Target {
     };
   }
   const url = new URL(t.url);
-  return { kind: "http", url, headers: t.headers ?? {}, label: url.href, fetch: t.fetch };
+  const send = t.fetch;
+  return {
+    kind: "http",
+    url,
+    headers: t.headers ?? {},
+    label: url.href,
+    fetch: send && ((request) => send(withHost(request))),
+  };
+}
+
+/**
+ * The request with a Host header (the URL's host) when it has none: a Request built in process
+ * has none, and the HTTP handler's Host guard refuses a request without one.
+ */
+function withHost(request: Request): Request {
+  if (request.headers.has("host")) return request;
+  const headers = new Headers(request.headers);
+  headers.set("host", new URL(request.url).host);
+  return new Request(request, { headers });
 }
