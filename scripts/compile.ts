@@ -1,6 +1,7 @@
 /**
  * `deno task compile`: builds the single `wmcp` binary (deno compile of cli.ts) into dist/.
  * Where Deno's runtime (denort) cannot be downloaded, it says so in one line and exits 3.
+ * `--output PATH` writes elsewhere; `--probe` only says whether the runtime can be had.
  */
 import { parseArgs } from "node:util";
 
@@ -87,11 +88,17 @@ export function compileArgs(output: string): string[] {
 async function main(): Promise<number> {
   const { values } = parseArgs({
     args: Deno.args,
-    options: { output: { type: "string", default: "dist/wmcp" } },
+    options: { output: { type: "string", default: "dist/wmcp" }, probe: { type: "boolean" } },
     strict: true,
   });
   const output = values.output!;
   const reason = await runtimeUnavailable();
+  if (values.probe) {
+    // Only find out (for the tests): "available", or the reason on stderr and exit 3.
+    if (reason === null) console.log("available");
+    else console.error(reason);
+    return reason === null ? 0 : RUNTIME_UNREACHABLE_EXIT;
+  }
   if (reason !== null) {
     console.error(unreachableMessage(reason));
     return RUNTIME_UNREACHABLE_EXIT;
