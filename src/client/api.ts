@@ -4,6 +4,7 @@
  * session and commands the `tools` CLI uses (same negotiation, validation and timeouts).
  */
 import type { Target } from "./config_file.ts";
+import { ClientError } from "./errors.ts";
 
 /** Where to connect: a stdio server to start, or a Streamable HTTP endpoint. */
 export type ConnectTarget =
@@ -187,6 +188,9 @@ export async function connect(
 
 function toTarget(t: ConnectTarget): Target {
   if ("command" in t) {
+    if (typeof t.command !== "string" || t.command === "") {
+      throw new ClientError("usage", "connect: command must be a non-empty string");
+    }
     return {
       kind: "stdio",
       command: t.command,
@@ -196,7 +200,14 @@ function toTarget(t: ConnectTarget): Target {
       label: t.command,
     };
   }
-  const url = new URL(t.url);
+  if (!("url" in t)) throw new ClientError("usage", "connect: give a command or a url");
+  const url = URL.canParse(String(t.url)) ? new URL(t.url) : null;
+  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    throw new ClientError(
+      "usage",
+      `connect: ${JSON.stringify(String(t.url))} is not an http(s) URL`,
+    );
+  }
   const send = t.fetch;
   return {
     kind: "http",

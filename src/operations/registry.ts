@@ -223,6 +223,14 @@ export function parseInput(op: OperationDefinition, raw: unknown): unknown {
 /**
  * Runs an operation by name: checks it exists and is enabled, validates the input,
  * runs it. Throws WorkspaceError; the result is what MCP returns as structuredContent.
+ *
+ * @example
+ * ```ts
+ * import { runOperation, Workspace } from "@wmcp/wmcp";
+ *
+ * const workspace = await Workspace.open({ root: "." });
+ * const { content } = await runOperation({ workspace }, "read_file", { path: "README.md" });
+ * ```
  */
 export async function runOperation(
   ctx: OperationContext,

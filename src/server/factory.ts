@@ -170,7 +170,18 @@ function withCacheHint(
   } as ReadResourceResult;
 }
 
-/** Builds the per-request/per-connection factory for a workspace or a definition. */
+/**
+ * Builds the per-request/per-connection factory for a workspace or a definition.
+ *
+ * @example Serve over the SDK's stdio entry with your own transport
+ * ```ts
+ * import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+ * import { createServerFactory, Workspace } from "@wmcp/wmcp";
+ *
+ * const workspace = await Workspace.open({ root: "." });
+ * serveStdio(createServerFactory({ workspace }), { transport: new StdioServerTransport() });
+ * ```
+ */
 export function createServerFactory(options: ServerFactoryOptions): ServerFactory {
   if ((options.workspace === undefined) === (options.definition === undefined)) {
     throw new TypeError("createServerFactory needs exactly one of workspace and definition");

@@ -131,7 +131,21 @@ export interface HttpHandler {
   notify: ServerNotifier;
 }
 
-/** Creates the guarded Streamable HTTP handler for a workspace (or any server definition). */
+/**
+ * Creates the guarded Streamable HTTP handler for a workspace (or any server definition).
+ *
+ * @example Serve a workspace on a free loopback port (run with --unstable-no-legacy-abort)
+ * ```ts
+ * import { createHttpHandler, Workspace } from "@wmcp/wmcp";
+ *
+ * const workspace = await Workspace.open({ root: "." });
+ * const handler = createHttpHandler({ workspace });
+ * const server = Deno.serve({ hostname: "127.0.0.1", port: 0 }, handler.fetch);
+ * // ... clients use http://127.0.0.1:${server.addr.port}/mcp ...
+ * await handler.close();
+ * await server.shutdown();
+ * ```
+ */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   const endpoint = options.endpoint ?? "/mcp";
   const maxBody = options.maxBodyBytes ??

@@ -20,7 +20,17 @@ export interface WorkspaceOptions {
   engine?: EngineMode;
 }
 
-/** One workspace directory, opened. Immutable after open. */
+/**
+ * One workspace directory, opened. Immutable after open.
+ *
+ * @example
+ * ```ts
+ * import { Workspace } from "@wmcp/wmcp";
+ *
+ * const workspace = await Workspace.open({ root: ".", writable: false });
+ * console.log(workspace.rootName, workspace.limits.maxResults);
+ * ```
+ */
 export class Workspace {
   /**
    * The containment policy: every path argument goes through it.

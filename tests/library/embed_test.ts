@@ -102,6 +102,24 @@ Deno.test("connect(): a tool error is an isError result; an unknown tool or bad 
   });
 });
 
+Deno.test("connect() refuses a target that is neither a command nor an http(s) URL", async () => {
+  for (
+    const target of [
+      { url: "not a url" },
+      { url: "file:///etc/passwd" },
+      { command: "" },
+      {} as { url: string },
+    ]
+  ) {
+    await assert.rejects(connect(target), (err) => {
+      assert.ok(err instanceof ClientError, String(err));
+      assert.equal(err.failure, "usage");
+      assert.match(err.message, /^connect: /);
+      return true;
+    });
+  }
+});
+
 Deno.test("connect() to an address nobody serves throws a transport ClientError", async () => {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
