@@ -31,7 +31,8 @@ export function terminalSafe(text: string): string {
 const withNewline = (s: string) => (s === "" || s.endsWith("\n") ? s : s + "\n");
 
 /** One operation's typed result as people read it (ends with a newline). */
-export function prettyResult(tool: string, result: Result, options: PrettyOptions = {}): string {
+export function prettyResult(tool: string, typed: object, options: PrettyOptions = {}): string {
+  const result = typed as Result;
   const c = options.palette ?? palette(false);
   const blocks = renderContent(tool, result);
   const first = blocks[0];
