@@ -13,7 +13,10 @@ export interface ColorEnv {
   TERM?: string;
 }
 
-/** The colour environment of this process (variables this process may not read count as unset). */
+/**
+ * The colour environment of this process. A NO_COLOR this process may not read might be set, so
+ * it counts as set (no colour without the grant); FORCE_COLOR and TERM unreadable count as unset.
+ */
 export function colorEnv(): ColorEnv {
   const get = (name: string) => {
     try {
@@ -22,6 +25,14 @@ export function colorEnv(): ColorEnv {
       return undefined;
     }
   };
+  let noColorReadable = false;
+  try {
+    noColorReadable =
+      Deno.permissions.querySync({ name: "env", variable: "NO_COLOR" }).state === "granted";
+  } catch {
+    // no permission API: as unreadable
+  }
+  if (!noColorReadable) return { NO_COLOR: "(not readable)" };
   return { NO_COLOR: get("NO_COLOR"), FORCE_COLOR: get("FORCE_COLOR"), TERM: get("TERM") };
 }
 

@@ -31,6 +31,8 @@ const TREE = {
   "docs/readme.md": "# Title\n\nTODO three\n",
 };
 
+const COLOR_ENV = ["NO_COLOR", "FORCE_COLOR", "TERM"];
+
 /** deno argv running cli.ts with read (and write) on dir, env only where asked. */
 function denoArgv(dir: string, args: string[], o: { write?: boolean; env?: string[] } = {}) {
   return [
@@ -132,6 +134,7 @@ Deno.test("colour: NO_COLOR wins, FORCE_COLOR forces (0/false never), TERM=dumb 
   assert.equal(useColor(true, { TERM: "dumb" }), false);
   assert.equal(useColor(false, { TERM: "dumb", FORCE_COLOR: "1" }), true);
   assert.equal(palette(false).red("x"), "x");
+  assert.equal(useColor(true, { NO_COLOR: "(not readable)" }), false);
   assert.equal(palette(true).red("x"), "\x1b[31mx\x1b[39m");
 });
 
@@ -212,7 +215,9 @@ Deno.test("op on a terminal: text, highlighted hits, progress on stderr erased b
     const ws = await openWorkspace(dir);
     const read = await run(ws, "read_file", { path: "src/a.ts" });
     const file = await onPty(
-      denoArgv(dir, ["op", "read_file", "--root", dir, "--arguments", '{"path":"src/a.ts"}']),
+      denoArgv(dir, ["op", "read_file", "--root", dir, "--arguments", '{"path":"src/a.ts"}'], {
+        env: COLOR_ENV,
+      }),
     );
     assert.ok(
       file.includes(
@@ -224,7 +229,9 @@ Deno.test("op on a terminal: text, highlighted hits, progress on stderr erased b
     assert.ok(!file.includes('"content"'), "not JSON");
 
     const screen = await onPty(
-      denoArgv(dir, ["op", "search_text", "--root", dir, "--arguments", '{"query":"TODO"}']),
+      denoArgv(dir, ["op", "search_text", "--root", dir, "--arguments", '{"query":"TODO"}'], {
+        env: COLOR_ENV,
+      }),
     );
     const at = screen.indexOf("\x1b[35m");
     assert.ok(at > 0, JSON.stringify(screen));
@@ -258,18 +265,20 @@ Deno.test("op on a terminal: NO_COLOR and TERM=dumb give no escape codes; a colo
         dryRun: true,
       }),
     ];
-    const argv = denoArgv(dir, edit, { write: true, env: ["NO_COLOR", "FORCE_COLOR", "TERM"] });
-    const [coloured, noColor, dumb] = [
+    const argv = denoArgv(dir, edit, { write: true, env: COLOR_ENV });
+    const [coloured, noColor, dumb, noGrant] = [
       await onPty(argv),
       await onPty(argv, { NO_COLOR: "1" }),
       await onPty(argv, { TERM: "dumb" }),
+      // A process that may not read NO_COLOR cannot know it is unset: no colour.
+      await onPty(denoArgv(dir, edit, { write: true })),
     ];
     assert.ok(coloured.includes("\x1b[31m-TODO three\x1b[39m\n"), JSON.stringify(coloured));
     assert.ok(coloured.includes("\x1b[32m+DONE three\x1b[39m\n"));
     assert.ok(coloured.includes("\x1b[36m@@ -1,3 +1,3 @@\x1b[39m\n"));
     // After the progress line's last erasure: the same text, with and without colour.
     const result = (s: string) => s.slice(s.lastIndexOf(ERASE) + ERASE.length);
-    for (const plain of [noColor, dumb]) {
+    for (const plain of [noColor, dumb, noGrant]) {
       assert.ok(!SGR.test(plain), JSON.stringify(plain));
       assert.equal(strip(result(coloured)), result(plain));
     }
