@@ -388,6 +388,14 @@ Deno.test("piped: the machine formats byte for byte, nothing on stderr but the e
       }) + "\n",
     );
 
+    const ops = await piped(denoArgv(dir, ["op", "list", "--write", "--output", "pretty"]));
+    assert.equal(ops.stderr, "");
+    assert.match(ops.stdout, /^TOOL +ACCESS +ARGUMENTS\n/);
+    assert.match(ops.stdout, /^write_file +destructive +path, content, \[ifExists\]/m);
+    assert.match(ops.stdout, /^create_directory +writes +path, \[parents\]$/m);
+    assert.match(ops.stdout, /\n12 operations\n$/);
+    assert.ok(!SGR.test(ops.stdout), "no colour without NO_COLOR's grant, and piped");
+
     // The client (bundled server): stdout is mcp-json, stderr empty or the one error line.
     const client = (extra: string[]) =>
       piped([
