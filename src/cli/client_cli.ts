@@ -26,7 +26,7 @@ import { progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
 import { terminalColumns, writeStdout } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { errorLine, prettyToolResult, terminalSafe } from "./pretty.ts";
+import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
 
 /** Output formats of the client commands. */
@@ -315,10 +315,13 @@ function renderCall(
       metadata: envelope.metadata,
     });
   }
-  const c = palette(stdoutColor());
+  const styles = palette(stdoutColor());
   if (call && r.isError !== true) {
     // A result shaped like a wmcp operation's: shown as `op` shows it (hits, entries, diffs).
-    const shown = prettyToolResult(call.name, r.structuredContent, { palette: c, args: call.args });
+    const shown = prettyToolResult(call.name, r.structuredContent, {
+      palette: styles,
+      args: call.args,
+    });
     if (shown !== undefined) return shown;
   }
   const parts = blocks.map((c) => {
@@ -335,7 +338,7 @@ function renderCall(
     parts.push(JSON.stringify(r.structuredContent, null, 2));
   }
   const text = parts.join("\n") + "\n";
-  return r.isError === true ? c.red(text.trimEnd()) + "\n" : text;
+  return r.isError === true ? styles.red(text.trimEnd()) + "\n" : text;
 }
 
 /** Runs one client command; returns the exit code. stdout gets the result, stderr errors and warnings. */
@@ -399,7 +402,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     if (command === "server-info") {
       const info = serverInfo(session);
       await writeStdout(
-        output === "pretty" ? prettyServerInfo(info) : line(
+        output === "pretty" ? serverInfoText(info, palette(stdoutColor())) : line(
           output === "mcp-json"
             ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
             : info,
@@ -558,25 +561,4 @@ function reportError(e: ClientError, output: ClientOutput): void {
     ? errorLine(e.failure, e.message, palette(stderrColor()))
     : line({ error: e.toJSON() });
   Deno.stderr.writeSync(new TextEncoder().encode(text));
-}
-
-/** server-info for people: name and version, protocol, capabilities, instructions. */
-function prettyServerInfo(info: Record<string, unknown>): string {
-  const c = palette(stdoutColor());
-  const server = (info.serverInfo ?? {}) as Record<string, unknown>;
-  const caps = Object.keys((info.capabilities ?? {}) as Record<string, unknown>);
-  const rows: [string, unknown][] = [
-    ["server", [server.name, server.version].filter((v) => v !== undefined).join(" ") || "-"],
-    ["title", server.title],
-    ["protocol", `${info.protocolVersion} (${info.era})`],
-    [
-      "supported",
-      Array.isArray(info.supportedVersions) ? info.supportedVersions.join(", ") : undefined,
-    ],
-    ["capabilities", caps.join(", ") || "-"],
-    ["instructions", info.instructions],
-  ];
-  return rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) =>
-    `${c.dim(`${k}:`)} ${terminalSafe(String(v))}\n`
-  ).join("");
 }

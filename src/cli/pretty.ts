@@ -201,3 +201,23 @@ export function workspaceErrorLine(error: ErrorObject, c: Palette): string {
   const sentence = errorText(error);
   return errorLine(error.code, sentence.slice(error.code.length + 2), c);
 }
+
+/** server-info for people: name and version, protocol, capabilities, instructions. */
+export function serverInfoText(info: Record<string, unknown>, c: Palette): string {
+  const server = (info.serverInfo ?? {}) as Record<string, unknown>;
+  const caps = Object.keys((info.capabilities ?? {}) as Record<string, unknown>);
+  const rows: [string, unknown][] = [
+    ["server", [server.name, server.version].filter((v) => v !== undefined).join(" ") || "-"],
+    ["title", server.title],
+    ["protocol", `${info.protocolVersion} (${info.era})`],
+    [
+      "supported",
+      Array.isArray(info.supportedVersions) ? info.supportedVersions.join(", ") : undefined,
+    ],
+    ["capabilities", caps.join(", ") || "-"],
+    ["instructions", info.instructions],
+  ];
+  return rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) =>
+    `${c.dim(`${k}:`)} ${terminalSafe(String(v))}\n`
+  ).join("");
+}

@@ -13,6 +13,7 @@ import {
   diffLine,
   matchLength,
   prettyResult,
+  serverInfoText,
   signatureOf,
 } from "../../src/cli/pretty.ts";
 import { toolTable } from "../../src/cli/table.ts";
@@ -156,6 +157,17 @@ Deno.test("renderers: highlight length, signature, access, diff lines, table wra
   assert.equal(diffLine("-x", c), "\x1b[31m-x\x1b[39m");
   assert.equal(diffLine("@@ -1 +1 @@", c), "\x1b[36m@@ -1 +1 @@\x1b[39m");
   assert.equal(diffLine(" x", c), " x");
+  assert.equal(
+    serverInfoText({
+      era: "modern",
+      protocolVersion: "2026-07-28",
+      serverInfo: { name: "wmcp", version: "0.1.0" },
+      capabilities: { tools: {}, prompts: {} },
+      instructions: "Use \x1b[31m tools",
+    }, palette(false)),
+    "server: wmcp 0.1.0\nprotocol: 2026-07-28 (modern)\ncapabilities: tools, prompts\n" +
+      "instructions: Use \\u001b[31m tools\n",
+  );
   const many = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`argument${i}`, {}]));
   const table = toolTable([
     { name: "short", annotations: { readOnlyHint: true }, inputSchema: { properties: many } },
