@@ -24,7 +24,10 @@ import {
 } from "../client/commands.ts";
 import { progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
-import { writeStdout } from "./output.ts";
+import { terminalColumns, writeStdout } from "./output.ts";
+import { palette, stderrColor, stdoutColor } from "./colors.ts";
+import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
+import { toolTable } from "./table.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -253,10 +256,8 @@ function renderList(
     });
   }
   if (output === "jsonl") return kept.map((t) => line(t.tool)).join("");
-  return kept.map((t) => {
-    const d = String(t.tool.description ?? "").split("\n")[0];
-    return `${t.tool.name}${t.tool.title ? ` (${t.tool.title})` : ""}\n    ${d}\n`;
-  }).join("") +
+  const rows = kept.map((t) => ({ ...t.tool, name: String(t.tool.name) }));
+  return toolTable(rows, { palette: palette(stdoutColor()), columns: terminalColumns() }) +
     `${kept.length} tools, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
 }
 
@@ -287,15 +288,11 @@ function mediaOf(c: Block): Record<string, unknown> | undefined {
   };
 }
 
-/** Server-supplied text for a terminal: control characters (newline and tab aside) escaped. */
-function terminalSafe(text: string): string {
-  return text.replace(
-    /(?![\n\t])\p{Cc}/gu,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
-function renderCall(envelope: Record<string, unknown>, output: ClientOutput): string {
+function renderCall(
+  envelope: Record<string, unknown>,
+  output: ClientOutput,
+  call?: { name: string; args: Record<string, unknown> },
+): string {
   if (output === "mcp-json") return line(envelope);
   const r = envelope.mcpResult as Record<string, unknown> | undefined;
   // No result arrived (timeout, cancellation, transport or JSON-RPC error): a derived view has
@@ -318,6 +315,15 @@ function renderCall(envelope: Record<string, unknown>, output: ClientOutput): st
       metadata: envelope.metadata,
     });
   }
+  const styles = palette(stdoutColor());
+  if (call && r.isError !== true) {
+    // A result shaped like a wmcp operation's: shown as `op` shows it (hits, entries, diffs).
+    const shown = prettyToolResult(call.name, r.structuredContent, {
+      palette: styles,
+      args: call.args,
+    });
+    if (shown !== undefined) return shown;
+  }
   const parts = blocks.map((c) => {
     if (c.type === "text") return terminalSafe(String(c.text));
     const m = mediaOf(c);
@@ -331,7 +337,8 @@ function renderCall(envelope: Record<string, unknown>, output: ClientOutput): st
   if (r.structuredContent !== undefined && parts.length === 0) {
     parts.push(JSON.stringify(r.structuredContent, null, 2));
   }
-  return parts.join("\n") + "\n";
+  const text = parts.join("\n") + "\n";
+  return r.isError === true ? styles.red(text.trimEnd()) + "\n" : text;
 }
 
 /** Runs one client command; returns the exit code. stdout gets the result, stderr errors and warnings. */
@@ -395,15 +402,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     if (command === "server-info") {
       const info = serverInfo(session);
       await writeStdout(
-        output === "pretty"
-          ? `${JSON.stringify(info.serverInfo)}\n${info.era} ${info.protocolVersion}\n${
-            info.instructions ?? ""
-          }\n`
-          : line(
-            output === "mcp-json"
-              ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
-              : info,
-          ),
+        output === "pretty" ? serverInfoText(info, palette(stdoutColor())) : line(
+          output === "mcp-json"
+            ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
+            : info,
+        ),
       );
       return CLIENT_EXIT.ok;
     }
@@ -451,7 +454,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     // Progress of a running call: one updating line on stderr when it is a terminal, cleared
     // when the call ends and before any prompt.
-    const progress = progressLine();
+    const progress = progressLine(undefined, { noColor: !stderrColor() });
     session.onElicitation.add(() => {
       progress.clear();
       return () => {};
@@ -477,7 +480,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     };
     if (sub === "call") {
       const outcome = await callOne(rest[0], callArgs!);
-      await writeStdout(renderCall(outcome.envelope, output));
+      await writeStdout(renderCall(outcome.envelope, output, { name: rest[0], args: callArgs! }));
       if (outcome.error) reportError(outcome.error, output);
       return outcome.exitCode;
     }
@@ -555,7 +558,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
 
 function reportError(e: ClientError, output: ClientOutput): void {
   const text = output === "pretty"
-    ? `error (${e.failure}): ${e.message}\n`
+    ? errorLine(e.failure, e.message, palette(stderrColor()))
     : line({ error: e.toJSON() });
   Deno.stderr.writeSync(new TextEncoder().encode(text));
 }

@@ -13,7 +13,15 @@ import { readArguments } from "./arguments.ts";
 import { serveStop } from "./serve_stop.ts";
 import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
-import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
+import {
+  chooseFormat,
+  type OutputFormat,
+  renderOperations,
+  renderResult,
+  writeError,
+  writeStdout,
+} from "./output.ts";
+import { startOpProgress } from "./op_progress.ts";
 
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: 2 } as const;
@@ -164,7 +172,7 @@ export async function main(argv: string[]): Promise<number> {
         inputSchema: jsonSchemas(op).input,
         outputSchema: jsonSchemas(op).output,
       }));
-      await writeStdout(render({ operations: ops }, format));
+      await writeStdout(renderOperations(ops, format));
       return EXIT.ok;
     }
     if (!getOperation(name)) {
@@ -176,8 +184,15 @@ export async function main(argv: string[]): Promise<number> {
     }
     const args = await readArguments(values);
     const ws = await openWorkspaceFromFlags(values);
-    const result = await runOperation({ workspace: ws }, name, args);
-    await writeStdout(render(result, format));
+    // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
+    const progress = startOpProgress(name);
+    let result;
+    try {
+      result = await runOperation({ workspace: ws, onProgress: progress.report }, name, args);
+    } finally {
+      progress.stop();
+    }
+    await writeStdout(renderResult(name, result, { format, args }));
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {

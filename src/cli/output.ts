@@ -1,6 +1,10 @@
 /** Output renderers shared by every CLI command: results on stdout, errors on stderr. */
 import { UsageError } from "../config.ts";
 import type { ErrorObject } from "../workspace/errors.ts";
+import { palette, stderrColor, stdoutColor } from "./colors.ts";
+import { errorLine, prettyResult, workspaceErrorLine } from "./pretty.ts";
+import { toolTable } from "./table.ts";
+import type { ToolRow } from "./pretty.ts";
 
 /** Output formats of the `op` commands. */
 export type OutputFormat = "json" | "pretty";
@@ -12,9 +16,36 @@ export function chooseFormat(flag: string | undefined): OutputFormat {
   throw new UsageError(`--output must be json or pretty, got ${JSON.stringify(flag)}`);
 }
 
-/** Renders a JSON value. */
-export function render(value: unknown, format: OutputFormat): string {
-  return (format === "pretty" ? JSON.stringify(value, null, 2) : JSON.stringify(value)) + "\n";
+/** Renders a JSON value (one line). */
+export function render(value: unknown): string {
+  return JSON.stringify(value) + "\n";
+}
+
+/** Renders one operation's result: its JSON line, or for people (src/cli/pretty.ts). */
+export function renderResult(
+  name: string,
+  result: Record<string, unknown>,
+  options: { format: OutputFormat; args?: Record<string, unknown> },
+): string {
+  if (options.format === "json") return render(result);
+  return prettyResult(name, result, { palette: palette(stdoutColor()), args: options.args });
+}
+
+/** Renders `op list`: its JSON line, or for people a table and a count. */
+export function renderOperations(ops: (ToolRow & Record<string, unknown>)[], format: OutputFormat) {
+  if (format === "json") return render({ operations: ops });
+  return toolTable(ops, { palette: palette(stdoutColor()), columns: terminalColumns() }) +
+    `${ops.length} operations\n`;
+}
+
+/** The terminal's width when stdout is one; else undefined. */
+export function terminalColumns(): number | undefined {
+  if (!Deno.stdout.isTerminal()) return undefined;
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return undefined;
+  }
 }
 
 const enc = new TextEncoder();
@@ -29,10 +60,16 @@ export async function writeStdout(text: string): Promise<void> {
   }
 }
 
-/** Writes one JSON error object line to stderr. */
+/** Writes the error to stderr: one JSON object line, or (pretty) one line for people. */
 export function writeError(
   error: ErrorObject | { code: "USAGE"; message: string },
   format: OutputFormat,
 ): void {
-  Deno.stderr.writeSync(enc.encode(render({ error }, format)));
+  const c = palette(stderrColor());
+  const text = format === "json"
+    ? render({ error })
+    : error.code === "USAGE"
+    ? errorLine("usage", error.message, c)
+    : workspaceErrorLine(error, c);
+  Deno.stderr.writeSync(enc.encode(text));
 }

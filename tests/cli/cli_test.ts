@@ -262,7 +262,7 @@ Deno.test("cli: operation errors exit 1 with the library's error object on stder
   });
 });
 
-Deno.test("cli: --output pretty is indented JSON of the same value", async () => {
+Deno.test("cli: --output pretty is text for people (piped: no colour); json is unchanged", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "a\n" });
     const ws = await openWorkspace(dir);
@@ -272,14 +272,14 @@ Deno.test("cli: --output pretty is indented JSON of the same value", async () =>
       { read: [dir] },
     );
     assert.equal(r.code, 0);
-    assert.equal(r.stdout, JSON.stringify(lib, null, 2) + "\n");
-    assert.match(r.stdout, /^\{\n {2}"path": "a\.txt",\n/);
+    assert.equal(r.stdout, `[a.txt, lines 1-1 of 1, 2 bytes, sha256 ${lib.sha256}]\na\n`);
+    assert.equal(r.stderr, "");
     const err = await cli(
       ["op", "read_file", "--root", dir, "--output", "pretty", "--arguments", '{"path":"x"}'],
       { read: [dir] },
     );
     assert.equal(err.code, 1);
-    assert.match(err.stderr, /^\{\n {2}"error": \{\n/);
+    assert.equal(err.stderr, "error (NOT_FOUND): path x does not exist.\n");
     const json = await cli(
       ["op", "read_file", "--root", dir, "--output", "json", "--arguments", '{"path":"a.txt"}'],
       { read: [dir] },

@@ -403,7 +403,9 @@ Deno.test("client output modes and argument sources", async (t) => {
       assertExit(pretty, 0);
       assert.equal(pretty.stderr, "");
       assert.ok(!pretty.stdout.trimStart().startsWith("{"), "pretty is not JSON");
-      assert.match(pretty.stdout, /^read_file \(Read a text file\)$/m);
+      // A table: name, access, argument signature (required first, optional in brackets).
+      assert.match(pretty.stdout, /^TOOL +ACCESS +ARGUMENTS$/m);
+      assert.match(pretty.stdout, /^read_file +read-only +path, \[startLine\], \[endLine\]/m);
       assert.match(pretty.stdout, /^7 tools, 4 page\(s\), modern 2026-07-28$/m);
     });
 
@@ -432,7 +434,8 @@ Deno.test("client output modes and argument sources", async (t) => {
         !pretty.stdout.includes("contractVersion"),
         "pretty shows the content, no envelope",
       );
-      assert.equal(pretty.stdout, j.text[0] + "\n", "pretty prints the text block as is");
+      // The file's text as text, after its header line; one final newline, not two.
+      assert.equal(pretty.stdout, j.text[0], "pretty prints the header and the text");
     });
 
     await t.step("tools call: derived views show the typed error and the media block", async () => {
@@ -467,9 +470,10 @@ Deno.test("client output modes and argument sources", async (t) => {
       assert.equal(m.structuredContent.size, 9);
       assert.ok(!("data" in m.structuredContent));
       assertExit(mediaPretty, 0);
-      assert.match(
+      // One summary line; the bytes are for programs.
+      assert.equal(
         mediaPretty.stdout,
-        /\n\[resource text\/plain wmcp:\/\/workspace\/hello\.txt, 9 bytes\]\n$/,
+        `hello.txt: text/plain, 9 bytes, sha256 ${m.structuredContent.sha256}\n`,
       );
     });
 

@@ -47,6 +47,8 @@ async function holdOnTerminal(dir: string, env: Record<string, string>): Promise
   // Exactly the environment asked for: an inherited NO_COLOR (CI sets it) must not leak in.
   const inherited = Deno.env.toObject();
   delete inherited.NO_COLOR;
+  delete inherited.FORCE_COLOR;
+  inherited.TERM = "xterm-256color"; // TERM=dumb (some CI) turns colour off as NO_COLOR does
   const child = new Deno.Command("script", {
     args: ["-qec", client, "/dev/null"],
     env: { ...inherited, ...env },

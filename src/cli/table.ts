@@ -1,0 +1,62 @@
+/**
+ * The tool table people read (`tools list`, `op list` on a terminal): name, access (read-only,
+ * writes, destructive) and argument signature, laid out by cli-table3 without borders, the
+ * signature column wrapped at word boundaries to the terminal's width.
+ */
+import Table from "cli-table3";
+import type { Palette } from "./colors.ts";
+import { accessOf, signatureOf, terminalSafe, type ToolRow } from "./pretty.ts";
+
+/** Options of toolTable. */
+export interface TableOptions {
+  palette: Palette;
+  /** Terminal width in columns; undefined: no wrapping. */
+  columns?: number;
+}
+
+const NO_BORDER = {
+  top: "",
+  "top-mid": "",
+  "top-left": "",
+  "top-right": "",
+  bottom: "",
+  "bottom-mid": "",
+  "bottom-left": "",
+  "bottom-right": "",
+  left: "",
+  "left-mid": "",
+  mid: "",
+  "mid-mid": "",
+  right: "",
+  "right-mid": "",
+  middle: "  ",
+};
+
+/** The table of tools, one a row under a header line; each line ends with a newline. */
+export function toolTable(tools: ToolRow[], options: TableOptions): string {
+  const c = options.palette;
+  const rows = tools.map((t) => ({
+    name: terminalSafe(String(t.name)),
+    access: accessOf(t),
+    signature: terminalSafe(signatureOf(t.inputSchema)) || "-",
+  }));
+  const nameWidth = Math.max(4, ...rows.map((r) => r.name.length));
+  const accessWidth = "destructive".length;
+  // The signature takes what is left of the terminal (at least 20 columns), wrapped.
+  const signatureWidth = options.columns === undefined
+    ? undefined
+    : Math.max(20, options.columns - nameWidth - accessWidth - 2 * 2 - 1);
+  const table = new Table({
+    head: ["TOOL", "ACCESS", "ARGUMENTS"].map((h) => c.bold(h)),
+    chars: NO_BORDER,
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 0 },
+    ...(signatureWidth === undefined ? {} : {
+      colWidths: [nameWidth, accessWidth, signatureWidth],
+      wordWrap: true,
+      wrapOnWordBoundary: true,
+    }),
+  });
+  const tint = { "read-only": c.green, writes: c.yellow, destructive: c.red } as const;
+  for (const r of rows) table.push([c.bold(r.name), tint[r.access](r.access), r.signature]);
+  return table.toString().split("\n").map((l) => l.trimEnd()).join("\n") + "\n";
+}
