@@ -484,7 +484,9 @@ const jsonLine = (v: unknown) => JSON.stringify(v) + "\n";
 export async function runAuth(argv: string[]): Promise<number> {
   const json = !Deno.stdout.isTerminal();
   let useJson = json;
-  const path = ["auth"];
+  // The command a usage error points to, from the words as typed (before parsing can fail).
+  const typed = argv.find((w) => !w.startsWith("-"));
+  const path = typed !== undefined && SUBCOMMANDS.auth.includes(typed) ? ["auth", typed] : ["auth"];
   try {
     const { values, positionals } = parse(argv);
     if (values.output !== undefined) {
@@ -495,7 +497,6 @@ export async function runAuth(argv: string[]): Promise<number> {
     }
     const [sub, ...rest] = positionals;
     const subs = SUBCOMMANDS.auth;
-    if (sub !== undefined && subs.includes(sub)) path.push(sub);
     if (sub === undefined || !subs.includes(sub) || rest.length > 0) {
       throw new ClientError(
         "usage",

@@ -346,7 +346,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
   const onSigint = () => abort.abort();
   let listening = false;
   const prog = programName();
-  let path = [command];
+  // The command a usage error points to, from the words as typed (before parsing can fail).
+  const typed = argv.find((w) => !w.startsWith("-"));
+  let path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
+    ? [command, typed]
+    : [command];
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);
@@ -380,6 +384,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
         `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
       );
     }
+    if (sub === "call") path = [command, sub, rest[0]];
     const timeoutMs = seconds(values.timeout, "--timeout")!;
     const maxTimeoutMs = seconds(values["max-timeout"], "--max-timeout");
     const maxPages = positiveInt(values["max-pages"], "--max-pages");

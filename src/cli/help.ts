@@ -138,6 +138,9 @@ Example:
     config: `Usage: ${p} config print --host HOST (--root DIR [--write] | --http URL) [--name NAME]
 
 See \`${p} config print --help\`.
+
+Example:
+  ${p} config print --host claude-desktop --root ~/project
 `,
     "config print":
       `Usage: ${p} config print --host claude-desktop|claude-code|vscode|cursor|generic

@@ -278,8 +278,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!op) throw unknownOperation(name);
     path = ["op", name];
     const args = await readArguments(values, positionals.slice(1));
-    checkOperationArguments(op, args);
     const ws = await openWorkspaceFromFlags(values);
+    checkOperationArguments(op, args);
     const result = await runOperation({ workspace: ws }, name, args);
     await writeStdout(render(result, format));
     return EXIT.ok;
