@@ -1,4 +1,7 @@
-/** Reads one JSON arguments object from exactly one of --arguments, --arguments-file, --arguments-stdin. */
+/**
+ * The arguments object of `op NAME` and `tools call NAME`: at most one JSON source (--arguments,
+ * --arguments-file, --arguments-stdin) merged with `key=value` / `key:=json` shorthand words.
+ */
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 
@@ -13,8 +16,81 @@ async function readStdin(): Promise<string> {
   return await new Response(Deno.stdin.readable).text();
 }
 
-/** Parses the arguments object; none given means {}. */
-export async function readArguments(src: ArgumentSources): Promise<Record<string, unknown>> {
+/** Sets an own property (an own `__proto__` key stays a key, refused later as unknown). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, {
+    value,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * Parses shorthand words: `key=value` gives the string value (everything after the first `=`,
+ * which may hold more `=`); `key:=json` parses JSON (`n:=5`, `flag:=true`, `list:='["a"]'`).
+ * The key is taken literally (no nesting: `a.b=1` is the key `a.b`). An empty key, a word
+ * without `=` and a repeated key are usage errors.
+ */
+export function parseShorthand(words: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const word of words) {
+    const eq = word.indexOf("=");
+    if (eq < 0) {
+      throw new UsageError(
+        `unexpected argument ${JSON.stringify(word)}: arguments are key=value or key:=json`,
+      );
+    }
+    const json = eq > 0 && word[eq - 1] === ":";
+    const key = word.slice(0, json ? eq - 1 : eq);
+    const text = word.slice(eq + 1);
+    if (key === "") {
+      throw new UsageError(`${JSON.stringify(word)} has an empty key (write key=value)`);
+    }
+    if (Object.hasOwn(out, key)) {
+      throw new UsageError(`argument \`${key}\` is given twice`);
+    }
+    let value: unknown = text;
+    if (json) {
+      try {
+        value = parseJsonText(text, `${key}:=`);
+      } catch (err) {
+        const why = err instanceof OptionFileError ? err.message : `${key}:= is not valid JSON`;
+        throw new UsageError(`${why}; write ${key}=TEXT for a string`);
+      }
+    }
+    setOwn(out, key, value);
+  }
+  return out;
+}
+
+/** Reads the JSON source (if any) and merges the shorthand words; none given means {}. */
+export async function readArguments(
+  src: ArgumentSources,
+  shorthand: readonly string[] = [],
+): Promise<Record<string, unknown>> {
+  const words = parseShorthand(shorthand);
+  const base = await readJsonSource(src);
+  for (const [key, value] of Object.entries(words)) {
+    if (Object.hasOwn(base, key)) {
+      throw new UsageError(
+        `argument \`${key}\` is given twice (in ${sourceName(src)} and as ${key}=)`,
+      );
+    }
+    setOwn(base, key, value);
+  }
+  return base;
+}
+
+function sourceName(src: ArgumentSources): string {
+  return src.arguments !== undefined
+    ? "--arguments"
+    : src["arguments-file"] !== undefined
+    ? "--arguments-file"
+    : "--arguments-stdin";
+}
+
+async function readJsonSource(src: ArgumentSources): Promise<Record<string, unknown>> {
   const given = [
     src.arguments !== undefined,
     src["arguments-file"] !== undefined,

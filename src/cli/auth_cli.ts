@@ -21,6 +21,8 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { writeStdout } from "./output.ts";
+import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
+import { didYouMean, explainParseError } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 
 const OPTIONS = {
@@ -47,7 +49,7 @@ function parse(args: string[]) {
   try {
     return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new ClientError("usage", (err as Error).message);
+    throw new ClientError("usage", explainParseError(err, OPTIONS));
   }
 }
 
@@ -482,6 +484,9 @@ const jsonLine = (v: unknown) => JSON.stringify(v) + "\n";
 export async function runAuth(argv: string[]): Promise<number> {
   const json = !Deno.stdout.isTerminal();
   let useJson = json;
+  // The command a usage error points to, from the words as typed (before parsing can fail).
+  const typed = argv.find((w) => !w.startsWith("-"));
+  const path = typed !== undefined && SUBCOMMANDS.auth.includes(typed) ? ["auth", typed] : ["auth"];
   try {
     const { values, positionals } = parse(argv);
     if (values.output !== undefined) {
@@ -491,8 +496,18 @@ export async function runAuth(argv: string[]): Promise<number> {
       useJson = values.output === "json";
     }
     const [sub, ...rest] = positionals;
-    if (!["login", "status", "logout"].includes(sub ?? "") || rest.length > 0) {
-      throw new ClientError("usage", "auth takes login, status or logout (see --help)");
+    const subs = SUBCOMMANDS.auth;
+    if (sub === undefined || !subs.includes(sub) || rest.length > 0) {
+      throw new ClientError(
+        "usage",
+        sub !== undefined && !subs.includes(sub)
+          ? `unknown subcommand auth ${JSON.stringify(sub)}${didYouMean(sub, subs)}; auth takes ${
+            subs.join(", ")
+          }`
+          : rest.length > 0
+          ? `unexpected argument ${JSON.stringify(rest[0])}`
+          : `auth takes ${subs.join(", ")}`,
+      );
     }
     const relaunched = await relaunch(argv, values);
     if (relaunched !== undefined) return relaunched;
@@ -589,7 +604,13 @@ export async function runAuth(argv: string[]): Promise<number> {
       await redirector.close();
     }
   } catch (err) {
-    const e = authFailure(err);
+    let e = authFailure(err);
+    if (e.failure === "usage") {
+      e = new ClientError("usage", `${e.message}; ${seeHelp(path, programName())}`, {
+        details: e.details,
+        cause: e,
+      });
+    }
     Deno.stderr.writeSync(
       new TextEncoder().encode(
         useJson ? jsonLine({ error: e.toJSON() }) : `error (${e.failure}): ${e.message}\n`,

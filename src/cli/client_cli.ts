@@ -28,6 +28,8 @@ import { terminalColumns, writeStdout } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
+import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
+import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -68,6 +70,7 @@ const OPTIONS = {
   "arguments-stdin": { type: "boolean" },
   "skip-local-validation": { type: "boolean" },
   "keep-going": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
 } as const;
 
 type Values = ReturnType<typeof parse>["values"];
@@ -76,7 +79,7 @@ function parse(args: string[]) {
   try {
     return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new ClientError("usage", (err as Error).message);
+    throw new ClientError("usage", explainParseError(err, OPTIONS));
   }
 }
 
@@ -349,6 +352,12 @@ export async function runClient(command: string, argv: string[]): Promise<number
   const abort = new AbortController();
   const onSigint = () => abort.abort();
   let listening = false;
+  const prog = programName();
+  // The command a usage error points to, from the words as typed (before parsing can fail).
+  const typed = argv.find((w) => !w.startsWith("-"));
+  let path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
+    ? [command, typed]
+    : [command];
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);
@@ -356,22 +365,40 @@ export async function runClient(command: string, argv: string[]): Promise<number
     let rest = positionals;
     if (command === "tools") {
       [sub, ...rest] = positionals;
-      if (!["list", "show", "call", "run"].includes(sub ?? "")) {
-        throw new ClientError("usage", "tools takes list, show NAME, call NAME or run FILE|-");
+      const subs = SUBCOMMANDS.tools;
+      if (sub === undefined || !subs.includes(sub)) {
+        throw new ClientError(
+          "usage",
+          sub === undefined
+            ? `tools takes ${subs.join(", ")}`
+            : `unknown subcommand tools ${JSON.stringify(sub)}${
+              didYouMean(sub, subs)
+            }; tools takes ${subs.join(", ")}`,
+        );
       }
+      path = [command, sub];
+    }
+    if (values.help && !(sub === "call" && rest.length >= 1)) {
+      // main.ts answers every other --help; kept here for direct callers of runClient.
+      await writeStdout(helpText(path, prog) ?? "");
+      return CLIENT_EXIT.ok;
     }
     const want = command === "server-info" || sub === "list" ? 0 : 1;
-    if (rest.length !== want) {
+    // `tools call NAME key=value ...`: the words after NAME are argument shorthand.
+    if (sub === "call" ? rest.length < 1 : rest.length !== want) {
       throw new ClientError(
         "usage",
         `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
       );
     }
+    if (sub === "call") path = [command, sub, rest[0]];
     const timeoutMs = seconds(values.timeout, "--timeout")!;
     const maxTimeoutMs = seconds(values["max-timeout"], "--max-timeout");
     const maxPages = positiveInt(values["max-pages"], "--max-pages");
     const maxInputRounds = positiveInt(values["max-input-rounds"], "--max-input-rounds");
-    const callArgs = sub === "call" ? await readArguments(values) : undefined;
+    const callArgs = sub === "call" && !values.help
+      ? await readArguments(values, rest.slice(1))
+      : undefined;
     if (
       sub !== "call" &&
       (values.arguments !== undefined || values["arguments-file"] !== undefined ||
@@ -419,6 +446,19 @@ export async function runClient(command: string, argv: string[]): Promise<number
       await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
+    if (sub === "call" && values.help) {
+      // `tools call NAME --help`: NAME's arguments as the server lists them.
+      const { tool } = await showTool(session, rest[0], listOptions);
+      await writeStdout(schemaHelp({
+        usage: `${prog} tools call ${String(tool.name)}`,
+        name: String(tool.name),
+        title: typeof tool.title === "string" ? tool.title : undefined,
+        description: typeof tool.description === "string" ? tool.description : undefined,
+        inputSchema: tool.inputSchema,
+        annotations: tool.annotations as Record<string, unknown> | undefined,
+      }));
+      return CLIENT_EXIT.ok;
+    }
     if (sub === "show") {
       const { tool, pages } = await showTool(session, rest[0], listOptions);
       await writeStdout(
@@ -461,12 +501,30 @@ export async function runClient(command: string, argv: string[]): Promise<number
     });
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
-      if (!listed) throw new ClientError("usage", `no tool named ${JSON.stringify(name)}`);
+      if (!listed) {
+        throw new ClientError(
+          "usage",
+          `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
+        );
+      }
       if (listed.problems.length > 0) {
         // A tool the flattened inventory leaves out is never called.
         throw new ClientError("usage", `refusing to call ${name}: ${listed.problems.join("; ")}`);
       }
       const tool = listed.tool;
+      const unknown = values["skip-local-validation"]
+        ? undefined
+        : unknownKey(tool.inputSchema, args);
+      if (unknown !== undefined) {
+        // The same sentence (and exit code 2) as `op` gives for the same mistake.
+        throw new ClientError(
+          "usage",
+          `arguments do not match ${name}'s inputSchema: ${
+            unknownArgumentMessage(unknown.key, unknown.known)
+          }`,
+          { details: { argument: unknown.key, known: unknown.known } },
+        );
+      }
       return callTool(session!, name, args, {
         timeoutMs,
         maxTimeoutMs,
@@ -545,6 +603,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     reportError(
       abort.signal.aborted && e.failure !== "usage"
         ? new ClientError("timeout", `interrupted: ${e.message}`)
+        : e.failure === "usage"
+        ? new ClientError("usage", `${e.message}; ${seeHelp(path, prog)}`, {
+          details: e.details,
+          cause: e,
+        })
         : e,
       output,
     );

@@ -7,6 +7,7 @@
  * directory and any PATH. Formats and sources: docs/decisions/0019-host-setup-and-root-refusal.md.
  */
 import { parseArgs } from "node:util";
+import { explainParseError } from "./suggest.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
@@ -362,6 +363,14 @@ const HTTP_TOKEN_INTRO =
   "the server is not on loopback, so it requires a bearer token (--token-file or " + TOKEN_ENV +
   ")";
 
+const PRINT_OPTIONS = {
+  host: { type: "string" },
+  root: { type: "string" },
+  write: { type: "boolean" },
+  http: { type: "string" },
+  name: { type: "string" },
+} as const;
+
 /**
  * Runs `config print ARGS` (argv after `config print`): writes the snippet to stdout and notes
  * to stderr. Returns 0; every bad flag or root is a UsageError (exit 2).
@@ -374,18 +383,12 @@ export async function configPrint(
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: {
-        host: { type: "string" },
-        root: { type: "string" },
-        write: { type: "boolean" },
-        http: { type: "string" },
-        name: { type: "string" },
-      },
+      options: PRINT_OPTIONS,
       strict: true,
       allowPositionals: false,
     }));
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(explainParseError(err, PRINT_OPTIONS));
   }
   const host = values.host;
   if (host === undefined || !(HOSTS as readonly string[]).includes(host)) {

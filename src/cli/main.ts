@@ -1,15 +1,27 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
 import { parseArgs } from "node:util";
-import denoConfig from "../../deno.json" with { type: "json" };
 import { invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
-import { toWorkspaceError } from "../workspace/errors.ts";
+import { type ErrorObject, toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,
   getOperation,
   jsonSchemas,
+  parseInput,
   runOperation,
 } from "../operations/registry.ts";
+import type { OperationDefinition } from "../operations/types.ts";
 import { readArguments } from "./arguments.ts";
+import {
+  COMMANDS,
+  helpText,
+  operationExamples,
+  programName,
+  schemaHelp,
+  seeHelp,
+  SUBCOMMANDS,
+  VERSION,
+} from "./help.ts";
+import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
 import { serveStop } from "./serve_stop.ts";
 import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
@@ -26,56 +38,6 @@ import { startOpProgress } from "./op_progress.ts";
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: 2 } as const;
 
-const HELP = `wmcp ${denoConfig.version}: typed, contained access to one workspace directory
-
-Usage:
-  cli.ts op list [--write] [--output json|pretty]
-  cli.ts op NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
-                 [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
-  cli.ts serve stdio|http [--sandbox auto|required|off]
-                 [server flags: --root DIR --write --host H --port N ...]
-  cli.ts serve stop --pid-file FILE [--timeout SECONDS]
-  cli.ts config print --host claude-desktop|claude-code|vscode|cursor|generic
-                 --root DIR [--write] [--http URL] [--name NAME]
-  cli.ts server-info [CONNECTION] [OUTPUT]
-  cli.ts tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
-  cli.ts tools show NAME [CONNECTION] [OUTPUT]
-  cli.ts tools call NAME [--arguments JSON | --arguments-file PATH | --arguments-stdin]
-                 [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]
-  cli.ts tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
-  cli.ts auth login (--endpoint URL | --config FILE --server NAME) [--scope S] [--no-browser]
-                 [--redirect-port N] [--auth-timeout S]
-  cli.ts auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
-  cli.ts auth logout (--endpoint URL | --config FILE --server NAME | --all)
-  cli.ts --help | --version
-
-Client CONNECTION (default: the bundled stdio server on --root, read-only unless --write):
-  --endpoint URL [--bearer-token-env VAR]   Streamable HTTP (implies --transport http)
-  --config FILE --server NAME                a server from an mcpServers JSON file
-  --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
-  --connect-timeout S  --server-logs
-Client OUTPUT: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
-Client TIME: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
-Client INTERACTION: --non-interactive | --input-responses-file PATH, --max-input-rounds N
-Client exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol,
-  5 invalid result, 6 input required, 7 timeout or cancelled.
-
-Options of serve stdio|http:
-  --sandbox MODE    auto (default): on Linux with bubblewrap, run the server in a mount
-                    namespace where only the workspace and the runtime exist, else say why
-                    not on stderr; required: fail (exit 2) when that is not possible; off
-
-Options of op:
-  --root DIR        workspace root (default: the directory you run from)
-  --write           enable write_file, edit_file, create_directory, move_path, delete_path
-  --limit name=N    override a limit (see workspace_info), repeatable
-  --output FORMAT   json (default when not a terminal) or pretty
-
-The result is the operation's JSON object on stdout. Errors are one JSON object
-{"error":{"code",...}} on stderr. Exit codes: 0 success, 1 operation error,
-2 usage error.
-`;
-
 const OP_OPTIONS = {
   root: { type: "string" },
   write: { type: "boolean" },
@@ -85,20 +47,170 @@ const OP_OPTIONS = {
   "arguments-file": { type: "string" },
   "arguments-stdin": { type: "boolean" },
   help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
 } as const;
+
+/** The words of argv before a `--` terminator (flags after it are values). */
+function beforeTerminator(argv: readonly string[]): readonly string[] {
+  const end = argv.indexOf("--");
+  return end < 0 ? argv : argv.slice(0, end);
+}
+
+/** The command path a usage error or --help is about: `op`, `tools call`, `auth login`... */
+function commandPath(argv: readonly string[]): string[] {
+  const [command, ...rest] = argv;
+  if (command === undefined || !(COMMANDS as readonly string[]).includes(command)) return [];
+  const subs = SUBCOMMANDS[command];
+  const word = rest.find((w) => !w.startsWith("-"));
+  return subs && word !== undefined && subs.includes(word) ? [command, word] : [command];
+}
+
+/** Help for `op NAME`: the operation's arguments from its JSON Schema, annotations, examples. */
+function operationHelp(op: OperationDefinition, prog: string): string {
+  return schemaHelp({
+    usage: `${prog} op ${op.name}${op.needsWrite ? " --write" : ""}`,
+    name: op.name,
+    title: op.title,
+    description: op.description,
+    inputSchema: jsonSchemas(op).input,
+    annotations: op.annotations as unknown as Record<string, unknown>,
+    needsWrite: op.needsWrite,
+    examples: operationExamples(op.name, prog),
+  });
+}
+
+function unknownOperation(name: string): UsageError {
+  const names = availableOperations(true).map((o) => o.name);
+  return new UsageError(
+    `unknown operation ${JSON.stringify(name)}${didYouMean(name, names)}; known: ${
+      names.join(", ")
+    }`,
+  );
+}
+
+/**
+ * Checks `op` arguments against the operation's input schema before anything runs. A failure
+ * the JSON Schema expresses (unknown or missing key, wrong type, bound) is the library's
+ * INVALID_ARGUMENT error, reported as a usage error (exit 2), as `tools call` reports the same
+ * arguments; refinements beyond JSON Schema (endLine < startLine) are left to the operation.
+ */
+function checkOperationArguments(op: OperationDefinition, args: Record<string, unknown>): void {
+  const parsed = op.inputSchema.safeParse(args);
+  try {
+    parseInput(op, args);
+  } catch (err) {
+    if (!(err instanceof WorkspaceError) || err.code !== "INVALID_ARGUMENT") throw err;
+    const schemaLevel = String(err.argument ?? "").endsWith("__proto__") ||
+      (!parsed.success && parsed.error.issues.some((i) => i.code !== "custom"));
+    if (!schemaLevel) return;
+    // A misspelled key is the mistake to report first (before the required key it misses),
+    // worded and suggested as `tools call` words it.
+    const unknown = unknownKey(jsonSchemas(op).input, args);
+    throw new ArgumentsMismatch(
+      unknown === undefined ? err.toJSON() : {
+        ...err.toJSON(),
+        message: unknownArgumentMessage(unknown.key, unknown.known),
+        argument: unknown.key,
+      },
+    );
+  }
+}
+
+/** Arguments refused by the operation's schema before it ran (exit 2, the library's error object). */
+class ArgumentsMismatch extends Error {
+  constructor(readonly error: ErrorObject) {
+    super(error.message);
+    this.name = "ArgumentsMismatch";
+  }
+}
+
+function unknownSubcommand(command: string, word: string | undefined): UsageError {
+  const subs = SUBCOMMANDS[command] ?? [];
+  return new UsageError(
+    word === undefined || word.startsWith("-")
+      ? `${command} takes ${subs.join(", ")}`
+      : `unknown subcommand ${command} ${JSON.stringify(word)}${
+        didYouMean(word, subs)
+      }; ${command} takes ${subs.join(", ")}`,
+  );
+}
+
+/**
+ * The help asked for by `COMMAND ... --help`, or undefined for `tools call NAME --help`, which
+ * needs the server. An unknown operation name is a usage error.
+ */
+function commandHelp(
+  command: string,
+  rest: readonly string[],
+  prog: string,
+): string | undefined {
+  if (command === "op") {
+    const { positionals } = parseArgs({
+      args: [...rest],
+      options: OP_OPTIONS,
+      allowPositionals: true,
+      strict: false,
+    });
+    const name = positionals[0];
+    if (name === "list") return helpText(["op", "list"], prog);
+    if (name !== undefined) {
+      const op = getOperation(name);
+      if (!op) throw unknownOperation(name);
+      return operationHelp(op, prog);
+    }
+  }
+  const path = commandPath([command, ...rest]);
+  if (path[0] === "tools" && path[1] === "call") {
+    const words = rest.filter((w) => !w.startsWith("-"));
+    if (words.length >= 2) return undefined;
+  }
+  return helpText(path, prog) ?? helpText([command], prog);
+}
 
 /** Runs the CLI with argv (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   let format: OutputFormat = "json";
+  const prog = programName();
+  let path: string[] = commandPath(argv);
   try {
     const [command, ...rest] = argv;
-    if (command === undefined || command === "--help" || command === "-h" || command === "help") {
-      await writeStdout(HELP);
-      return command === undefined ? EXIT.usage : EXIT.ok;
+    if (command === undefined) {
+      await writeStdout(helpText([], prog)!);
+      return EXIT.usage;
     }
-    if (command === "--version") {
-      await writeStdout(`${denoConfig.version}\n`);
+    if (command === "--help" || command === "-h" || command === "help") {
+      const text = helpText(rest.filter((w) => !w.startsWith("-")).slice(0, 2), prog) ??
+        helpText([], prog)!;
+      await writeStdout(text);
       return EXIT.ok;
+    }
+    const launches = command === "serve" && (rest[0] === "stdio" || rest[0] === "http");
+    if (!(COMMANDS as readonly string[]).includes(command)) {
+      if (command === "--version" || command === "-V") {
+        await writeStdout(`${VERSION}\n`);
+        return EXIT.ok;
+      }
+      throw new UsageError(
+        `unknown ${command.startsWith("-") ? "flag" : "command"} ${JSON.stringify(command)}${
+          didYouMean(command, command.startsWith("-") ? ["--help", "--version"] : COMMANDS)
+        }`,
+      );
+    }
+    // `serve stdio|http` hands every flag (--help and --version included) to the server entry.
+    if (!launches) {
+      const words = beforeTerminator(rest);
+      if (words.includes("--version") || words.includes("-V")) {
+        await writeStdout(`${VERSION}\n`);
+        return EXIT.ok;
+      }
+      if (words.includes("--help") || words.includes("-h")) {
+        const help = commandHelp(command, rest, prog);
+        if (help !== undefined) {
+          await writeStdout(help);
+          return EXIT.ok;
+        }
+        // `tools call NAME --help`: the tool's arguments come from the server (client_cli.ts).
+      }
     }
     if (command === "server-info" || command === "tools") {
       // The client writes nothing but stored credentials: write on the invocation directory is
@@ -128,7 +240,7 @@ export async function main(argv: string[]): Promise<number> {
       // Prints a host's snippet; reads only through its probe child, never writes or connects.
       Deno.permissions.revokeSync({ name: "write" });
       Deno.permissions.revokeSync({ name: "net" });
-      if (rest[0] !== "print") throw new UsageError("config takes print --host H --root DIR ...");
+      if (rest[0] !== "print") throw unknownSubcommand("config", rest[0]);
       return await configPrint(rest.slice(1), writeStdout);
     }
     if (command === "serve") {
@@ -138,31 +250,26 @@ export async function main(argv: string[]): Promise<number> {
         Deno.permissions.revokeSync({ name: "net" });
         return await serveLaunch(rest[0], rest.slice(1));
       }
-      if (rest[0] !== "stop") {
-        throw new UsageError("serve takes stdio|http [server flags] or stop --pid-file FILE");
-      }
+      if (rest[0] !== "stop") throw unknownSubcommand("serve", rest[0]);
       return await serveStop(rest.slice(1), writeStdout);
     }
-    if (command !== "op") {
-      throw new UsageError(`unknown command ${JSON.stringify(command)}; see --help`);
-    }
+    if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
     let parsed;
     try {
       parsed = parseArgs({ args: rest, options: OP_OPTIONS, allowPositionals: true, strict: true });
     } catch (err) {
-      throw new UsageError((err as Error).message);
+      throw new UsageError(explainParseError(err, OP_OPTIONS));
     }
     const { values, positionals } = parsed;
     format = chooseFormat(values.output);
-    if (values.help) {
-      await writeStdout(HELP);
-      return EXIT.ok;
-    }
-    if (positionals.length !== 1) {
-      throw new UsageError("op takes one operation name (or `list`); see --help");
+    if (positionals.length === 0) {
+      throw new UsageError("op takes an operation name (or `list`)");
     }
     const name = positionals[0];
     if (name === "list") {
+      if (positionals.length > 1) {
+        throw new UsageError(`op list takes no arguments, got ${JSON.stringify(positionals[1])}`);
+      }
       const ops = availableOperations(values.write === true).map((op) => ({
         name: op.name,
         title: op.title,
@@ -175,15 +282,12 @@ export async function main(argv: string[]): Promise<number> {
       await writeStdout(renderOperations(ops, format));
       return EXIT.ok;
     }
-    if (!getOperation(name)) {
-      throw new UsageError(
-        `unknown operation ${JSON.stringify(name)}; known: ${
-          availableOperations(true).map((o) => o.name).join(", ")
-        }`,
-      );
-    }
-    const args = await readArguments(values);
+    const op = getOperation(name);
+    if (!op) throw unknownOperation(name);
+    path = ["op", name];
+    const args = await readArguments(values, positionals.slice(1));
     const ws = await openWorkspaceFromFlags(values);
+    checkOperationArguments(op, args);
     // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
     const progress = startOpProgress(name);
     let result;
@@ -196,7 +300,11 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {
-      writeError({ code: "USAGE", message: err.message }, format);
+      writeError({ code: "USAGE", message: `${err.message}; ${seeHelp(path, prog)}` }, format);
+      return EXIT.usage;
+    }
+    if (err instanceof ArgumentsMismatch) {
+      writeError({ ...err.error, message: `${err.message}; ${seeHelp(path, prog)}` }, format);
       return EXIT.usage;
     }
     writeError(toWorkspaceError(err).toJSON(), format);

@@ -8,6 +8,7 @@
  * kill, sys=uid), it re-runs itself as a child with exactly those, as serve_launch.ts does.
  */
 import { parseArgs } from "node:util";
+import { explainParseError } from "./suggest.ts";
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import {
   checkPidFile,
@@ -71,6 +72,11 @@ async function alive(pid: number): Promise<boolean> {
   return r.success;
 }
 
+const STOP_OPTIONS = {
+  "pid-file": { type: "string" },
+  timeout: { type: "string", default: "15" },
+} as const;
+
 /** Runs `serve stop`; returns the exit code and writes one JSON line describing what happened. */
 export async function serveStop(
   args: string[],
@@ -80,11 +86,11 @@ export async function serveStop(
   try {
     ({ values } = parseArgs({
       args,
-      options: { "pid-file": { type: "string" }, timeout: { type: "string", default: "15" } },
+      options: STOP_OPTIONS,
       strict: true,
     }));
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(explainParseError(err, STOP_OPTIONS));
   }
   if (values["pid-file"] === undefined) throw new UsageError("serve stop needs --pid-file FILE");
   const timeoutMs = Number(values.timeout) * 1000;

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { classify, ClientError } from "./errors.ts";
 import type { RawMessage, Session } from "./session.ts";
 import { validate } from "./validate.ts";
+import { didYouMean } from "../cli/suggest.ts";
 import type { ProgressUpdate } from "./progress.ts";
 import {
   type Deadline,
@@ -250,14 +251,10 @@ export async function showTool(
   const pages = await listToolsPages(s, o);
   const hit = flatten(pages, { headers: false }).find((t) => t.tool.name === name);
   if (!hit) {
-    const near = flatten(pages, { headers: false }).map((t) => String(t.tool.name)).filter((n) =>
-      n.toLowerCase() === name.toLowerCase()
-    );
+    const names = flatten(pages, { headers: false }).map((t) => String(t.tool.name));
     throw new ClientError(
       "usage",
-      `no tool named ${JSON.stringify(name)}${
-        near.length ? ` (did you mean ${near.join(", ")}?)` : ""
-      }`,
+      `no tool named ${JSON.stringify(name)}${didYouMean(name, names)}`,
     );
   }
   return { tool: hit.tool, pages };

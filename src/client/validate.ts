@@ -50,8 +50,11 @@ export function validate(schema: unknown, value: unknown): Validation {
   if (v(value)) return { ok: true };
   return {
     ok: false,
-    errors: (v.errors ?? []).map((e) =>
-      `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`
-    ),
+    errors: (v.errors ?? []).map((e) => {
+      const extra = e.keyword === "additionalProperties"
+        ? `: \`${(e.params as { additionalProperty?: string }).additionalProperty}\``
+        : "";
+      return `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}${extra}`;
+    }),
   };
 }

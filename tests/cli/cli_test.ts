@@ -235,7 +235,8 @@ Deno.test("cli: operation errors exit 1 with the library's error object on stder
       ["read_file", { path: "missing.txt" }],
       ["read_file", { path: "d" }],
       ["read_file", { path: "a.txt", startLine: 3, endLine: 2 }],
-      ["read_file", { path: "a.txt", bogus: true }],
+      // An unknown key is refused by the input schema before anything runs: exit 2 since
+      // decision 0028 (tests/cli/help_test.ts), as `tools call` refuses it.
       ["list_directory", { path: "a.txt" }],
       ["search_text", { query: "(", regex: true }],
       ["write_file", { path: "b.txt", content: "b" }],

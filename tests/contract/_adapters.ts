@@ -246,10 +246,12 @@ export async function cliAdapter(): Promise<Adapter> {
         } else if (out.code === 1 || out.code === 2) {
           if (stdout !== "") throw new Error(`exit ${out.code} with stdout: ${stdout}`);
           const { error } = JSON.parse(stderr) as { error: Record<string, unknown> };
-          if (out.code === 2) {
+          if (out.code === 2 && error.code !== "INVALID_ARGUMENT") {
             if (error.code !== "USAGE") throw new Error(`exit 2 but code ${error.code}`);
             outcome = { kind: "usage", detail: String(error.message) };
           } else {
+            // Exit 2 with INVALID_ARGUMENT: arguments refused by the operation's input schema
+            // before it ran (decision 0028); the error object is the library's.
             if (typeof error.message !== "string") throw new Error(`no message: ${stderr}`);
             outcome = errorOutcome(error);
           }

@@ -121,7 +121,8 @@ Deno.test("__proto__ is INVALID_ARGUMENT through the CLI", async () => {
       stdout: "piped",
       stderr: "piped",
     }).output();
-    assert.equal(out.code, 1);
+    // Refused by the input schema before anything runs: exit 2 (usage) since decision 0028.
+    assert.equal(out.code, 2);
     const err = JSON.parse(new TextDecoder().decode(out.stderr)).error;
     assert.equal(err.code, "INVALID_ARGUMENT");
     assert.equal(err.argument, "__proto__");

@@ -1,0 +1,395 @@
+/**
+ * Help texts of every CLI command and subcommand, under the program name the user typed, and the
+ * argument help of one operation or tool rendered from its JSON Schema.
+ */
+import denoConfig from "../../deno.json" with { type: "json" };
+import { envIfGranted } from "../config.ts";
+
+/** The version every `--version`/`-V` prints. */
+export const VERSION: string = denoConfig.version;
+
+/**
+ * The name the user typed: WMCP_PROG when the launcher sets it (and the env grant allows reading
+ * it), else `wmcp`.
+ */
+export function programName(): string {
+  const p = envIfGranted("WMCP_PROG")?.trim();
+  return p && /^[^\s`]{1,200}$/.test(p) ? p : "wmcp";
+}
+
+/** The commands of the CLI, for dispatch and did-you-mean. */
+export const COMMANDS = ["op", "serve", "config", "server-info", "tools", "auth", "help"] as const;
+
+/** The subcommands of each command that has them. */
+export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
+  serve: ["stdio", "http", "stop"],
+  config: ["print"],
+  tools: ["list", "show", "call", "run"],
+  auth: ["login", "status", "logout"],
+};
+
+/** "see `wmcp op --help`": the last words of every usage error. */
+export function seeHelp(path: readonly string[], prog: string = programName()): string {
+  return `see \`${[prog, ...path].join(" ")} --help\``;
+}
+
+const CONNECTION =
+  `Connection (default: the bundled stdio server on --root, read-only unless --write):
+  --root DIR [--write]                        the bundled server's workspace
+  --endpoint URL [--bearer-token-env VAR]     a Streamable HTTP server (--transport sse: HTTP+SSE)
+  --config FILE --server NAME                 a server from an mcpServers JSON file
+  --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
+  --connect-timeout S  --server-logs
+  OAuth: --client-id ID --client-secret-env VAR|--client-secret-file F --scope S --no-auth ...
+Output: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
+Exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol, 5 invalid result,
+  6 input required, 7 timeout or cancelled, 8 authorization.`;
+
+const TIME = `Time: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
+Interaction: --non-interactive | --input-responses-file PATH, --max-input-rounds N`;
+
+const SHORTHAND = `Arguments: key=value (a string), key:=json (a JSON value: n:=5, flag:=true,
+  list:='["a","b"]'), beside or instead of one of --arguments JSON | --arguments-file PATH |
+  --arguments-stdin. Keys are literal (no nesting: give an object with key:='{...}'); a key given
+  twice, also across --arguments and key=value, is a usage error.`;
+
+/** The help text of a command path (`[]` for the program), or undefined for an unknown path. */
+export function helpText(
+  path: readonly string[],
+  prog: string = programName(),
+): string | undefined {
+  const p = prog;
+  const texts: Record<string, string> = {
+    "": `${p} ${VERSION}: typed, contained access to one workspace directory
+
+Usage: ${p} COMMAND [SUBCOMMAND] [FLAGS]
+
+Commands:
+  op list | op NAME [key=value ...]   run one workspace operation locally (no server)
+  serve stdio|http | serve stop       run the MCP server; stop one started with --pid-file
+  config print                        print an MCP host's configuration snippet for wmcp
+  server-info                         connect to an MCP server and describe it
+  tools list|show|call|run            list, inspect and call an MCP server's tools
+  auth login|status|logout            OAuth sign-in for HTTP MCP servers
+
+Every command takes --help (-h) and --version (-V).
+
+Examples:
+  ${p} op list
+  ${p} op read_file path=README.md endLine:=20
+  ${p} op read_file --help
+  ${p} serve http --root ~/project --port 8080
+  ${p} tools call search_text --root ~/project query=TODO
+
+Results go to stdout; errors are one JSON object on stderr. Exit code 2 is a usage error.
+`,
+    op: `Usage:
+  ${p} op list [--write] [--output json|pretty]
+  ${p} op NAME [key=value | key:=json ...] [--arguments JSON | --arguments-file PATH |
+               --arguments-stdin] [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
+  ${p} op NAME --help     the operation's arguments, defaults and an example
+
+Runs one workspace operation in this process: no server, no network.
+
+Options:
+  --root DIR        workspace root (default: the directory you run from)
+  --write           enable write_file, edit_file, create_directory, move_path, delete_path
+  --limit name=N    override a limit (see workspace_info), repeatable
+  --output FORMAT   json (default when not a terminal) or pretty
+
+${SHORTHAND}
+
+Examples:
+  ${p} op list --write
+  ${p} op read_file path=README.md startLine:=1 endLine:=20
+  ${p} op search_text --root ~/project query=TODO include:='["*.ts"]'
+  ${p} op write_file --write path=notes.txt content='hello'
+
+The result is the operation's JSON object on stdout. Errors are one JSON object
+{"error":{"code",...}} on stderr. Exit codes: 0 success, 1 operation error, 2 usage error
+(including arguments that do not match the operation's input schema: nothing ran).
+`,
+    "op list": `Usage: ${p} op list [--write] [--output json|pretty]
+
+Lists the operations with their annotations and JSON Schemas; --write adds the write operations.
+
+Example:
+  ${p} op list --write --output pretty
+`,
+    serve: `Usage:
+  ${p} serve stdio|http [--sandbox auto|required|off] [server flags]
+  ${p} serve stop --pid-file FILE [--timeout SECONDS]
+
+See \`${p} serve stdio --help\`, \`${p} serve http --help\` and \`${p} serve stop --help\`.
+
+Examples:
+  ${p} serve stdio --root ~/project
+  ${p} serve http --root ~/project --port 8080 --pid-file /tmp/wmcp.pid
+  ${p} serve stop --pid-file /tmp/wmcp.pid
+`,
+    "serve stop": `Usage: ${p} serve stop --pid-file FILE [--timeout SECONDS]
+
+Stops the server that wrote FILE (serve http --pid-file FILE): SIGTERM, then waits up to
+--timeout seconds (default 15) for it to drain. Prints one JSON line saying what happened.
+
+Example:
+  ${p} serve stop --pid-file /tmp/wmcp.pid --timeout 5
+`,
+    config: `Usage: ${p} config print --host HOST (--root DIR [--write] | --http URL) [--name NAME]
+
+See \`${p} config print --help\`.
+
+Example:
+  ${p} config print --host claude-desktop --root ~/project
+`,
+    "config print":
+      `Usage: ${p} config print --host claude-desktop|claude-code|vscode|cursor|generic
+                         (--root DIR [--write] | --http URL) [--name NAME]
+
+Prints the host's configuration snippet (JSON, or a command line for claude-code) that runs
+wmcp on DIR over stdio, or connects to a running wmcp HTTP server at URL. Notes go to stderr.
+
+Options:
+  --host HOST   the MCP host to configure
+  --root DIR    the directory to serve (stdio)
+  --write       let the host's server write
+  --http URL    a running wmcp HTTP server instead of a stdio one
+  --name NAME   the server's name in the host (default wmcp)
+
+Examples:
+  ${p} config print --host claude-desktop --root ~/project
+  ${p} config print --host vscode --http http://127.0.0.1:8080/mcp
+`,
+    "server-info": `Usage: ${p} server-info [CONNECTION] [--output FORMAT]
+
+Connects, prints the server's name, version, protocol era and instructions, and disconnects.
+
+${CONNECTION}
+
+Examples:
+  ${p} server-info --root ~/project
+  ${p} server-info --endpoint http://127.0.0.1:8080/mcp --output json
+`,
+    tools: `Usage:
+  ${p} tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+  ${p} tools show NAME [CONNECTION] [OUTPUT]
+  ${p} tools call NAME [key=value | key:=json ...] [--arguments JSON | --arguments-file PATH |
+                  --arguments-stdin] [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION]
+  ${p} tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
+
+See \`${p} tools SUBCOMMAND --help\`; \`${p} tools call NAME --help\` shows NAME's arguments.
+
+${CONNECTION}
+
+Examples:
+  ${p} tools list --root ~/project
+  ${p} tools call read_file --root ~/project path=README.md
+  ${p} tools list --endpoint http://127.0.0.1:8080/mcp --output jsonl
+`,
+    "tools list":
+      `Usage: ${p} tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+
+Lists the server's tools (every page unless --single-page; at most --max-pages, default 100).
+
+${CONNECTION}
+
+Examples:
+  ${p} tools list --root ~/project
+  ${p} tools list --config ~/.mcp.json --server files --output json
+`,
+    "tools show": `Usage: ${p} tools show NAME [CONNECTION] [OUTPUT]
+
+Prints one tool's definition (input and output schema, annotations) as the server lists it.
+
+${CONNECTION}
+
+Example:
+  ${p} tools show read_file --root ~/project
+`,
+    "tools call": `Usage: ${p} tools call NAME [key=value | key:=json ...]
+         [--arguments JSON | --arguments-file PATH | --arguments-stdin]
+         [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]
+       ${p} tools call NAME --help [CONNECTION]   NAME's arguments, from the server
+
+Calls one tool. The arguments are checked against the tool's input schema before anything is
+sent (--skip-local-validation sends them anyway); a mismatch is a usage error (exit 2).
+
+${SHORTHAND}
+
+${TIME}
+${CONNECTION}
+
+Examples:
+  ${p} tools call read_file --root ~/project path=README.md endLine:=10
+  ${p} tools call search_text --endpoint http://127.0.0.1:8080/mcp query=TODO regex:=false
+  ${p} tools call read_file --help --root ~/project
+`,
+    "tools run": `Usage: ${p} tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
+
+Calls tools one after another from JSON lines {"name": ..., "arguments": {...}} in FILE (or
+stdin for -); prints one envelope line each. Stops at the first failure unless --keep-going;
+the exit code is the worst one.
+
+${TIME}
+${CONNECTION}
+
+Example:
+  printf '%s\\n' '{"name":"read_file","arguments":{"path":"a.txt"}}' | ${p} tools run - --root .
+`,
+    auth: `Usage:
+  ${p} auth login (--endpoint URL | --config FILE --server NAME) [--scope S] [--no-browser]
+                 [--redirect-port N] [--auth-timeout S]
+  ${p} auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
+  ${p} auth logout (--endpoint URL | --config FILE --server NAME | --all)
+
+OAuth sign-in for HTTP MCP servers; credentials are kept in ~/.config/wmcp.
+See \`${p} auth SUBCOMMAND --help\`.
+
+Examples:
+  ${p} auth login --endpoint https://mcp.example.com/mcp
+  ${p} auth status
+  ${p} auth logout --all
+`,
+    "auth login": `Usage: ${p} auth login (--endpoint URL | --config FILE --server NAME) [--scope S]
+                       [--no-browser] [--redirect-port N] [--auth-timeout S]
+
+Signs in through the browser (authorization code with PKCE on a loopback redirect) and stores
+the tokens. --no-browser prints the URL instead of opening it; --auth-timeout (default 300 s).
+
+Example:
+  ${p} auth login --endpoint https://mcp.example.com/mcp --scope files:read
+`,
+    "auth status":
+      `Usage: ${p} auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
+
+Lists the stored sign-ins (issuer, client, scopes, expiry), or the one for a server.
+
+Example:
+  ${p} auth status --output json
+`,
+    "auth logout": `Usage: ${p} auth logout (--endpoint URL | --config FILE --server NAME | --all)
+
+Revokes (where the server supports it) and forgets the stored sign-in of one server, or all.
+
+Example:
+  ${p} auth logout --endpoint https://mcp.example.com/mcp
+`,
+  };
+  return texts[path.join(" ")];
+}
+
+type Schema = Record<string, unknown>;
+
+function typeOf(s: Schema): string {
+  if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join("|");
+  if (s.const !== undefined) return JSON.stringify(s.const);
+  const alts = (s.anyOf ?? s.oneOf) as Schema[] | undefined;
+  if (Array.isArray(alts)) return alts.map(typeOf).join("|");
+  const t = Array.isArray(s.type) ? s.type.join("|") : typeof s.type === "string" ? s.type : "any";
+  if (t === "array" && s.items && typeof s.items === "object") {
+    return `array of ${typeOf(s.items as Schema)}`;
+  }
+  return t;
+}
+
+function placeholder(key: string, s: Schema): string {
+  if (s.default !== undefined) {
+    return typeof s.default === "string"
+      ? `${key}=${s.default}`
+      : `${key}:=${JSON.stringify(s.default)}`;
+  }
+  const t = typeOf(s);
+  if (t === "string") return `${key}=${key.toUpperCase()}`;
+  if (t === "integer" || t === "number") return `${key}:=1`;
+  if (t === "boolean") return `${key}:=true`;
+  if (t.startsWith("array")) return `${key}:='[...]'`;
+  return `${key}:='...'`;
+}
+
+/** What to say about one operation or tool: its schema, annotations and how it is invoked. */
+export interface SchemaHelp {
+  /** The command line before the arguments, e.g. `wmcp op read_file`. */
+  usage: string;
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: unknown;
+  annotations?: Record<string, unknown>;
+  /** True when the operation needs --write (wmcp operations only). */
+  needsWrite?: boolean;
+  /** Example command lines; one is derived from the schema when none is given. */
+  examples?: string[];
+}
+
+/** The argument help of one operation or tool, rendered from its JSON Schema. */
+export function schemaHelp(h: SchemaHelp): string {
+  const schema = (h.inputSchema ?? {}) as Schema;
+  const props = (schema.properties ?? {}) as Record<string, Schema>;
+  const required = new Set(Array.isArray(schema.required) ? schema.required as string[] : []);
+  const keys = Object.keys(props);
+  const lines: string[] = [`Usage: ${h.usage} [key=value | key:=json ...] [--arguments JSON]`, ""];
+  lines.push(`${h.name}${h.title ? ` (${h.title})` : ""}`);
+  if (h.description) lines.push(`  ${h.description.replace(/\n/g, "\n  ")}`);
+  lines.push("");
+  if (keys.length === 0) {
+    lines.push("Arguments: none");
+  } else {
+    lines.push("Arguments:");
+    const w = Math.max(...keys.map((k) => k.length));
+    const types = keys.map((k) => typeOf(props[k]));
+    const tw = Math.max(...types.map((t) => t.length));
+    keys.forEach((k, i) => {
+      const s = props[k];
+      const need = required.has(k)
+        ? "required"
+        : s.default !== undefined
+        ? `default ${JSON.stringify(s.default)}`
+        : "optional";
+      const desc = typeof s.description === "string" ? `  ${s.description}` : "";
+      lines.push(`  ${k.padEnd(w)}  ${types[i].padEnd(tw)}  ${need}${desc}`);
+    });
+    if (schema.additionalProperties === false) lines.push("  (no other keys)");
+  }
+  const a = h.annotations ?? {};
+  const notes = [
+    a.readOnlyHint === true ? "read-only" : a.readOnlyHint === false ? "writes" : undefined,
+    a.destructiveHint === true ? "destructive" : undefined,
+    a.idempotentHint === true ? "idempotent" : undefined,
+    a.openWorldHint === true ? "open world" : undefined,
+    h.needsWrite ? "needs --write" : undefined,
+  ].filter((n) => n !== undefined);
+  if (notes.length > 0) lines.push("", `Annotations: ${notes.join(", ")}`);
+  const examples = h.examples ??
+    [[h.usage, ...keys.filter((k) => required.has(k)).map((k) => placeholder(k, props[k]))].join(
+      " ",
+    )];
+  lines.push(
+    "",
+    examples.length === 1 ? "Example:" : "Examples:",
+    ...examples.map((e) => `  ${e}`),
+  );
+  return lines.join("\n") + "\n";
+}
+
+/** Hand-written examples of the built-in operations (argument values a reader recognises). */
+export function operationExamples(
+  name: string,
+  prog: string = programName(),
+): string[] | undefined {
+  const p = `${prog} op ${name}`;
+  const table: Record<string, string[]> = {
+    workspace_info: [p],
+    list_directory: [`${p} path=src depth:=2`],
+    read_file: [`${p} path=README.md`, `${p} path=README.md startLine:=10 endLine:=20`],
+    read_media: [`${p} path=logo.png`],
+    get_file_info: [`${p} path=deno.json`],
+    find_files: [`${p} pattern='**/*.ts' exclude:='["node_modules/**"]'`],
+    search_text: [`${p} query=TODO`, `${p} query='fn\\s+main' regex:=true include:='["*.rs"]'`],
+    write_file: [`${p} --write path=notes.txt content='hello'`],
+    edit_file: [`${p} --write path=a.txt edits:='[{"oldText":"old","newText":"new"}]'`],
+    create_directory: [`${p} --write path=build/out`],
+    move_path: [`${p} --write source=a.txt destination=b.txt`],
+    delete_path: [`${p} --write path=old.txt confirm:=true`],
+  };
+  return table[name];
+}

@@ -1,0 +1,402 @@
+/**
+ * Issue 10 §2 as a user meets it, through real child processes of cli.ts: --help on every command
+ * and subcommand (under WMCP_PROG), `op NAME --help` from the schema, -V everywhere, did-you-mean
+ * for commands, subcommands, flags, operations, tools and argument keys (the same class and exit
+ * code in `op` and `tools call`), and the key=value / key:=json shorthand.
+ */
+import assert from "node:assert/strict";
+import denoConfig from "../../deno.json" with { type: "json" };
+import { type ClientResult, describe, runClient } from "../client/_client.ts";
+import { makeTree, withTempDir } from "../workspace/_helpers.ts";
+import { parseShorthand } from "../../src/cli/arguments.ts";
+import { closest, didYouMean } from "../../src/cli/suggest.ts";
+import { UsageError } from "../../src/config.ts";
+
+/** Runs items through fn with at most 3 children at a time (the machine is small). */
+async function pool<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all([worker(), worker(), worker()]);
+  return out;
+}
+
+/** The one JSON error object on stderr of a failed run (nothing on stdout). */
+// deno-lint-ignore no-explicit-any
+function errorOf(r: ClientResult, exit: number): any {
+  assert.equal(r.code, exit, describe(r));
+  assert.equal(r.stdout, "", describe(r));
+  const parsed = JSON.parse(r.stderr);
+  assert.deepStrictEqual(Object.keys(parsed), ["error"], describe(r));
+  return parsed.error;
+}
+
+const HELP_PATHS = [
+  [],
+  ["op"],
+  ["op", "list"],
+  ["serve"],
+  ["serve", "stop"],
+  ["config"],
+  ["config", "print"],
+  ["server-info"],
+  ["tools"],
+  ["tools", "list"],
+  ["tools", "show"],
+  ["tools", "call"],
+  ["tools", "run"],
+  ["auth"],
+  ["auth", "login"],
+  ["auth", "status"],
+  ["auth", "logout"],
+];
+
+Deno.test("help: every command and subcommand answers --help and -h on stdout, exit 0, under WMCP_PROG", async () => {
+  await withTempDir(async (dir) => {
+    const runs = HELP_PATHS.flatMap((p) => [[...p, "--help"], [...p, "-h"]]);
+    const results = await pool(
+      runs,
+      (args) => runClient(args, { read: [dir], env: { WMCP_PROG: "mywmcp" } }),
+    );
+    for (const [i, args] of runs.entries()) {
+      const r = results[i];
+      const label = args.join(" ");
+      assert.equal(r.code, 0, `${label}: ${describe(r)}`);
+      assert.equal(r.stderr, "", label);
+      assert.match(r.stdout, /Usage:/, label);
+      assert.match(r.stdout, /Examples?:\n {2}(mywmcp|printf)/, label);
+      // The name the user typed, never cli.ts.
+      assert.ok(!r.stdout.includes("cli.ts"), label);
+      const path = args.slice(0, -1).join(" ");
+      if (path !== "") assert.ok(r.stdout.includes(`mywmcp ${path}`), label);
+    }
+    // Each subcommand's help is its own, not its parent's.
+    const at = (p: string[]) =>
+      results[runs.findIndex((a) => a.join(" ") === [...p, "--help"].join(" "))];
+    assert.notEqual(at(["tools", "call"]).stdout, at(["tools"]).stdout);
+    assert.match(at(["tools", "call"]).stdout, /key:=json/);
+    assert.match(at(["serve", "stop"]).stdout, /--pid-file FILE/);
+    assert.match(at(["config", "print"]).stdout, /claude-desktop/);
+    assert.match(at(["auth", "logout"]).stdout, /--all/);
+    // `help COMMAND` is the same text; the program name defaults to wmcp.
+    const [viaWord, plain] = await Promise.all([
+      runClient(["help", "tools"], { read: [dir], env: { WMCP_PROG: "mywmcp" } }),
+      runClient(["op", "--help"], { read: [dir] }),
+    ]);
+    assert.equal(viaWord.stdout, at(["tools"]).stdout);
+    assert.match(plain.stdout, /^ {2}wmcp op read_file path=README\.md/m);
+  });
+});
+
+Deno.test("help: op NAME --help lists the operation's arguments from its JSON Schema", async () => {
+  await withTempDir(async (dir) => {
+    const [read, list, write, unknown] = await Promise.all([
+      runClient(["op", "read_file", "--help"], { read: [dir] }),
+      runClient(["op", "list_directory", "-h", "--root", dir], { read: [dir] }),
+      runClient(["op", "write_file", "--help"], { read: [dir] }),
+      runClient(["op", "reed_file", "--help"], { read: [dir] }),
+    ]);
+    assert.equal(read.code, 0, describe(read));
+    assert.match(read.stdout, /^Usage: wmcp op read_file /);
+    assert.match(read.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
+    assert.match(read.stdout, /^ {2}startLine {2}integer {2}optional {2}First line to return/m);
+    assert.match(read.stdout, /^ {2}maxBytes /m);
+    assert.match(read.stdout, /Annotations: read-only, idempotent/);
+    assert.match(read.stdout, /wmcp op read_file path=README\.md startLine:=10 endLine:=20/);
+    assert.equal(list.code, 0, describe(list));
+    assert.match(list.stdout, /^ {2}depth +integer +default 1 /m);
+    assert.match(list.stdout, /^ {2}path +string +default "\." /m);
+    assert.equal(write.code, 0, describe(write));
+    assert.match(write.stdout, /Annotations: writes, destructive, idempotent, needs --write/);
+    assert.match(write.stdout, /^ {2}ifExists +"error"\|"overwrite" +default "error"/m);
+    const e = errorOf(unknown, 2);
+    assert.equal(e.code, "USAGE");
+    assert.match(e.message, /unknown operation "reed_file" \(did you mean read_file\?\)/);
+  });
+});
+
+Deno.test("help: tools call NAME --help shows the tool's arguments as the server lists them", async () => {
+  await withTempDir(async (dir) => {
+    const [help, missing] = await Promise.all([
+      runClient(["tools", "call", "read_file", "--help", "--root", dir], { read: [dir] }),
+      runClient(["tools", "call", "raed_file", "-h", "--root", dir], { read: [dir] }),
+    ]);
+    assert.equal(help.code, 0, describe(help));
+    assert.match(help.stdout, /^Usage: wmcp tools call read_file /);
+    assert.match(help.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
+    assert.match(help.stdout, /^ {2}endLine {4}integer {2}optional/m);
+    assert.match(help.stdout, /Annotations: read-only, idempotent/);
+    assert.match(help.stdout, /Example:\n {2}wmcp tools call read_file path=PATH\n/);
+    const e = errorOf(missing, 2);
+    assert.match(e.message, /no tool named "raed_file" \(did you mean read_file\?\)/);
+  });
+});
+
+Deno.test("help: -V and --version on every command print the version, exit 0", async () => {
+  await withTempDir(async (dir) => {
+    const runs = [
+      ["-V"],
+      ["--version"],
+      ["op", "-V"],
+      ["op", "read_file", "--version", "--root", dir],
+      ["tools", "call", "read_file", "-V"],
+      ["server-info", "--version"],
+      ["auth", "login", "-V"],
+      ["serve", "stop", "--version"],
+      ["config", "print", "-V"],
+    ];
+    const results = await pool(runs, (args) => runClient(args, { read: [dir] }));
+    for (const [i, r] of results.entries()) {
+      assert.equal(r.code, 0, `${runs[i].join(" ")}: ${describe(r)}`);
+      assert.equal(r.stdout, `${denoConfig.version}\n`, runs[i].join(" "));
+      assert.equal(r.stderr, "");
+    }
+  });
+});
+
+Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean and a --help pointer, exit 2", async () => {
+  await withTempDir(async (dir) => {
+    const cases: [string[], RegExp, string][] = [
+      [["tols", "list"], /unknown command "tols" \(did you mean tools\?\)/, "wmcp --help"],
+      [
+        ["tools", "lst"],
+        /unknown subcommand tools "lst" \(did you mean list\?\)/,
+        "wmcp tools --help",
+      ],
+      [
+        ["auth", "logut"],
+        /unknown subcommand auth "logut" \(did you mean logout\?\)/,
+        "wmcp auth --help",
+      ],
+      [
+        ["serve", "stp"],
+        /unknown subcommand serve "stp" \(did you mean stop\?\)/,
+        "wmcp serve --help",
+      ],
+      [
+        ["config", "prnt"],
+        /unknown subcommand config "prnt" \(did you mean print\?\)/,
+        "wmcp config --help",
+      ],
+      [
+        ["op", "read_file", "--roo", dir],
+        /unknown flag --roo \(did you mean --root\?\)/,
+        "wmcp op --help",
+      ],
+      [
+        ["op", "list", "--wirte"],
+        /unknown flag --wirte \(did you mean --write\?\)/,
+        "wmcp op --help",
+      ],
+      [
+        ["tools", "list", "--edpoint", "http://127.0.0.1:9/"],
+        /unknown flag --edpoint \(did you mean --endpoint\?\)/,
+        "wmcp tools list --help",
+      ],
+      [
+        ["serve", "stop", "--pidfile", "x"],
+        /unknown flag --pidfile \(did you mean --pid-file\?\)/,
+        "wmcp serve stop --help",
+      ],
+      [
+        ["config", "print", "--hots", "vscode"],
+        /unknown flag --hots \(did you mean --host\?\)/,
+        "wmcp config print --help",
+      ],
+      [
+        ["auth", "status", "--ouput", "json"],
+        /unknown flag --ouput \(did you mean --output\?\)/,
+        "wmcp auth status --help",
+      ],
+      [
+        ["op", "serch_text"],
+        /unknown operation "serch_text" \(did you mean search_text\?\)/,
+        "wmcp op --help",
+      ],
+      [["op", "read_file", "--root"], /--root needs a value/, "wmcp op --help"],
+    ];
+    const results = await pool(cases, ([args]) => runClient(args, { read: [dir] }));
+    for (const [i, [args, pattern, help]] of cases.entries()) {
+      const e = errorOf(results[i], 2);
+      assert.ok(e.code === "USAGE" || e.class === "usage", args.join(" "));
+      assert.match(e.message, pattern, args.join(" "));
+      assert.ok(e.message.endsWith(`; see \`${help}\``), `${args.join(" ")}: ${e.message}`);
+    }
+    // Nothing close: no suggestion, still the pointer.
+    const far = errorOf(await runClient(["zzzzzz"], { read: [dir] }), 2);
+    assert.equal(far.message, 'unknown command "zzzzzz"; see `wmcp --help`');
+  });
+});
+
+Deno.test("suggest: the same argument mistake is the same class and exit code in op and tools call", async () => {
+  await withTempDir(async (dir) => {
+    await makeTree(dir, { "a.txt": "one\ntwo\nthree\n" });
+    const read = { read: [dir] };
+    const op = (extra: string[]) => runClient(["op", "read_file", "--root", dir, ...extra], read);
+    const call = (extra: string[]) =>
+      runClient(["tools", "call", "read_file", "--root", dir, "--output", "json", ...extra], read);
+    const [
+      opKey,
+      callKey,
+      opJsonKey,
+      callJsonKey,
+      opType,
+      callType,
+      opRange,
+      callRange,
+      callNoTool,
+    ] = await pool([
+      () => op(["pth=a.txt"]),
+      () => call(["pth=a.txt"]),
+      () => op(["--arguments", '{"path":"a.txt","endLnie":2}']),
+      () => call(["--arguments", '{"path":"a.txt","endLnie":2}']),
+      () => op(["path:=5"]),
+      () => call(["path:=5"]),
+      // A refinement JSON Schema cannot express: the operation (or the server) refuses it.
+      () => op(["path=a.txt", "startLine:=3", "endLine:=2"]),
+      () => call(["path=a.txt", "startLine:=3", "endLine:=2"]),
+      () => runClient(["tools", "call", "raed_file", "--root", dir, "path=a.txt"], read),
+    ], (f) => f());
+
+    // Unknown key: exit 2, usage, the key named with its suggestion, in the same words.
+    const sentence = "unknown argument: `pth` (did you mean `path`?)";
+    const ok = errorOf(opKey, 2);
+    assert.equal(ok.code, "INVALID_ARGUMENT");
+    assert.equal(ok.argument, "pth");
+    assert.equal(ok.message, `${sentence}; see \`wmcp op read_file --help\``);
+    const ck = errorOf(callKey, 2);
+    assert.equal(ck.class, "usage");
+    assert.equal(ck.details.argument, "pth");
+    assert.equal(
+      ck.message,
+      `arguments do not match read_file's inputSchema: ${sentence}; see \`wmcp tools call read_file --help\``,
+    );
+    assert.equal(errorOf(opJsonKey, 2).argument, "endLnie");
+    assert.match(errorOf(opJsonKey, 2).message, /`endLnie` \(did you mean `endLine`\?\)/);
+    assert.equal(errorOf(callJsonKey, 2).details.argument, "endLnie");
+    assert.match(errorOf(callJsonKey, 2).message, /`endLnie` \(did you mean `endLine`\?\)/);
+
+    // Wrong type: exit 2 in both (nothing was run or sent).
+    assert.equal(errorOf(opType, 2).argument, "path");
+    const ct = errorOf(callType, 2);
+    assert.equal(ct.class, "usage");
+    assert.ok(ct.details.errors.some((x: string) => x.includes("/path")), describe(callType));
+
+    // endLine < startLine: exit 1 in both, the operation's own INVALID_ARGUMENT.
+    const orr = errorOf(opRange, 1);
+    assert.equal(orr.code, "INVALID_ARGUMENT");
+    assert.equal(callRange.code, 1, describe(callRange));
+    const env = JSON.parse(callRange.stdout);
+    assert.equal(env.isError, true);
+    assert.equal(env.error.code, "INVALID_ARGUMENT");
+
+    const nt = errorOf(callNoTool, 2);
+    assert.match(nt.message, /no tool named "raed_file" \(did you mean read_file\?\)/);
+  });
+});
+
+Deno.test("shorthand: key=value and key:=json in op and tools call", async () => {
+  await withTempDir(async (dir) => {
+    await makeTree(dir, { "a.txt": "one\ntwo\nthree\n", "b.txt": "x=1\ny=2\n" });
+    const read = { read: [dir] };
+    const op = (extra: string[]) => runClient(["op", "--root", dir, ...extra], read);
+    const runs = await pool([
+      () => op(["read_file", "--arguments", '{"path":"a.txt","startLine":2}']),
+      () => op(["read_file", "path=a.txt", "startLine:=2"]),
+      // Merged with --arguments (no key in both).
+      () => op(["read_file", "--arguments", '{"path":"a.txt"}', "startLine:=2"]),
+      () =>
+        runClient([
+          "tools",
+          "call",
+          "read_file",
+          "path=a.txt",
+          "startLine:=2",
+          "--root",
+          dir,
+          "--output",
+          "json",
+        ], read),
+      // A value holding `=` (split at the first one) and a JSON array.
+      () => op(["search_text", "query=x=1", 'include:=["*.txt"]']),
+    ], (f) => f());
+    const [viaJson, viaShort, merged, viaCall, withEq] = runs;
+    assert.equal(viaJson.code, 0, describe(viaJson));
+    assert.deepStrictEqual(JSON.parse(viaShort.stdout), JSON.parse(viaJson.stdout));
+    assert.deepStrictEqual(JSON.parse(merged.stdout), JSON.parse(viaJson.stdout));
+    assert.equal(JSON.parse(viaJson.stdout).content, "two\nthree\n");
+    assert.equal(viaCall.code, 0, describe(viaCall));
+    assert.deepStrictEqual(
+      JSON.parse(viaCall.stdout).structuredContent,
+      JSON.parse(viaJson.stdout),
+    );
+    assert.equal(withEq.code, 0, describe(withEq));
+    const hits = JSON.parse(withEq.stdout);
+    assert.equal(hits.matches.length, 1, withEq.stdout);
+    assert.equal(hits.matches[0].path, "b.txt");
+  });
+});
+
+Deno.test("shorthand: bad words are usage errors naming the problem, in op and tools call", async () => {
+  await withTempDir(async (dir) => {
+    await makeTree(dir, { "a.txt": "a\n" });
+    const read = { read: [dir] };
+    const cases: [string[], RegExp][] = [
+      [["path=a.txt", "path=b.txt"], /argument `path` is given twice/],
+      [
+        ["--arguments", '{"path":"a.txt"}', "path=b.txt"],
+        /argument `path` is given twice \(in --arguments and as path=\)/,
+      ],
+      [["=a.txt"], /"=a\.txt" has an empty key/],
+      [[":=1"], /":=1" has an empty key/],
+      [
+        ["path=a.txt", "startLine:=two"],
+        /startLine:= is not valid JSON at line 1 column \d+; write startLine=TEXT for a string/,
+      ],
+      [["a.txt"], /unexpected argument "a\.txt": arguments are key=value or key:=json/],
+      [["path=a.txt", "a.b:=1"], /unknown argument: `a\.b`/],
+    ];
+    const runs = cases.flatMap(([words]) => [
+      ["op", "read_file", "--root", dir, ...words],
+      ["tools", "call", "read_file", "--root", dir, ...words],
+    ]);
+    const results = await pool(runs, (args) => runClient(args, read));
+    for (const [i, [words, pattern]] of cases.entries()) {
+      const o = errorOf(results[2 * i], 2);
+      const c = errorOf(results[2 * i + 1], 2);
+      assert.match(o.message, pattern, `op ${words.join(" ")}`);
+      assert.match(c.message, pattern, `tools call ${words.join(" ")}`);
+      assert.equal(c.class, "usage");
+    }
+  });
+});
+
+Deno.test("shorthand parser and suggestions (in process)", () => {
+  assert.deepStrictEqual(parseShorthand(["a=1", "b:=1", "c:=null", "d=x:=y", "e=", 'f:="s"']), {
+    a: "1",
+    b: 1,
+    c: null,
+    d: "x:=y",
+    e: "",
+    f: "s",
+  });
+  assert.deepStrictEqual(parseShorthand(["url=http://h/?q=1&r=2"]), { url: "http://h/?q=1&r=2" });
+  // An own __proto__ key stays a key (the schema refuses it as unknown), never a prototype.
+  const proto = parseShorthand(['__proto__:={"polluted":true}']);
+  assert.ok(Object.hasOwn(proto, "__proto__"));
+  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  for (const bad of [["x"], ["=1"], [":=1"], ["a=1", "a:=2"], ["n:=nope"]]) {
+    assert.throws(() => parseShorthand(bad), UsageError, bad.join(" "));
+  }
+  assert.equal(closest("pth", ["path", "startLine"]), "path");
+  assert.equal(closest("READ_FILE", ["read_file", "read_media"]), "read_file");
+  assert.equal(closest("zzz", ["path"]), undefined);
+  assert.equal(didYouMean("--wirte", ["--write", "--root"]), " (did you mean --write?)");
+  assert.equal(didYouMean("x", ["path"]), "");
+});
