@@ -359,7 +359,8 @@ export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags 
   try {
     ({ values } = parseArgs({ args, options: parseOptions(kind), strict: true }));
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    // node:util's messages name the flag; some span lines, a usage error is one.
+    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, " "));
   }
   const num: Record<string, number | undefined> = {};
   const str = (name: string): string | undefined => {
