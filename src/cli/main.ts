@@ -1,7 +1,7 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { EXIT_USAGE, invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { toWorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,
@@ -16,7 +16,7 @@ import { configPrint } from "./host_config.ts";
 import { chooseFormat, type OutputFormat, render, writeError, writeStdout } from "./output.ts";
 
 /** Exit codes of the `op` commands. */
-export const EXIT = { ok: 0, operationError: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
 
 const HELP = `wmcp ${denoConfig.version}: typed, contained access to one workspace directory
 
