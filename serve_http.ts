@@ -3,17 +3,21 @@
  * and owns the lifecycle: ready line, pid file, graceful shutdown on SIGINT/SIGTERM.
  * See RUNTIME.md for flags, permissions and exit codes.
  */
-import { parseArgs } from "node:util";
 import { settledWithin } from "./src/async.ts";
 import {
-  envIfGranted,
+  EXIT_USAGE,
   openWorkspaceFromFlags,
   resolveFromInvocation,
   UsageError,
 } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
-import { bindHost } from "./src/cli/serve_launch.ts";
+import {
+  answerInfoFlags,
+  loadServerSecrets,
+  parseServerFlags,
+  SECRET_ENV,
+} from "./src/cli/server_flags.ts";
 import {
   checkPidFile,
   newPidSecret,
@@ -26,11 +30,10 @@ import {
 } from "./src/server/pid_file.ts";
 
 /** Exit codes of serve_http.ts. */
-export const EXIT_HTTP = { ok: 0, usage: 2, portInUse: 3, alreadyRunning: 4 } as const;
+export const EXIT_HTTP = { ok: 0, usage: EXIT_USAGE, portInUse: 3, alreadyRunning: 4 } as const;
 
-const TOKEN_ENV = "WMCP_TOKEN";
-const READ_TOKEN_ENV = "WMCP_READ_TOKEN";
-const STATE_KEY_ENV = "WMCP_STATE_KEY";
+const TOKEN_ENV = SECRET_ENV.token;
+const READ_TOKEN_ENV = SECRET_ENV.readToken;
 
 function log(message: string): void {
   console.error(`wmcp: ${message}`);
@@ -56,111 +59,23 @@ function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
-async function loadTokens(
-  file: string | undefined,
-  env: string,
-  flag: string,
-): Promise<string[]> {
-  if (file === undefined) {
-    const envToken = envIfGranted(env) || undefined;
-    return envToken === undefined ? [] : [envToken];
-  }
-  let tokens: string[];
-  try {
-    // One token a line; each identifies one client (legacy sessions are shared fairly).
-    tokens = (await Deno.readTextFile(resolveFromInvocation(file)))
-      .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
-  } catch (err) {
-    throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);
-  }
-  if (tokens.length === 0) throw new UsageError(`${flag} holds no token`);
-  return tokens;
-}
-
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: Deno.args,
-      options: {
-        root: { type: "string" },
-        write: { type: "boolean" },
-        host: { type: "string", default: "127.0.0.1" },
-        port: { type: "string", default: "3000" },
-        endpoint: { type: "string", default: "/mcp" },
-        "allowed-origin": { type: "string", multiple: true },
-        "allowed-host": { type: "string", multiple: true },
-        "token-file": { type: "string" },
-        "read-token-file": { type: "string" },
-        "state-key-file": { type: "string" },
-        "page-size": { type: "string", default: "50" },
-        "pid-file": { type: "string" },
-        "shutdown-timeout": { type: "string", default: "10" },
-        "body-timeout": { type: "string", default: "30" },
-        "unused-session": { type: "string", default: "60" },
-        "max-buffered-body": { type: "string" },
-        limit: { type: "string", multiple: true },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    log((err as Error).message);
-    return EXIT_HTTP.usage;
-  }
+  const info = await answerInfoFlags("http", Deno.args);
+  if (info !== undefined) return info;
   let handlerClose: (() => Promise<void>) | undefined;
   try {
-    const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      throw new UsageError(`--port must be 0..65535`);
-    }
-    const pageSize = Number(values["page-size"]);
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
-      throw new UsageError("--page-size must be a positive integer");
-    }
-    const shutdownMs = Number(values["shutdown-timeout"]) * 1000;
-    if (!Number.isFinite(shutdownMs) || shutdownMs < 0) {
-      throw new UsageError("--shutdown-timeout must be seconds >= 0");
-    }
-    const bodyTimeoutMs = Number(values["body-timeout"]) * 1000;
-    if (!Number.isFinite(bodyTimeoutMs) || bodyTimeoutMs <= 0) {
-      throw new UsageError("--body-timeout must be seconds > 0");
-    }
-    const unusedSessionMs = Number(values["unused-session"]) * 1000;
-    if (!Number.isFinite(unusedSessionMs) || unusedSessionMs <= 0) {
-      throw new UsageError("--unused-session must be seconds > 0");
-    }
-    const maxBufferedBodyBytes = values["max-buffered-body"] === undefined
-      ? undefined
-      : Number(values["max-buffered-body"]);
-    if (
-      maxBufferedBodyBytes !== undefined &&
-      (!Number.isSafeInteger(maxBufferedBodyBytes) || maxBufferedBodyBytes <= 0)
-    ) {
-      throw new UsageError("--max-buffered-body must be a positive number of bytes");
-    }
-    if (!values.endpoint.startsWith("/")) throw new UsageError("--endpoint must start with /");
+    // Every flag checked against the one table (src/cli/server_flags.ts), numbers included.
+    const flags = parseServerFlags("http", Deno.args);
+    const { port, pageSize, shutdownMs, bodyTimeoutMs, unusedSessionMs } = flags;
+    const { maxBufferedBodyBytes } = flags;
     // Read-write tokens (every tool) and read-only tokens (the read tools); a file replaces the
-    // environment variable of its kind.
-    const tokens = await loadTokens(values["token-file"], TOKEN_ENV, "--token-file");
-    const readTokens = await loadTokens(
-      values["read-token-file"],
-      READ_TOKEN_ENV,
-      "--read-token-file",
-    );
-    if ([...tokens, ...readTokens].some((t) => t.length < 16)) {
-      throw new UsageError("the bearer token must be at least 16 characters");
-    }
-    if (tokens.some((t) => readTokens.includes(t))) {
-      throw new UsageError(
-        "a token is both read-write and read-only; give each client one token of one kind",
-      );
-    }
+    // environment variable of its kind. Lengths and kinds are checked there.
+    const { tokens, readTokens, stateKey } = await loadServerSecrets(flags);
     // The bind address as Deno takes it: IPv6 without brackets, normalised like a URL's host
     // (`0` is 0.0.0.0, `::0` is ::), the form the launcher grants net permission for.
-    const host = bindHost(values.host);
+    const host = flags.host;
     const wildcard = wildcardLoopback(host);
-    const allowedHosts = values["allowed-host"] ?? [];
+    const allowedHosts = flags.allowedHosts;
     const remoteNames = allowedHosts.filter((h) => !isLoopback(h.replace(/^\[(.*)\]$/, "$1")));
     const authenticated = tokens.length + readTokens.length > 0;
     if (!isLoopback(host) && !authenticated) {
@@ -177,34 +92,20 @@ async function main(): Promise<number> {
           `Set ${TOKEN_ENV} or --token-file, or ${READ_TOKEN_ENV} or --read-token-file`,
       );
     }
-    if (values["pid-file"] !== undefined && !isLoopback(host) && wildcard === undefined) {
+    if (flags.pidFile !== undefined && !isLoopback(host) && wildcard === undefined) {
       throw new UsageError(
         `--pid-file needs a loopback or wildcard --host (127.0.0.1, ::1, 0.0.0.0, ::): the pid ` +
           `file records a loopback URL, which a server bound to ${host} alone cannot answer`,
       );
     }
-    let stateKey: string | undefined = envIfGranted(STATE_KEY_ENV) || undefined;
-    if (values["state-key-file"] !== undefined) {
-      try {
-        stateKey = (await Deno.readTextFile(resolveFromInvocation(values["state-key-file"])))
-          .trim();
-      } catch (err) {
-        throw new UsageError(`cannot read --state-key-file: ${(err as Error).message}`);
-      }
-    }
-    if (stateKey !== undefined && new TextEncoder().encode(stateKey).length < 32) {
-      throw new UsageError("the requestState key must be at least 32 bytes");
-    }
-    const write = values.write === true;
-    const workspace = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
+    const write = flags.write;
+    const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
     // The request cap follows the limits (6 x maxWriteBytes + 64 KiB); the budget must hold one.
     const requestCap = requestCapFor(workspace.limits);
     if (maxBufferedBodyBytes !== undefined && maxBufferedBodyBytes < requestCap) {
       throw new UsageError(`--max-buffered-body must be bytes >= ${requestCap}, the request cap`);
     }
-    const pidFile = values["pid-file"] === undefined
-      ? undefined
-      : resolveFromInvocation(values["pid-file"]);
+    const pidFile = flags.pidFile === undefined ? undefined : resolveFromInvocation(flags.pidFile);
     let pidFilePlace: string | undefined;
     if (pidFile !== undefined) {
       let existing;
@@ -248,9 +149,9 @@ async function main(): Promise<number> {
     if (wildcard === undefined && host !== "localhost") extraHosts.push(urlHost(host));
     const handler = createHttpHandler({
       workspace,
-      endpoint: values.endpoint,
+      endpoint: flags.endpoint,
       allowedHosts: extraHosts,
-      allowedOrigins: values["allowed-origin"] ?? [],
+      allowedOrigins: flags.allowedOrigins,
       tokens,
       readTokens,
       pageSize,
@@ -293,7 +194,7 @@ async function main(): Promise<number> {
     // A wildcard bind is announced by the loopback URL that reaches it (its Host is accepted, so
     // /healthz, the pid file check and serve stop work); `bind` states the address itself.
     const bind = `${urlHost(addr.hostname)}:${addr.port}`;
-    url = `http://${wildcard ?? urlHost(addr.hostname)}:${addr.port}${values.endpoint}`;
+    url = `http://${wildcard ?? urlHost(addr.hostname)}:${addr.port}${flags.endpoint}`;
     // Handlers first: a signal right after the ready line must already shut down gracefully.
     let stopping = false;
     let stopped!: () => void;

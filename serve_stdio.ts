@@ -3,28 +3,18 @@
  * stdout carries only protocol messages; logs go to stderr. A line over the request cap (6 x
  * maxWriteBytes + 64 KiB) is answered with a -32600 error for its id; the connection stays open.
  */
-import { parseArgs } from "node:util";
-import { openWorkspaceFromFlags, UsageError } from "./src/config.ts";
+import { EXIT_USAGE, openWorkspaceFromFlags, UsageError } from "./src/config.ts";
+import { answerInfoFlags, parseServerFlags } from "./src/cli/server_flags.ts";
 import { startStdioServer } from "./src/server/stdio_server.ts";
 
 async function main(): Promise<number> {
+  const info = await answerInfoFlags("stdio", Deno.args);
+  if (info !== undefined) return info;
   try {
-    const { values } = parseArgs({
-      args: Deno.args,
-      options: {
-        root: { type: "string" },
-        write: { type: "boolean" },
-        limit: { type: "string", multiple: true },
-        "page-size": { type: "string", default: "50" },
-      },
-      strict: true,
-    });
-    const write = values.write === true;
-    const workspace = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
-    const pageSize = Number(values["page-size"]);
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) {
-      throw new UsageError("--page-size must be a positive integer");
-    }
+    // Every flag checked against the one table (src/cli/server_flags.ts).
+    const flags = parseServerFlags("stdio", Deno.args);
+    const { write, pageSize } = flags;
+    const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
     startStdioServer({ workspace, pageSize });
     console.error(
       `wmcp: serving ${workspace.policy.rootReal} over stdio (${
@@ -36,7 +26,7 @@ async function main(): Promise<number> {
     console.error(
       `wmcp: ${err instanceof UsageError ? "" : "cannot start: "}${(err as Error).message}`,
     );
-    return 2;
+    return EXIT_USAGE;
   }
 }
 

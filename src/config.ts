@@ -14,8 +14,13 @@ export interface Config {
   limits: Partial<Limits>;
 }
 
-/** A bad flag or value: the caller's mistake, reported with exit code 2. */
+/** The exit code of every usage error (UsageError), in the servers, the launcher and `op`. */
+export const EXIT_USAGE = 2;
+
+/** A bad flag or value: the caller's mistake, reported with exit code 2 (EXIT_USAGE). */
 export class UsageError extends Error {
+  /** The process exit code this error ends with. */
+  readonly exitCode: typeof EXIT_USAGE = EXIT_USAGE;
   constructor(message: string) {
     super(message);
     this.name = "UsageError";

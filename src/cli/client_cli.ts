@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
+import { serverPermissions } from "./server_flags.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {
@@ -121,20 +122,16 @@ export function endpointUrl(value: string): URL {
 function bundledTarget(values: Values): Target {
   const root = resolveFromInvocation(rootFlag(values.root) ?? ".");
   const cli = new URL("../../cli.ts", import.meta.url);
+  const serverArgs = ["--root", root, ...(values.write ? ["--write"] : [])];
   const args = [
     "run",
-    "--quiet",
-    "--no-prompt",
     // Exactly the launcher's permissions, as in the serve:* tasks.
-    "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
-    "--allow-run=bwrap,kill,/proc/self/exe",
+    ...serverPermissions("stdio", serverArgs, { via: "launcher" }),
     cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
     "serve",
     "stdio",
-    "--root",
-    root,
+    ...serverArgs,
   ];
-  if (values.write) args.push("--write");
   return { kind: "stdio", command: Deno.execPath(), args, label: "bundled" };
 }
 

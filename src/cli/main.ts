@@ -1,6 +1,6 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
 import { parseArgs } from "node:util";
-import { invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { EXIT_USAGE, invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { type ErrorObject, toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,
@@ -36,7 +36,7 @@ import {
 import { startOpProgress } from "./op_progress.ts";
 
 /** Exit codes of the `op` commands. */
-export const EXIT = { ok: 0, operationError: 1, usage: 2 } as const;
+export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
 
 const OP_OPTIONS = {
   root: { type: "string" },

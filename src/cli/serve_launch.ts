@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import {
   envIfGranted,
+  EXIT_USAGE,
   isLiteralAbsoluteRoot,
   refuseBroadRoot,
   resolveFromInvocation,
@@ -21,7 +22,6 @@ import {
   normalizeAbsolute,
   parentOf,
   probeBubblewrap,
-  SANDBOX_ENV,
   SANDBOX_MODES,
   sandboxMarker,
   type SandboxMode,
@@ -29,6 +29,16 @@ import {
 } from "../sandbox/bwrap.ts";
 import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
 import { inspectPidDir } from "../sandbox/pid_dir.ts";
+import {
+  answerInfoFlags,
+  bindHost,
+  parseServerFlags,
+  type ServerKind,
+  serverPermissions,
+} from "./server_flags.ts";
+
+// Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
+export { bindHost, serverPermissions };
 
 const PROJECT_URL = new URL("../../", import.meta.url);
 
@@ -36,12 +46,6 @@ const PROJECT_URL = new URL("../../", import.meta.url);
 function projectDir(): string | undefined {
   if (PROJECT_URL.protocol !== "file:") return undefined;
   return normalizeAbsolute(decodeURIComponent(PROJECT_URL.pathname));
-}
-
-/** The directory worker modules load from: servers need read permission on it. */
-function workerModuleDir(): string | undefined {
-  const p = projectDir();
-  return p === undefined ? undefined : `${p === "/" ? "" : p}/src/workspace`;
 }
 
 /** Splits the launcher's own `--sandbox MODE` off the server's arguments. */
@@ -66,92 +70,6 @@ export function splitLauncherFlags(args: string[]): { sandbox: SandboxMode; serv
     sandbox = value as SandboxMode;
   }
   return { sandbox, serverArgs };
-}
-
-/**
- * A --host value as Deno binds it, normalised by the WHATWG URL parser (`0` and `0.0` become
- * 0.0.0.0, `::0` and `0::0` become ::, 127.1 becomes 127.0.0.1; IPv6 without brackets); a value
- * the parser refuses is returned as given (the bind then fails with its own message).
- */
-export function bindHost(host: string): string {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  try {
-    const name = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
-    return name.replace(/^\[(.*)\]$/, "$1");
-  } catch {
-    return bare;
-  }
-}
-
-/** The permission flags a server entry needs for its arguments. */
-export function serverPermissions(
-  kind: "stdio" | "http",
-  args: string[],
-  options: { sandboxMarker?: string } = {},
-): string[] {
-  const { values } = parseArgs({
-    args,
-    options: {
-      root: { type: "string" },
-      write: { type: "boolean" },
-      host: { type: "string" },
-      "pid-file": { type: "string" },
-      "token-file": { type: "string" },
-      "read-token-file": { type: "string" },
-      "state-key-file": { type: "string" },
-    },
-    strict: false,
-    allowPositionals: true,
-  });
-  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const root = resolveFromInvocation(str(values.root) ?? ".");
-  const read = [root];
-  const workers = workerModuleDir();
-  if (workers !== undefined) read.push(workers);
-  if (options.sandboxMarker !== undefined) read.push(options.sandboxMarker);
-  const write: string[] = values.write === true ? [root] : [];
-  const flags = ["--quiet", "--no-prompt"];
-  if (kind === "http") {
-    flags.push("--unstable-no-legacy-abort");
-    const pidFile = str(values["pid-file"]);
-    if (pidFile !== undefined) {
-      // The pid file and the temporary file it is written through (renamed over it).
-      const p = resolveFromInvocation(pidFile);
-      read.push(p, `${p}.tmp`);
-      write.push(p, `${p}.tmp`);
-      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
-      flags.push("--allow-sys=uid");
-    }
-    for (const f of ["token-file", "read-token-file", "state-key-file"] as const) {
-      const v = str(values[f]);
-      if (v !== undefined) read.push(resolveFromInvocation(v));
-    }
-    // The same normal form serve_http.ts binds (`0` is 0.0.0.0, `::0` is ::), so both agree.
-    const host = bindHost(str(values.host) ?? "127.0.0.1");
-    const loopback = "127.0.0.1,localhost,[::1]";
-    // A wildcard bind also reaches itself over loopback (a second server's pid file check).
-    const net = host === "127.0.0.1" || host === "localhost"
-      ? loopback
-      : host === "0.0.0.0"
-      ? `0.0.0.0,${loopback}`
-      : host.includes(":")
-      ? `[${host}]${host === "::" ? `,${loopback}` : ""}`
-      : host;
-    flags.push(
-      `--allow-net=${net}`,
-      `--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_READ_TOKEN,WMCP_STATE_KEY,${SANDBOX_ENV}`,
-    );
-  } else {
-    flags.push(`--allow-env=INIT_CWD,${SANDBOX_ENV}`);
-  }
-  for (const p of [...read, ...write]) {
-    if (p.includes(",")) {
-      throw new UsageError(`cannot grant a permission on a path with a comma: ${p}`);
-    }
-  }
-  flags.push(`--allow-read=${read.join(",")}`);
-  if (write.length) flags.push(`--allow-write=${write.join(",")}`);
-  return flags;
 }
 
 /** The path-valued server flags, rewritten inside the sandbox to absolute, normalized paths. */
@@ -344,8 +262,13 @@ async function supervise(
  * fails to set the sandbox up (before the server starts), `required` fails (exit 2) and `auto`
  * serves without it, each saying why in one stderr line.
  */
-export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promise<number> {
+export async function serveLaunch(kind: ServerKind, args: string[]): Promise<number> {
+  // Help and version are answered here: nothing is probed or started.
+  const info = await answerInfoFlags(kind, args, { launcher: true });
+  if (info !== undefined) return info;
   const { sandbox, serverArgs: given } = splitLauncherFlags(args);
+  // The same checks, and messages, as the server's own: a bad flag starts nothing.
+  parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(given);
   const entry = new URL(
     kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
@@ -398,7 +321,7 @@ export async function serveLaunch(kind: "stdio" | "http", args: string[]): Promi
       console.error(
         `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${why}`,
       );
-      return 2;
+      return EXIT_USAGE;
     }
     console.error(
       `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,

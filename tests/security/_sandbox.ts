@@ -3,14 +3,12 @@
  * here (without it those tests are skipped loudly, except where WMCP_REQUIRE_SANDBOX_TESTS is set,
  * as .ci/run sets it: there they run and fail).
  */
+import { serverPermissions } from "../../src/cli/server_flags.ts";
 
 /** The launcher's permissions, exactly as the server tasks in deno.json grant them. */
 export const LAUNCHER_FLAGS: readonly string[] = [
   "run",
-  "--quiet",
-  "--no-prompt",
-  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
-  "--allow-run=bwrap,kill,/proc/self/exe",
+  ...serverPermissions("http", [], { via: "launcher" }),
 ];
 
 /** Whether bwrap can create namespaces on this machine. */

@@ -1,5 +1,5 @@
 /** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
-import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
+import { serverPermissions } from "../../src/cli/server_flags.ts";
 
 export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;
 export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
@@ -53,14 +53,12 @@ export interface HttpServerProcess {
 
 /** The read flag a server on root needs: the workspace and the engine's modules (its worker pool). */
 export function readFlag(root: string): string {
-  return `--allow-read=${[root, ENGINE_READ_PATH].filter((p) => p !== null).join(",")}`;
+  return serverPermissions("stdio", ["--root", root]).find((f) => f.startsWith("--allow-read="))!;
 }
 
-/** Permission flags for serving root (read, and write with write: true). */
+/** Permission flags for serving root over stdio (read, and write with write: true). */
 export function permissionFlags(root: string, write = false): string[] {
-  const flags = ["--no-prompt", readFlag(root)];
-  if (write) flags.push(`--allow-write=${root}`);
-  return flags;
+  return serverPermissions("stdio", ["--root", root, ...(write ? ["--write"] : [])]);
 }
 
 /** Starts serve_http.ts on a free port and resolves once it printed its ready line. */
@@ -73,20 +71,20 @@ export async function startHttpServer(
     extraFlags?: string[];
   } = {},
 ): Promise<HttpServerProcess> {
-  const args = [
-    "run",
-    ...permissionFlags(root, options.write),
-    "--allow-net=127.0.0.1",
-    "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_STATE_KEY",
-    "--unstable-no-legacy-abort",
-    ...(options.extraFlags ?? []),
-    SERVE_HTTP,
+  const serverArgs = [
     "--root",
     root,
     "--port",
     "0",
     ...(options.write ? ["--write"] : []),
     ...(options.args ?? []),
+  ];
+  const args = [
+    "run",
+    ...serverPermissions("http", serverArgs),
+    ...(options.extraFlags ?? []),
+    SERVE_HTTP,
+    ...serverArgs,
   ];
   const child = new Deno.Command(Deno.execPath(), {
     args,

@@ -1,0 +1,651 @@
+/**
+ * The server flags as one table, shared by serve_http.ts, serve_stdio.ts and the launcher
+ * (`cli.ts serve stdio|http`): parsing with did-you-mean, number and secret validation, the
+ * generated --help, and the one function that turns flags into Deno permissions.
+ */
+import { parseArgs } from "node:util";
+import denoConfig from "../../deno.json" with { type: "json" };
+import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from "../config.ts";
+import type { Limits } from "../workspace/limits.ts";
+import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
+import { SANDBOX_ENV } from "../sandbox/report.ts";
+
+/** The two server entries: serve_stdio.ts and serve_http.ts. */
+export type ServerKind = "stdio" | "http";
+
+/** How a flag's value is checked (once, in parseServerFlags). */
+export type FlagValue =
+  | "boolean"
+  | "string"
+  | "path"
+  | "port"
+  | "count"
+  | "bytes"
+  | "seconds"
+  | "positive-seconds"
+  | "limit";
+
+/** One server flag: what it takes, its default, which servers take it, its help line. */
+export interface ServerFlagSpec {
+  /** The long name, without `--`. */
+  name: string;
+  /** Its value's kind, which decides the check. */
+  value: FlagValue;
+  /** The placeholder in help (`DIR`, `N`, ...); none for a boolean. */
+  meta?: string;
+  /** The default, as the user would type it; none when absent means off or unset. */
+  default?: string;
+  /** May be given more than once. */
+  multiple?: boolean;
+  /** The servers that take it. */
+  servers: readonly ServerKind[];
+  /** One line of help. */
+  help: string;
+}
+
+const BOTH: readonly ServerKind[] = ["stdio", "http"];
+const HTTP: readonly ServerKind[] = ["http"];
+
+/** Bearer tokens shorter than this are refused (characters). */
+export const MIN_TOKEN_CHARS = 16;
+/** A requestState key shorter than this is refused (UTF-8 bytes). */
+export const MIN_STATE_KEY_BYTES = 32;
+/** The environment variables the HTTP server reads its secrets from when no file flag is given. */
+export const SECRET_ENV = {
+  token: "WMCP_TOKEN",
+  readToken: "WMCP_READ_TOKEN",
+  stateKey: "WMCP_STATE_KEY",
+} as const;
+
+/** Every server flag, in help order. */
+export const SERVER_FLAGS: readonly ServerFlagSpec[] = [
+  {
+    name: "root",
+    value: "path",
+    meta: "DIR",
+    servers: BOTH,
+    help: "workspace root (default: the directory you run from; /, $HOME and above only " +
+      "as a literal absolute path)",
+  },
+  { name: "write", value: "boolean", servers: BOTH, help: "enable the write tools" },
+  {
+    name: "limit",
+    value: "limit",
+    meta: "name=N",
+    multiple: true,
+    servers: BOTH,
+    help: "override a limit (see workspace_info), repeatable",
+  },
+  {
+    name: "page-size",
+    value: "count",
+    meta: "N",
+    default: "50",
+    servers: BOTH,
+    help: "tools per tools/list page",
+  },
+  {
+    name: "host",
+    value: "string",
+    meta: "H",
+    default: "127.0.0.1",
+    servers: HTTP,
+    help: "bind address; non-loopback needs a token; 0.0.0.0 or :: binds every interface",
+  },
+  {
+    name: "port",
+    value: "port",
+    meta: "N",
+    default: "3000",
+    servers: HTTP,
+    help: "port, 0..65535; 0 picks a free one (the ready line says which)",
+  },
+  {
+    name: "endpoint",
+    value: "string",
+    meta: "P",
+    default: "/mcp",
+    servers: HTTP,
+    help: "MCP endpoint path",
+  },
+  {
+    name: "allowed-host",
+    value: "string",
+    meta: "H",
+    multiple: true,
+    servers: HTTP,
+    help: "extra accepted Host name, repeatable; a non-loopback name needs a token",
+  },
+  {
+    name: "allowed-origin",
+    value: "string",
+    meta: "O",
+    multiple: true,
+    servers: HTTP,
+    help: "extra accepted Origin, exact scheme://host[:port], repeatable",
+  },
+  {
+    name: "token-file",
+    value: "path",
+    meta: "F",
+    servers: HTTP,
+    help: `read-write bearer tokens, one a line (else ${SECRET_ENV.token}); each >= ` +
+      `${MIN_TOKEN_CHARS} characters`,
+  },
+  {
+    name: "read-token-file",
+    value: "path",
+    meta: "F",
+    servers: HTTP,
+    help: `read-only bearer tokens, one a line (else ${SECRET_ENV.readToken}); each >= ` +
+      `${MIN_TOKEN_CHARS} characters`,
+  },
+  {
+    name: "state-key-file",
+    value: "path",
+    meta: "F",
+    servers: HTTP,
+    help: `HMAC key for confirmation state (else ${SECRET_ENV.stateKey}, else random); >= ` +
+      `${MIN_STATE_KEY_BYTES} bytes`,
+  },
+  {
+    name: "pid-file",
+    value: "path",
+    meta: "F",
+    servers: HTTP,
+    help: "pid file (never inside the root); needs a loopback or wildcard --host",
+  },
+  {
+    name: "shutdown-timeout",
+    value: "seconds",
+    meta: "S",
+    default: "10",
+    servers: HTTP,
+    help: "seconds in-flight requests get after SIGINT/SIGTERM",
+  },
+  {
+    name: "body-timeout",
+    value: "positive-seconds",
+    meta: "S",
+    default: "30",
+    servers: HTTP,
+    help: "seconds a request body may take to arrive in full (408 after)",
+  },
+  {
+    name: "unused-session",
+    value: "positive-seconds",
+    meta: "S",
+    default: "60",
+    servers: HTTP,
+    help: "seconds a legacy session never used after initialize lives",
+  },
+  {
+    name: "max-buffered-body",
+    value: "bytes",
+    meta: "N",
+    servers: HTTP,
+    help: "bytes of request bodies read at once, all requests together (>= the request cap; " +
+      "default twice it)",
+  },
+];
+
+/** The flags every server answers without starting: help and version. */
+const INFO_FLAGS = [
+  { name: "help", short: "h", help: "show this help and exit" },
+  { name: "version", short: "V", help: "print the version and exit" },
+] as const;
+
+/** The flags a server of this kind takes. */
+export function flagsOf(kind: ServerKind): ServerFlagSpec[] {
+  return SERVER_FLAGS.filter((f) => f.servers.includes(kind));
+}
+
+/** The server flags parsed and checked: numbers as numbers, the host normalised. */
+export interface ServerFlags {
+  root?: string;
+  write: boolean;
+  /** The --limit values as given (openWorkspaceFromFlags takes them). */
+  limit: string[];
+  /** The --limit values parsed. */
+  limits: Partial<Limits>;
+  pageSize: number;
+  /** The bind address as Deno takes it (bindHost). */
+  host: string;
+  port: number;
+  endpoint: string;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+  tokenFile?: string;
+  readTokenFile?: string;
+  stateKeyFile?: string;
+  pidFile?: string;
+  shutdownMs: number;
+  bodyTimeoutMs: number;
+  unusedSessionMs: number;
+  maxBufferedBodyBytes?: number;
+}
+
+/** Edit distance between two short strings, a swap of neighbours counting one (for did-you-mean). */
+function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The closest known name to `given`, when it is close enough to be a typo. */
+export function suggestFlag(given: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const name of known) {
+    const d = name.startsWith(given) && given.length >= 3 ? 0.5 : distance(given, name);
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  const allowed = given.length < 4 ? 1 : Math.max(2, Math.floor(given.length / 3));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+function entryName(kind: ServerKind): string {
+  return kind === "http" ? "serve_http.ts" : "serve_stdio.ts";
+}
+
+function parseOptions(kind: ServerKind) {
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; multiple?: boolean; short?: string }
+  > = {};
+  for (const f of flagsOf(kind)) {
+    options[f.name] = { type: f.value === "boolean" ? "boolean" : "string" };
+    if (f.multiple) options[f.name].multiple = true;
+  }
+  for (const f of INFO_FLAGS) options[f.name] = { type: "boolean", short: f.short };
+  return options;
+}
+
+/** Refuses the first flag the table does not know for this server, with a did-you-mean. */
+function refuseUnknown(kind: ServerKind, args: string[]): void {
+  const { tokens } = parseArgs({
+    args,
+    options: parseOptions(kind),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const known = [...flagsOf(kind).map((f) => f.name), ...INFO_FLAGS.map((f) => f.name)];
+  for (const t of tokens ?? []) {
+    if (t.kind === "positional") {
+      throw new UsageError(
+        `${entryName(kind)} takes no positional argument, got ${
+          JSON.stringify(t.value)
+        }; see --help`,
+      );
+    }
+    if (t.kind !== "option" || known.includes(t.name)) continue;
+    const shown = t.rawName;
+    if (kind === "stdio" && SERVER_FLAGS.some((f) => f.name === t.name)) {
+      throw new UsageError(
+        `${shown} is a flag of the HTTP server; serve_stdio.ts does not take it`,
+      );
+    }
+    const hint = t.rawName.startsWith("--") ? suggestFlag(t.name, known) : undefined;
+    throw new UsageError(
+      `unknown flag ${shown} for ${entryName(kind)}` +
+        (hint === undefined ? "" : `; did you mean --${hint}?`) + " (see --help)",
+    );
+  }
+}
+
+/** A decimal number as typed: digits, optionally a fraction; nothing else (no hex, no exponent). */
+function decimal(flag: string, text: string, what: string, fraction: boolean): number {
+  const pattern = fraction ? /^\d+(\.\d+)?$/ : /^\d+$/;
+  const n = Number(text);
+  if (!pattern.test(text) || !Number.isFinite(n) || (!fraction && !Number.isSafeInteger(n))) {
+    throw new UsageError(`--${flag} must be ${what}, not ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+
+/** Checks one flag's value against its kind (the one place numbers are validated). */
+function checkValue(spec: ServerFlagSpec, text: string): number | undefined {
+  const n = spec.name;
+  switch (spec.value) {
+    case "port": {
+      const port = decimal(n, text, "0..65535", false);
+      if (port > 65535) {
+        throw new UsageError(`--${n} must be 0..65535, not ${JSON.stringify(text)}`);
+      }
+      return port;
+    }
+    case "count":
+    case "bytes": {
+      const what = spec.value === "count" ? "a positive integer" : "a positive number of bytes";
+      const v = decimal(n, text, what, false);
+      if (v < 1) throw new UsageError(`--${n} must be ${what}, not ${JSON.stringify(text)}`);
+      return v;
+    }
+    case "seconds":
+      return decimal(n, text, "seconds >= 0", true) * 1000;
+    case "positive-seconds": {
+      const ms = decimal(n, text, "seconds > 0", true) * 1000;
+      if (ms <= 0) throw new UsageError(`--${n} must be seconds > 0, not ${JSON.stringify(text)}`);
+      return ms;
+    }
+    case "path":
+      if (text.trim() === "" && n !== "root") {
+        throw new UsageError(`--${n} is empty: pass the file's path`);
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Parses and checks a server's arguments against the table: unknown flags (with a did-you-mean),
+ * flags of the other server, positionals, missing values and bad numbers are UsageErrors naming
+ * the flag. Secrets are checked by loadServerSecrets (they need read and env permissions).
+ */
+export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags {
+  refuseUnknown(kind, args);
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  try {
+    ({ values } = parseArgs({ args, options: parseOptions(kind), strict: true }));
+  } catch (err) {
+    // node:util's messages name the flag; some span lines, a usage error is one.
+    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, " "));
+  }
+  const num: Record<string, number | undefined> = {};
+  const str = (name: string): string | undefined => {
+    const v = values[name];
+    return typeof v === "string" ? v : undefined;
+  };
+  const list = (name: string): string[] => {
+    const v = values[name];
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+  };
+  for (const spec of flagsOf(kind)) {
+    const text = str(spec.name) ?? spec.default;
+    if (text !== undefined) num[spec.name] = checkValue(spec, text);
+  }
+  const limit = list("limit");
+  const endpoint = str("endpoint") ?? "/mcp";
+  if (kind === "http" && !endpoint.startsWith("/")) {
+    throw new UsageError(`--endpoint must start with /, not ${JSON.stringify(endpoint)}`);
+  }
+  return {
+    root: str("root"),
+    write: values.write === true,
+    limit,
+    limits: parseLimitFlags(limit),
+    pageSize: num["page-size"]!,
+    host: bindHost(str("host") ?? "127.0.0.1"),
+    port: num.port ?? 3000,
+    endpoint,
+    allowedHosts: list("allowed-host"),
+    allowedOrigins: list("allowed-origin"),
+    tokenFile: str("token-file"),
+    readTokenFile: str("read-token-file"),
+    stateKeyFile: str("state-key-file"),
+    pidFile: str("pid-file"),
+    shutdownMs: num["shutdown-timeout"] ?? 10_000,
+    bodyTimeoutMs: num["body-timeout"] ?? 30_000,
+    unusedSessionMs: num["unused-session"] ?? 60_000,
+    maxBufferedBodyBytes: num["max-buffered-body"],
+  };
+}
+
+/** The bearer tokens and requestState key of an HTTP server, read and checked. */
+export interface ServerSecrets {
+  /** Read-write tokens. */
+  tokens: string[];
+  /** Read-only tokens. */
+  readTokens: string[];
+  /** The requestState HMAC key, when one is given. */
+  stateKey?: string;
+}
+
+/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
+async function loadTokens(file: string | undefined, env: string, flag: string) {
+  if (file === undefined) {
+    const envToken = envIfGranted(env) || undefined;
+    return { tokens: envToken === undefined ? [] : [envToken], from: env };
+  }
+  let tokens: string[];
+  try {
+    // One token a line; each identifies one client (legacy sessions are shared fairly).
+    tokens = (await Deno.readTextFile(resolveFromInvocation(file)))
+      .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
+  } catch (err) {
+    throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);
+  }
+  if (tokens.length === 0) throw new UsageError(`${flag} holds no token`);
+  return { tokens, from: flag };
+}
+
+/**
+ * Reads and checks the HTTP server's secrets (the one place they are validated): token files or
+ * else WMCP_TOKEN/WMCP_READ_TOKEN, each token at least 16 characters and of one kind only; the
+ * state key file or else WMCP_STATE_KEY, at least 32 bytes. Failures are UsageErrors naming the
+ * flag or variable.
+ */
+export async function loadServerSecrets(flags: ServerFlags): Promise<ServerSecrets> {
+  const rw = await loadTokens(flags.tokenFile, SECRET_ENV.token, "--token-file");
+  const ro = await loadTokens(flags.readTokenFile, SECRET_ENV.readToken, "--read-token-file");
+  for (const { tokens, from } of [rw, ro]) {
+    if (tokens.some((t) => t.length < MIN_TOKEN_CHARS)) {
+      throw new UsageError(
+        `${from} holds a token shorter than ${MIN_TOKEN_CHARS} characters: the bearer token must ` +
+          `be at least ${MIN_TOKEN_CHARS} characters`,
+      );
+    }
+  }
+  if (rw.tokens.some((t) => ro.tokens.includes(t))) {
+    throw new UsageError(
+      "a token is both read-write and read-only; give each client one token of one kind",
+    );
+  }
+  let stateKey: string | undefined = envIfGranted(SECRET_ENV.stateKey) || undefined;
+  let keyFrom: string = SECRET_ENV.stateKey;
+  if (flags.stateKeyFile !== undefined) {
+    try {
+      stateKey = (await Deno.readTextFile(resolveFromInvocation(flags.stateKeyFile))).trim();
+    } catch (err) {
+      throw new UsageError(`cannot read --state-key-file: ${(err as Error).message}`);
+    }
+    keyFrom = "--state-key-file";
+  }
+  if (stateKey !== undefined && new TextEncoder().encode(stateKey).length < MIN_STATE_KEY_BYTES) {
+    throw new UsageError(
+      `${keyFrom} is too short: the requestState key must be at least ${MIN_STATE_KEY_BYTES} bytes`,
+    );
+  }
+  return { tokens: rw.tokens, readTokens: ro.tokens, stateKey };
+}
+
+/** The version the servers and the CLI report. */
+export const VERSION: string = denoConfig.version;
+
+/** A server's help, generated from the table; `launcher` adds the launcher's usage and --sandbox. */
+export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {}): string {
+  const rows: [string, string][] = [];
+  if (options.launcher) {
+    rows.push([
+      "--sandbox MODE",
+      "auto (default): bubblewrap when available, else say why not; required; off",
+    ]);
+  }
+  for (const f of flagsOf(kind)) {
+    const def = f.default === undefined ? "" : ` (default ${f.default})`;
+    rows.push([`--${f.name}${f.meta ? ` ${f.meta}` : ""}`, `${f.help}${def}`]);
+  }
+  for (const f of INFO_FLAGS) rows.push([`-${f.short}, --${f.name}`, f.help]);
+  const width = Math.max(...rows.map(([l]) => l.length)) + 2;
+  const title = kind === "http"
+    ? "Streamable HTTP MCP server on one workspace directory"
+    : "stdio MCP server on one workspace directory (stdout carries protocol messages only)";
+  const usage = options.launcher
+    ? `cli.ts serve ${kind} [--sandbox auto|required|off] [flags]`
+    : `deno run PERMISSIONS ${entryName(kind)} [flags]`;
+  const examples = kind === "http"
+    ? [
+      "deno task serve:http --root ~/project --port 0",
+      "deno task serve:http:write --root ~/project --pid-file /run/user/1000/wmcp/pid",
+      "WMCP_TOKEN=$(cat ~/.wmcp-token) deno task serve:http --host 0.0.0.0 --allowed-host box.lan",
+    ]
+    : [
+      "deno task serve:stdio --root ~/project",
+      "deno task serve:stdio:write --root ~/project --limit maxWriteBytes=1048576",
+    ];
+  const exits = kind === "http"
+    ? "0 stopped by a signal, 2 usage, 3 port in use, 4 another live server owns --pid-file"
+    : "0 stdin closed, 2 usage";
+  return [
+    `${options.launcher ? `cli.ts serve ${kind}` : entryName(kind)} ${VERSION}: ${title}`,
+    "",
+    "Usage:",
+    `  ${usage}`,
+    ...(options.launcher ? [] : [
+      `  cli.ts serve ${kind} [flags]   (the launcher: computes the permissions from the flags)`,
+    ]),
+    "",
+    "Flags:",
+    ...rows.map(([l, r]) => `  ${l.padEnd(width)}${r}`),
+    "",
+    "Examples:",
+    ...examples.map((e) => `  ${e}`),
+    "",
+    `Exit codes: ${exits}. Details: RUNTIME.md.`,
+    "",
+  ].join("\n");
+}
+
+/**
+ * A --host value as Deno binds it, normalised by the WHATWG URL parser (`0` and `0.0` become
+ * 0.0.0.0, `::0` and `0::0` become ::, 127.1 becomes 127.0.0.1; IPv6 without brackets); a value
+ * the parser refuses is returned as given (the bind then fails with its own message).
+ */
+export function bindHost(host: string): string {
+  const bare = host.replace(/^\[(.*)\]$/, "$1");
+  try {
+    const name = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
+    return name.replace(/^\[(.*)\]$/, "$1");
+  } catch {
+    return bare;
+  }
+}
+
+/** What the launcher (`cli.ts serve stdio|http`) itself holds: it starts the server, reads nothing. */
+const LAUNCHER_PERMISSIONS: readonly string[] = [
+  "--quiet",
+  "--no-prompt",
+  // INIT_CWD: the invocation directory; the rest locate Deno's cache (the sandbox mounts it).
+  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
+  // bwrap: the kernel sandbox; kill: signals to the server inside it; /proc/self/exe: Deno itself.
+  "--allow-run=bwrap,kill,/proc/self/exe",
+];
+
+/**
+ * The Deno permission flags (after `deno run`) for serving with these server arguments: what the
+ * server entry itself needs (`via: "direct"`, the default: read on the root and the engine's
+ * worker modules, write with --write, net on the bound host, env for the variables it reads,
+ * sys=uid and the pid file with --pid-file, read on secret files; never run), or what the launcher
+ * `cli.ts serve KIND ARGS` needs to start it (`via: "launcher"`: env and run only; it then starts
+ * the server with the direct set). Values are not validated here (parseServerFlags does that).
+ */
+export function serverPermissions(
+  kind: ServerKind,
+  args: string[],
+  options: { via?: "direct" | "launcher"; sandboxMarker?: string } = {},
+): string[] {
+  if (options.via === "launcher") return [...LAUNCHER_PERMISSIONS];
+  const { values } = parseArgs({
+    args,
+    options: parseOptions(kind),
+    strict: false,
+    allowPositionals: true,
+  });
+  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const root = resolveFromInvocation(str(values.root) ?? ".");
+  const read = [root];
+  if (ENGINE_READ_PATH !== null) read.push(ENGINE_READ_PATH);
+  if (options.sandboxMarker !== undefined) read.push(options.sandboxMarker);
+  const write: string[] = values.write === true ? [root] : [];
+  const flags = ["--quiet", "--no-prompt"];
+  if (kind === "http") {
+    flags.push("--unstable-no-legacy-abort");
+    const pidFile = str(values["pid-file"]);
+    if (pidFile !== undefined) {
+      // The pid file and the temporary file it is written through (renamed over it).
+      const p = resolveFromInvocation(pidFile);
+      read.push(p, `${p}.tmp`);
+      write.push(p, `${p}.tmp`);
+      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
+      flags.push("--allow-sys=uid");
+    }
+    for (const f of ["token-file", "read-token-file", "state-key-file"] as const) {
+      const v = str(values[f]);
+      if (v !== undefined) read.push(resolveFromInvocation(v));
+    }
+    // The same normal form serve_http.ts binds (`0` is 0.0.0.0, `::0` is ::), so both agree.
+    const host = bindHost(str(values.host) ?? "127.0.0.1");
+    const loopback = "127.0.0.1,localhost,[::1]";
+    // A wildcard bind also reaches itself over loopback (a second server's pid file check).
+    const net = host === "127.0.0.1" || host === "localhost"
+      ? loopback
+      : host === "0.0.0.0"
+      ? `0.0.0.0,${loopback}`
+      : host.includes(":")
+      ? `[${host}]${host === "::" ? `,${loopback}` : ""}`
+      : host;
+    const env = ["INIT_CWD", SECRET_ENV.token, SECRET_ENV.readToken, SECRET_ENV.stateKey];
+    flags.push(`--allow-net=${net}`, `--allow-env=${[...env, SANDBOX_ENV].join(",")}`);
+  } else {
+    flags.push(`--allow-env=INIT_CWD,${SANDBOX_ENV}`);
+  }
+  for (const p of [...read, ...write]) {
+    if (p.includes(",")) {
+      throw new UsageError(`cannot grant a permission on a path with a comma: ${p}`);
+    }
+  }
+  flags.push(`--allow-read=${read.join(",")}`);
+  if (write.length) flags.push(`--allow-write=${write.join(",")}`);
+  return flags;
+}
+
+/** Whether the arguments ask for help or the version (-h/--help wins over -V/--version). */
+export function infoRequest(kind: ServerKind, args: string[]): "help" | "version" | undefined {
+  const { tokens } = parseArgs({
+    args,
+    options: parseOptions(kind),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const names = new Set((tokens ?? []).flatMap((t) => (t.kind === "option" ? [t.name] : [])));
+  return names.has("help") ? "help" : names.has("version") ? "version" : undefined;
+}
+
+/**
+ * Answers -h/--help and -V/--version before anything else (other flags are not checked, nothing
+ * starts): writes the help or the version to stdout and returns exit code 0, or undefined when
+ * neither was asked for.
+ */
+export async function answerInfoFlags(
+  kind: ServerKind,
+  args: string[],
+  options: { launcher?: boolean } = {},
+): Promise<number | undefined> {
+  const asked = infoRequest(kind, args);
+  if (asked === undefined) return undefined;
+  const text = asked === "help" ? serverHelp(kind, options) : `${VERSION}\n`;
+  await Deno.stdout.write(new TextEncoder().encode(text));
+  return 0;
+}

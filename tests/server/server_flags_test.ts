@@ -1,0 +1,395 @@
+/**
+ * The one server flags module (src/cli/server_flags.ts) with real child processes: --help and
+ * --version on both servers and through the launcher, bad numbers and short secrets refused with
+ * the same message directly and through `cli.ts serve http`, did-you-mean for unknown flags, the
+ * permission function's output, a server started with exactly that output, and the tasks and
+ * RUNTIME.md kept equal to the table.
+ */
+import assert from "node:assert/strict";
+import denoConfig from "../../deno.json" with { type: "json" };
+import {
+  flagsOf,
+  SERVER_FLAGS,
+  type ServerKind,
+  serverPermissions,
+  suggestFlag,
+} from "../../src/cli/server_flags.ts";
+import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
+import {
+  CLI,
+  makeWorkspace,
+  modernRequest,
+  readReadyLine,
+  SERVE_HTTP,
+  SERVE_STDIO,
+} from "./_harness.ts";
+
+const dec = new TextDecoder();
+const ENTRY: Record<ServerKind, string> = { http: SERVE_HTTP, stdio: SERVE_STDIO };
+const LAUNCHER = serverPermissions("http", [], { via: "launcher" });
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(args: string[], env?: Record<string, string>): Promise<Outcome> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env,
+  }).output();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A server entry run directly with exactly the permissions its flags need. */
+function direct(kind: ServerKind, args: string[], env?: Record<string, string>) {
+  return run(["run", ...serverPermissions(kind, args), ENTRY[kind], ...args], env);
+}
+
+/** The same flags through the launcher, with the tasks' permissions. */
+function launched(kind: ServerKind, args: string[], env?: Record<string, string>) {
+  return run(["run", ...LAUNCHER, CLI, "serve", kind, "--sandbox", "off", ...args], env);
+}
+
+/** The usage message of a failed direct run (`wmcp: MESSAGE`). */
+function directMessage(o: Outcome): string {
+  const line = o.stderr.trim().split("\n").pop() ?? "";
+  assert.match(line, /^wmcp: /, o.stderr);
+  return line.slice("wmcp: ".length);
+}
+
+/** The usage message of a failed launcher run: its JSON USAGE line, or the server's own line. */
+function launchedMessage(o: Outcome): string {
+  const line = o.stderr.trim().split("\n").pop() ?? "";
+  if (line.startsWith("{")) {
+    const { error } = JSON.parse(line);
+    assert.equal(error.code, "USAGE", o.stderr);
+    return error.message;
+  }
+  return directMessage(o);
+}
+
+Deno.test("--help and --version: both servers, directly (no permissions) and through the launcher", async () => {
+  for (const kind of ["http", "stdio"] as const) {
+    const ways: [string, string[]][] = [
+      ["direct", ["run", "--no-prompt", ENTRY[kind]]],
+      ["launcher", ["run", ...LAUNCHER, CLI, "serve", kind]],
+    ];
+    for (const [way, prefix] of ways) {
+      for (const flag of ["--help", "-h"]) {
+        const o = await run([...prefix, flag]);
+        const ctx = `${kind} ${way} ${flag}: ${o.stderr}`;
+        assert.equal(o.code, 0, ctx);
+        assert.equal(o.stderr, "", ctx);
+        for (const f of flagsOf(kind)) {
+          assert.ok(o.stdout.includes(`--${f.name}`), `${ctx} --${f.name}`);
+        }
+        for (const f of SERVER_FLAGS.filter((f) => !f.servers.includes(kind))) {
+          assert.ok(!o.stdout.includes(`--${f.name} `), `${ctx}: lists --${f.name}`);
+        }
+        assert.match(o.stdout, /Examples:\n {2}deno task serve:/, ctx);
+        assert.match(o.stdout, /-V, --version/, ctx);
+        assert.equal(o.stdout.includes("--sandbox MODE"), way === "launcher", ctx);
+      }
+      for (const flag of ["--version", "-V"]) {
+        const o = await run([...prefix, flag]);
+        assert.equal(o.code, 0, `${kind} ${way} ${flag}: ${o.stderr}`);
+        assert.equal(o.stdout, `${denoConfig.version}\n`);
+        assert.equal(o.stderr, "");
+      }
+    }
+  }
+  // Help wins over a bad value: nothing is checked, nothing starts.
+  const o = await run(["run", "--no-prompt", SERVE_HTTP, "--port", "nope", "--help"]);
+  assert.equal(o.code, 0, o.stderr);
+  assert.match(o.stdout, /^serve_http\.ts /);
+});
+
+Deno.test("bad numbers: exit 2 naming the flag, the same message directly and through the launcher", async () => {
+  const root = await makeWorkspace();
+  try {
+    const cases: [string[], string][] = [
+      [["--port", "65536"], "--port"],
+      [["--port", "0x50"], "--port"],
+      [["--port="], "--port"],
+      [["--page-size", "0"], "--page-size"],
+      [["--shutdown-timeout", "-1"], "--shutdown-timeout"],
+      [["--body-timeout", "0"], "--body-timeout"],
+      [["--unused-session", "1e3"], "--unused-session"],
+      [["--max-buffered-body", "1.5"], "--max-buffered-body"],
+      [["--limit", "maxWriteBytes=0"], "--limit"],
+      [["--endpoint", "mcp"], "--endpoint"],
+    ];
+    for (const [args, flag] of cases) {
+      const full = ["--root", root, "--port", "0", ...args];
+      const d = await direct("http", full);
+      const l = await launched("http", full);
+      const ctx = `${args.join(" ")}: direct ${d.stderr} launcher ${l.stderr}`;
+      assert.equal(d.code, 2, ctx);
+      assert.equal(l.code, 2, ctx);
+      assert.equal(d.stdout + l.stdout, "", `${ctx}: nothing served`);
+      assert.ok(directMessage(d).includes(flag), ctx);
+      assert.equal(launchedMessage(l), directMessage(d), ctx);
+    }
+    // The stdio server checks its numbers with the same table.
+    const s = await direct("stdio", ["--root", root, "--page-size", "-3"]);
+    assert.equal(s.code, 2, s.stderr);
+    assert.match(directMessage(s), /--page-size/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("short secrets: exit 2 naming the flag or variable, directly and through the launcher", async () => {
+  const root = await makeWorkspace();
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-secrets-" }));
+  try {
+    await Deno.writeTextFile(`${dir}/short.tokens`, "long-enough-token-0123\nshort\n");
+    await Deno.writeTextFile(`${dir}/short.key`, "k".repeat(31));
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [["--token-file", `${dir}/short.tokens`], {}, /--token-file .*at least 16 characters/],
+      [["--read-token-file", `${dir}/short.tokens`], {}, /--read-token-file .*at least 16/],
+      [[], { WMCP_TOKEN: "short" }, /WMCP_TOKEN .*at least 16 characters/],
+      [["--state-key-file", `${dir}/short.key`], {}, /--state-key-file .*at least 32 bytes/],
+      [[], { WMCP_STATE_KEY: "k".repeat(31) }, /WMCP_STATE_KEY .*at least 32 bytes/],
+    ];
+    for (const [args, env, expected] of cases) {
+      const full = ["--root", root, "--port", "0", ...args];
+      const d = await direct("http", full, env);
+      const l = await launched("http", full, env);
+      const ctx = `${JSON.stringify([args, env])}: direct ${d.stderr} launcher ${l.stderr}`;
+      assert.equal(d.code, 2, ctx);
+      assert.equal(l.code, 2, ctx);
+      assert.equal(d.stdout + l.stdout, "", `${ctx}: nothing served`);
+      assert.match(directMessage(d), expected, ctx);
+      assert.equal(launchedMessage(l), directMessage(d), ctx);
+    }
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("unknown flags: exit 2 with a did-you-mean from the table, directly and through the launcher", async () => {
+  const root = await makeWorkspace();
+  try {
+    for (
+      const [kind, flag, hint] of [
+        ["http", "--prot", "--port"],
+        ["http", "--tokenfile", "--token-file"],
+        ["http", "--max-buffered", "--max-buffered-body"],
+        ["stdio", "--wirte", "--write"],
+      ] as const
+    ) {
+      const args = ["--root", root, flag, "1"];
+      const d = await direct(kind, args);
+      const l = await launched(kind, args);
+      const ctx = `${kind} ${flag}: ${d.stderr} ${l.stderr}`;
+      assert.equal(d.code, 2, ctx);
+      assert.equal(l.code, 2, ctx);
+      assert.equal(
+        directMessage(d),
+        `unknown flag ${flag} for serve_${kind}.ts; did you mean ${hint}? (see --help)`,
+      );
+      assert.equal(launchedMessage(l), directMessage(d), ctx);
+    }
+    const far = await direct("http", ["--root", root, "--zzzzzz"]);
+    assert.equal(far.code, 2);
+    assert.doesNotMatch(far.stderr, /did you mean/);
+    const other = await direct("stdio", ["--root", root, "--port", "1"]);
+    assert.equal(other.code, 2);
+    assert.match(
+      other.stderr,
+      /--port is a flag of the HTTP server; serve_stdio\.ts does not take it/,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("suggestFlag: typos, swaps and prefixes; nothing for a far name", () => {
+  const known = flagsOf("http").map((f) => f.name);
+  assert.equal(suggestFlag("prot", known), "port");
+  assert.equal(suggestFlag("hots", known), "host");
+  assert.equal(suggestFlag("pid", known), "pid-file");
+  assert.equal(suggestFlag("shutdown-timout", known), "shutdown-timeout");
+  assert.equal(suggestFlag("banana", known), undefined);
+  assert.equal(suggestFlag("x", known), undefined);
+});
+
+Deno.test("serverPermissions: representative flag sets", () => {
+  const engine = ENGINE_READ_PATH === null ? [] : [ENGINE_READ_PATH];
+  assert.deepEqual(serverPermissions("stdio", ["--root", "/srv/w"]), [
+    "--quiet",
+    "--no-prompt",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    `--allow-read=${["/srv/w", ...engine].join(",")}`,
+  ]);
+  assert.deepEqual(serverPermissions("stdio", ["--root=/srv/w", "--write", "--page-size", "5"]), [
+    "--quiet",
+    "--no-prompt",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    `--allow-read=${["/srv/w", ...engine].join(",")}`,
+    "--allow-write=/srv/w",
+  ]);
+  const http = serverPermissions("http", [
+    "--root",
+    "/srv/w",
+    "--write",
+    "--host",
+    "::1",
+    "--pid-file",
+    "/run/wmcp/pid",
+    "--token-file",
+    "/etc/wmcp/rw",
+    "--read-token-file=/etc/wmcp/ro",
+    "--state-key-file",
+    "/etc/wmcp/key",
+  ]);
+  assert.deepEqual(http, [
+    "--quiet",
+    "--no-prompt",
+    "--unstable-no-legacy-abort",
+    "--allow-sys=uid",
+    "--allow-net=[::1]",
+    "--allow-env=INIT_CWD,WMCP_TOKEN,WMCP_READ_TOKEN,WMCP_STATE_KEY,WMCP_SANDBOX",
+    `--allow-read=${
+      [
+        "/srv/w",
+        ...engine,
+        "/run/wmcp/pid",
+        "/run/wmcp/pid.tmp",
+        "/etc/wmcp/rw",
+        "/etc/wmcp/ro",
+        "/etc/wmcp/key",
+      ].join(",")
+    }`,
+    "--allow-write=/srv/w,/run/wmcp/pid,/run/wmcp/pid.tmp",
+  ]);
+  // No run permission for a server, ever; sys only with a pid file; net defaults to loopback.
+  const plain = serverPermissions("http", ["--root", "/srv/w"]);
+  assert.ok(!plain.some((f) => f.startsWith("--allow-run") || f.startsWith("--allow-sys")));
+  assert.ok(plain.includes("--allow-net=127.0.0.1,localhost,[::1]"));
+  assert.ok(!plain.some((f) => f.startsWith("--allow-write")));
+  // The launcher itself: env and run only, whatever the server flags.
+  assert.deepEqual(
+    serverPermissions("stdio", ["--root", "/srv/w", "--write"], { via: "launcher" }),
+    [
+      "--quiet",
+      "--no-prompt",
+      "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
+      "--allow-run=bwrap,kill,/proc/self/exe",
+    ],
+  );
+  assert.throws(() => serverPermissions("http", ["--root", "/a,b"]), /comma/);
+});
+
+Deno.test("the deno.json server tasks grant exactly the launcher permissions of serverPermissions", () => {
+  const tasks = denoConfig.tasks as Record<string, string>;
+  const names = [
+    "start",
+    "start:write",
+    "serve:http",
+    "serve:http:write",
+    "serve:stdio",
+    "serve:stdio:write",
+  ];
+  for (const name of names) {
+    const words = tasks[name].split(/\s+/);
+    const cli = words.indexOf("cli.ts");
+    assert.deepEqual(words.slice(0, 2), ["deno", "run"], name);
+    assert.ok(cli > 2, name);
+    const kind = words[cli + 2] as ServerKind;
+    assert.equal(words[cli + 1], "serve", name);
+    const serverArgs = words.slice(cli + 3);
+    assert.deepEqual(
+      words.slice(2, cli),
+      serverPermissions(kind, serverArgs, { via: "launcher" }),
+      name,
+    );
+  }
+});
+
+Deno.test("a server started with exactly serverPermissions' output serves (write, pid file, token file)", async () => {
+  const root = await makeWorkspace({ "hello.txt": "hi there\n" });
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-perm-" }));
+  const token = "exact-permissions-token-0123";
+  await Deno.writeTextFile(`${dir}/rw.tokens`, `${token}\n`);
+  const args = [
+    "--root",
+    root,
+    "--write",
+    "--port",
+    "0",
+    "--pid-file",
+    `${dir}/pid`,
+    "--token-file",
+    `${dir}/rw.tokens`,
+  ];
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...serverPermissions("http", args), SERVE_HTTP, ...args],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const { ready, reader } = await readReadyLine(child.stdout);
+    void reader.cancel();
+    const auth = { authorization: `Bearer ${token}` };
+    const write = await modernRequest(ready.url, "tools/call", {
+      name: "write_file",
+      arguments: { path: "new.txt", content: "written\n" },
+    }, { headers: auth });
+    assert.equal(write.status, 200, JSON.stringify(write.messages));
+    assert.equal(await Deno.readTextFile(`${root}/new.txt`), "written\n");
+    const read = await modernRequest(ready.url, "tools/call", {
+      name: "read_file",
+      arguments: { path: "hello.txt" },
+    }, { headers: auth });
+    assert.ok(JSON.stringify(read.messages).includes("hi there"));
+    const denied = await modernRequest(ready.url, "tools/list", {});
+    assert.equal(denied.status, 401);
+    assert.equal(JSON.parse(await Deno.readTextFile(`${dir}/pid`)).pid, ready.pid);
+  } finally {
+    child.kill("SIGTERM");
+    const status = await child.status;
+    const err = await stderr;
+    assert.equal(status.code, 0, err);
+    await assert.rejects(Deno.stat(`${dir}/pid`), Deno.errors.NotFound);
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("RUNTIME.md lists every flag of the table under its server", async () => {
+  const text = await Deno.readTextFile(new URL("../../RUNTIME.md", import.meta.url));
+  const section = (title: string) => {
+    const start = text.indexOf(`### ${title}\n`);
+    assert.ok(start >= 0, `RUNTIME.md has no ### ${title}`);
+    const end = text.indexOf("\n#", start + 4);
+    return text.slice(start, end < 0 ? undefined : end);
+  };
+  const http = section("serve_http.ts");
+  const stdio = section("serve_stdio.ts");
+  for (const f of SERVER_FLAGS) {
+    const row = `| \`--${f.name}${f.meta ? ` ${f.meta}` : ""}\``;
+    if (f.servers.includes("http")) assert.ok(http.includes(row), `serve_http.ts lacks ${row}`);
+    if (f.servers.includes("stdio")) {
+      assert.ok(stdio.includes(`\`--${f.name}`), `serve_stdio.ts lacks --${f.name}`);
+    } else {
+      assert.ok(!stdio.includes(`\`--${f.name}`), `serve_stdio.ts lists --${f.name}`);
+    }
+    if (f.default !== undefined && f.servers.includes("http")) {
+      const line = http.split("\n").find((l) => l.startsWith(row))!;
+      assert.ok(line.includes(`\`${f.default}\``), `RUNTIME.md's default of --${f.name}`);
+    }
+  }
+  for (const flag of ["--help", "--version"]) {
+    assert.ok(http.includes(flag) && stdio.includes(flag), `RUNTIME.md lacks ${flag}`);
+  }
+});
