@@ -300,7 +300,11 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof UsageError) {
-      writeError({ code: "USAGE", message: `${err.message}; ${seeHelp(path, prog)}` }, format);
+      // A message that already points at --help (the server flags' own) is not pointed twice.
+      const message = /--help\b/.test(err.message)
+        ? err.message
+        : `${err.message}; ${seeHelp(path, prog)}`;
+      writeError({ code: "USAGE", message }, format);
       return EXIT.usage;
     }
     if (err instanceof ArgumentsMismatch) {

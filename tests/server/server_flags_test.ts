@@ -68,7 +68,9 @@ function launchedMessage(o: Outcome): string {
   if (line.startsWith("{")) {
     const { error } = JSON.parse(line);
     assert.equal(error.code, "USAGE", o.stderr);
-    return error.message;
+    // The CLI ends every usage error with a pointer to its command's help; the sentence before it
+    // is the server's own.
+    return error.message.replace(/; see `[^`]* --help`$/, "");
   }
   return directMessage(o);
 }
