@@ -4,7 +4,10 @@
  * without sending anything, so the MCP SDK's StdioClientTransport.close() escalation (end
  * stdin, wait, SIGTERM, wait, SIGKILL) never delivers its SIGKILL: a stdio server that ignores
  * SIGTERM outlives the client. The client therefore sends SIGKILL itself, by pid, through
- * Deno.kill (not through the ChildProcess object).
+ * Deno.kill (not through the ChildProcess object). The same bug makes the SDK's disposable
+ * sibling probe (`_dispose`: SIGTERM, SIGKILL, then await exit) wait forever for such a
+ * child; the client's ChildTransport subclasses the transport, which makes the SDK probe in
+ * place instead (src/client/session.ts).
  *
  * Upstream: denoland/deno#36643 "node:child_process rejects repeated signals after
  * ChildProcess.killed becomes true" (closed upstream; the gate came with denoland/deno#33305).
