@@ -24,6 +24,7 @@ import { writeStdout } from "./output.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
+import { unreachableWords } from "../workarounds/deno_fetch_error.ts";
 
 const OPTIONS = {
   endpoint: { type: "string" },
@@ -76,7 +77,7 @@ export function authFailure(err: unknown): ClientError {
   // A hanging authorization server ends in boundedFetch's TimeoutError: unreachable, as documented.
   if (
     e instanceof TypeError || e?.name === "TimeoutError" ||
-    /fetch|network|connect|ECONNREFUSED|timed out|aborted due to timeout/i.test(e?.message ?? "")
+    unreachableWords(e?.message ?? "")
   ) {
     return new ClientError("transport", e.message, { details: { auth: "unreachable" } });
   }

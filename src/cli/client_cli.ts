@@ -31,6 +31,7 @@ import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pre
 import { toolTable } from "./table.ts";
 import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
+import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -476,18 +477,13 @@ export async function runClient(command: string, argv: string[]): Promise<number
     );
     if (session.sendsToolHeaders) {
       // The SDK mirrors x-mcp-header arguments into Mcp-Param-* only for tools it has listed.
-      // The SDK warns (console.warn) about each tool it excludes; we already said so once.
-      const sdkWarn = console.warn;
-      console.warn = (...a: unknown[]) => {
-        if (!String(a[0]).startsWith("[mcp-sdk] excluding tool")) sdkWarn(...a);
-      };
-      try {
-        await session.client.listTools().catch((err) =>
+      // Its warning per excluded tool is held back: we already said so once.
+      const client = session.client;
+      await withoutSdkToolExclusionWarnings(() =>
+        client.listTools().catch((err) =>
           warn(`tools/list for header mirroring failed: ${err.message}`)
-        );
-      } finally {
-        console.warn = sdkWarn;
-      }
+        )
+      );
     }
     // Progress of a running call: one updating line on stderr when it is a terminal, cleared
     // when the call ends and before any prompt.

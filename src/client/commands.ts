@@ -4,6 +4,7 @@
  * responses the session taps below the SDK.
  */
 import { z } from "zod";
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { classify, ClientError } from "./errors.ts";
 import type { RawMessage, Session } from "./session.ts";
 import { validate } from "./validate.ts";
@@ -408,7 +409,7 @@ export async function callTool(
   if (sdkError !== undefined) {
     // The wire result passed every check of ours; an absent resultType means complete
     // (the spec tells clients to assume so), so the SDK's stricter refusal is a warning.
-    if (resultType === undefined && /resultType/.test(String((sdkError as Error)?.message))) {
+    if (resultType === undefined && missingResultType(sdkError)) {
       o.onWarning(`the result has no resultType; treated as complete`);
       return { envelope, exitCode: 0 };
     }
@@ -416,6 +417,12 @@ export async function callTool(
     return { envelope, exitCode: error.exitCode, error };
   }
   return { envelope, exitCode: 0 };
+}
+
+/** Whether the SDK refused a modern result for lacking resultType (SdkErrorCode.InvalidResult). */
+function missingResultType(err: unknown): boolean {
+  return SdkError.isInstance(err) && err.code === SdkErrorCode.InvalidResult &&
+    (err.data as { violation?: unknown } | undefined)?.violation === "missing-resultType";
 }
 
 function errorEnvelope(

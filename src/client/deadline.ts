@@ -5,7 +5,9 @@
  * anyway its error is mapped to the same timeout error, so one message, one class and one
  * exit code (7) result whichever timer fires.
  */
+import { SdkError, SdkErrorCode } from "@modelcontextprotocol/client";
 import { ClientError } from "./errors.ts";
+import { relayedRequestTimeout } from "../workarounds/sdk_error_text.ts";
 
 /**
  * How far beyond the client's own inactivity timer the SDK's request timer is set (ms): it
@@ -67,11 +69,14 @@ export function timeoutError(
   );
 }
 
-/** Whether an error is the SDK's own request timeout (`Request timed out`, `Maximum total ...`). */
+/**
+ * Whether an error is the SDK's own request timeout (SdkErrorCode.RequestTimeout: `Request
+ * timed out`, `Maximum total ...`) or a request timeout relayed as -32001.
+ */
 export function isSdkTimeout(err: unknown): boolean {
+  if (SdkError.isInstance(err)) return err.code === SdkErrorCode.RequestTimeout;
   const code = (err as { code?: unknown })?.code;
-  if (typeof code === "string") return code.toUpperCase().includes("TIMEOUT");
-  return code === -32001 && /timed out/i.test(String((err as Error)?.message));
+  return typeof code === "number" && relayedRequestTimeout(code, String((err as Error)?.message));
 }
 
 /** The timers of one request. */

@@ -4,8 +4,20 @@ import {
   IssuerMismatchError,
   OAuthClientFlowError,
   OAuthError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
+import { AuthFlowError } from "./auth/loopback.ts";
+import { CredentialStoreError } from "./auth/store.ts";
+import {
+  networkFailureWords,
+  outputSchemaRefusal,
+  protectedResourceMismatch,
+  refusedAfterAuthorization,
+  relayedRequestTimeout,
+} from "../workarounds/sdk_error_text.ts";
 
 /** Exit codes of the client commands (INTERFACES.md, "Bundled ad hoc MCP tool client"). */
 export const CLIENT_EXIT = {
@@ -80,60 +92,72 @@ export class ClientError extends Error {
   }
 }
 
+/**
+ * The failure class of each SDK error code the client tells apart (SdkErrorCode of
+ * @modelcontextprotocol/client 2.4.0); a code not listed falls through to the rules below.
+ */
+const SDK_FAILURE: Partial<Record<SdkErrorCode, FailureClass>> = {
+  [SdkErrorCode.RequestTimeout]: "timeout",
+  [SdkErrorCode.InputRequiredRoundsExceeded]: "input-required",
+  // An HTTP-level refusal (no or wrong credentials) never reached JSON-RPC: a transport
+  // failure, not a protocol one.
+  [SdkErrorCode.ClientHttpAuthentication]: "transport",
+  [SdkErrorCode.ClientHttpForbidden]: "transport",
+  [SdkErrorCode.EraNegotiationFailed]: "protocol",
+  [SdkErrorCode.UnsupportedResultType]: "protocol",
+  [SdkErrorCode.ListPaginationExceeded]: "protocol",
+  [SdkErrorCode.NotConnected]: "transport",
+  [SdkErrorCode.AlreadyConnected]: "transport",
+  [SdkErrorCode.ConnectionClosed]: "transport",
+};
+
+/** Codes of a failed negotiation: a transport failure when their cause is one. */
+const NEGOTIATION_CODES: ReadonlySet<SdkErrorCode> = new Set([
+  SdkErrorCode.EraNegotiationFailed,
+  SdkErrorCode.UnsupportedResultType,
+]);
+
+/** The class of an SDK error by its code and HTTP status, if the client tells it apart. */
+function sdkFailure(err: SdkError): FailureClass | undefined {
+  const failure = SDK_FAILURE[err.code];
+  if (failure === "timeout" || failure === "input-required") return failure;
+  // Any other HTTP 401/403 (a refused stream, say) is a transport failure too.
+  const status = SdkHttpError.isInstance(err) ? err.status : undefined;
+  if (status === 401 || status === 403) return "transport";
+  if (NEGOTIATION_CODES.has(err.code)) {
+    // A probe that never reached the server (connection refused, reset) fails negotiation
+    // with the network error as its cause: that is a transport failure.
+    const cause = err.cause;
+    if (cause !== undefined && cause !== err && classify(cause).failure === "transport") {
+      return "transport";
+    }
+  }
+  return failure;
+}
+
 /** Classifies anything the SDK or the transport threw. */
 export function classify(err: unknown, aborted = false): ClientError {
   if (err instanceof ClientError) return err;
-  const e = err as { name?: string; code?: unknown; message?: string; data?: unknown };
+  const e = err as { code?: unknown; message?: string; data?: unknown };
   const message = e?.message ?? String(err);
   if (aborted) return new ClientError("timeout", `cancelled: ${message}`, { cause: err });
   const authFailure = oauthFailure(err);
   if (authFailure) return authFailure;
-  // SDK errors carry string codes; JSON-RPC errors numeric ones.
-  if (typeof e?.code === "string") {
-    const code = e.code.toUpperCase();
-    if (code.includes("TIMEOUT")) return new ClientError("timeout", message, { cause: err });
-    if (code.includes("INPUT_REQUIRED")) {
-      return new ClientError("input-required", message, { cause: err });
-    }
-    // An HTTP-level refusal (SdkHttpError 401/403: no or wrong credentials) never reached
-    // JSON-RPC: the SDK reports it as a transport (HTTP) error, not a protocol error.
-    const status = (err as { status?: unknown }).status;
-    if (
-      code.startsWith("CLIENT_HTTP_AUTH") || code === "CLIENT_HTTP_FORBIDDEN" || status === 401 ||
-      status === 403
-    ) {
-      return new ClientError("transport", message, { cause: err });
-    }
-    if (code.includes("ERA_NEGOTIATION") || code.includes("UNSUPPORTED")) {
-      // A probe that never reached the server (connection refused, reset) fails negotiation
-      // with the network error as its cause: that is a transport failure.
-      const cause = (err as { cause?: unknown }).cause;
-      if (cause !== undefined && cause !== err && classify(cause).failure === "transport") {
-        return new ClientError("transport", message, { cause: err });
-      }
-      return new ClientError("protocol", message, { cause: err });
-    }
-    if (code.includes("PAGINATION")) return new ClientError("protocol", message, { cause: err });
-    if (
-      code.includes("CONNECT") || code.includes("CLOSED") || code.includes("TRANSPORT") ||
-      code.includes("NOT_CONNECTED")
-    ) {
-      return new ClientError("transport", message, { cause: err });
-    }
+  // SDK errors carry SdkErrorCode strings; JSON-RPC errors (ProtocolError) numeric codes.
+  if (SdkError.isInstance(err)) {
+    const failure = sdkFailure(err);
+    if (failure !== undefined) return new ClientError(failure, message, { cause: err });
   }
   if (typeof e?.code === "number") {
-    if (e.code === -32001 && /timed out/i.test(message)) {
+    if (relayedRequestTimeout(e.code, message)) {
       return new ClientError("timeout", message, { cause: err });
     }
     return new ClientError("protocol", message, { rpcCode: e.code, details: e.data, cause: err });
   }
-  if (/output schema|structured content|structuredContent/i.test(message)) {
+  if (outputSchemaRefusal(message)) {
     return new ClientError("invalid-result", message, { cause: err });
   }
-  if (
-    err instanceof TypeError ||
-    /ECONNREFUSED|fetch|connect|spawn|ENOENT|closed|EPIPE|network/i.test(message)
-  ) {
+  if (err instanceof TypeError || networkFailureWords(message)) {
     return new ClientError("transport", message, { cause: err });
   }
   return new ClientError("protocol", message, { cause: err });
@@ -150,7 +174,6 @@ function oauthFailure(err: unknown): ClientError | undefined {
   for (let c: unknown = err; c && !seen.has(c); c = (c as { cause?: unknown }).cause) {
     seen.add(c);
     if (c instanceof ClientError) return c.failure === "auth" ? c : undefined;
-    const message = String((c as { message?: unknown }).message ?? "");
     if (IssuerMismatchError.isInstance(c) && c.kind === "authorization_response") {
       return new ClientError(
         "auth",
@@ -159,17 +182,18 @@ function oauthFailure(err: unknown): ClientError | undefined {
         { cause: err },
       );
     }
-    const code = String((c as { code?: unknown }).code ?? "").toUpperCase();
-    const name = String((c as { name?: unknown }).name ?? "");
     // Not here: InsufficientScopeError and the negotiation probe's 401/403 SdkHttpError, which
     // the SDK raises without any OAuth flow too (a static token refused: class transport).
     const flow = (OAuthClientFlowError.isInstance(c) && !InsufficientScopeError.isInstance(c)) ||
       OAuthError.isInstance(c) || UnauthorizedError.isInstance(c) ||
-      name === "AuthFlowError" || name === "CredentialStoreError" ||
-      (code === "CLIENT_HTTP_AUTHENTICATION" && /after re-authentication/.test(message)) ||
-      (code === "CLIENT_HTTP_FORBIDDEN" && /after step-up/.test(message)) ||
-      /^Protected resource .* does not match expected/.test(message);
+      c instanceof AuthFlowError || c instanceof CredentialStoreError ||
+      (SdkError.isInstance(c) && c.code === SdkErrorCode.ClientHttpAuthentication &&
+        refusedAfterAuthorization(c, 401)) ||
+      (SdkError.isInstance(c) && c.code === SdkErrorCode.ClientHttpForbidden &&
+        refusedAfterAuthorization(c, 403)) ||
+      protectedResourceMismatch(c);
     if (flow) {
+      const message = String((c as { message?: unknown }).message ?? "");
       return new ClientError("auth", `authorization failed: ${message}`, { cause: err });
     }
   }

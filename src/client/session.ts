@@ -5,6 +5,8 @@
  */
 import {
   Client,
+  SdkError,
+  SdkErrorCode,
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
@@ -18,6 +20,10 @@ import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
+import { reapChild } from "../workarounds/deno_child_kill.ts";
+import { networkReason } from "../workarounds/deno_fetch_error.ts";
+import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
+import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
 
 /** The modern revision. */
 export const MODERN_VERSION = "2026-07-28";
@@ -87,11 +93,12 @@ export class ChildTransport extends StdioClientTransport {
   /** The child's pid once spawned (kept after the SDK forgets it). */
   childPid: number | null = null;
   /** How the child ended, once it did on its own (not after we closed the connection). */
-  exit: { code: number | null; signal: string | null } | null = null;
+  exit: ChildExit | null = null;
   #closing = false;
   #ended = false;
   #tail = "";
   readonly #command: string;
+  readonly #cwd: string | undefined;
 
   constructor(target: Extract<Target, { kind: "stdio" }>, serverLogs: boolean) {
     super({
@@ -103,6 +110,7 @@ export class ChildTransport extends StdioClientTransport {
       maxBufferSize: MAX_MESSAGE_BYTES, // the largest response of any wmcp configuration (0022)
     });
     this.#command = target.command;
+    this.#cwd = target.cwd;
     const decoder = new TextDecoder();
     this.stderr?.on("data", (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
@@ -126,10 +134,9 @@ export class ChildTransport extends StdioClientTransport {
       throw spawnError(err, this.#command, this.cwd);
     }
     this.childPid = this.pid;
-    const proc = (this as unknown as { _process?: NodeLikeChild })._process;
-    proc?.once("exit", (code, signal) => {
+    onStdioChildExit(this, (exit) => {
       this.#ended = true;
-      if (!this.#closing) this.exit = { code, signal };
+      if (!this.#closing) this.exit = exit;
     });
   }
 
@@ -140,7 +147,7 @@ export class ChildTransport extends StdioClientTransport {
 
   /** The working directory the child was given. */
   get cwd(): string | undefined {
-    return (this as unknown as { _serverParams: { cwd?: string } })._serverParams.cwd;
+    return this.#cwd;
   }
 
   /** The last lines of the child's stderr (at most STDERR_TAIL_LINES, bounded in bytes). */
@@ -148,20 +155,12 @@ export class ChildTransport extends StdioClientTransport {
     return this.#tail.split(/\r?\n/).filter((l) => l.trim() !== "").slice(-STDERR_TAIL_LINES);
   }
 
-  /** Sends SIGKILL to the child if it is still there. */
+  /** Sends SIGKILL to the child if it is still there (deno_child_kill.ts). */
   kill(): void {
     if (this.childPid === null || this.#ended) return;
     this.#closing = true;
-    try {
-      Deno.kill(this.childPid, "SIGKILL");
-    } catch {
-      // already exited
-    }
+    reapChild(this.childPid);
   }
-}
-
-interface NodeLikeChild {
-  once(event: "exit", cb: (code: number | null, signal: string | null) => void): void;
 }
 
 function writeAll(bytes: Uint8Array): void {
@@ -299,9 +298,8 @@ function newTransport(target: Target, serverLogs: boolean, authProvider?: WmcpAu
 
 /** Whether connecting failed because the stdio server ended on the server/discover probe. */
 function closedOnProbe(err: unknown, t: ChildTransport): boolean {
-  const code = String((err as { code?: unknown })?.code ?? "").toUpperCase();
-  return code.includes("ERA_NEGOTIATION") && t.exit !== null &&
-    /closed during the server\/discover probe/.test(String((err as Error)?.message));
+  return SdkError.isInstance(err) && err.code === SdkErrorCode.EraNegotiationFailed &&
+    t.exit !== null && closedDuringDiscoverProbe(err);
 }
 
 /**
@@ -363,24 +361,6 @@ async function describeFailure(
 export function shownUrl(url: URL): string {
   const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
   return `${url.origin}${url.pathname}${query === "" ? "" : `?${query}`}`;
-}
-
-/** The OS-level reason of a network failure anywhere in err's cause chain, in short words. */
-function networkReason(err: unknown): string | undefined {
-  const seen = new Set<unknown>();
-  for (let c: unknown = err; c && !seen.has(c); c = (c as { cause?: unknown }).cause) {
-    seen.add(c);
-    const m = String((c as Error).message ?? "");
-    const os = /([^:()]+\(os error \d+\))/.exec(m);
-    if (os) return os[1].trim();
-    const dns = /dns error: (.+)$/.exec(m);
-    if (dns) return `the host name did not resolve (${dns[1].trim()})`;
-    const code = (c as { code?: unknown }).code;
-    if (typeof code === "string" && /^E[A-Z]+$/.test(code) && code !== "ENOENT") {
-      return `${m || code}`;
-    }
-  }
-  return undefined;
 }
 
 /**
@@ -560,7 +540,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
       }
       await client.close().catch(() => {});
       // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
-      // last step does nothing, so make sure the child is gone.
+      // last step does nothing (src/workarounds/deno_child_kill.ts), so make sure it is gone.
       if (transport instanceof ChildTransport) transport.kill();
     },
   };

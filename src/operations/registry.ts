@@ -86,7 +86,7 @@ function argumentPath(path: readonly PropertyKey[]): string {
 
 /**
  * The name an own `__proto__` argument key is given by transports whose parser would otherwise
- * drop it (src/server/proto_key.ts); refused like `__proto__` itself.
+ * drop it (src/workarounds/proto_key.ts); refused like `__proto__` itself.
  */
 export const PROTO_KEY_SENTINEL = "\u0000__proto__";
 

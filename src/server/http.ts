@@ -18,7 +18,7 @@ import { requestCapFor } from "../workspace/message_limits.ts";
 import type { ServerDefinition } from "./definition.ts";
 import { createServerFactory } from "./factory.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
-import { commitAtFirstFrame } from "./http/first_frame.ts";
+import { commitAtFirstFrame } from "../workarounds/sse_first_frame.ts";
 import { bearerAuth } from "./http/guards/auth.ts";
 import { corsGuard } from "./http/guards/cors.ts";
 import {

@@ -7,7 +7,7 @@
  */
 import { Buffer } from "node:buffer";
 import { Transform } from "node:stream";
-import { exposeProtoKey } from "./proto_key.ts";
+import { exposeProtoKey } from "../workarounds/proto_key.ts";
 
 /** A request id as JSON-RPC allows it. */
 export type MessageId = string | number;

@@ -143,21 +143,6 @@ export class PathPolicy {
     return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino });
   }
 
-  /** Workspace-relative path of an absolute real path known to be inside. */
-  relOf(abs: string): string {
-    const p = parts(abs);
-    if (!startsWithParts(p, this.#rootRealParts)) {
-      throw new WorkspaceError("OUTSIDE_WORKSPACE", "the path is outside the workspace");
-    }
-    const rest = p.slice(this.#rootRealParts.length);
-    return rest.length === 0 ? "." : rest.join("/");
-  }
-
-  /** Absolute real path of a workspace-relative path that was produced by this policy. */
-  absOf(rel: string): string {
-    return rel === "." ? this.rootReal : joinAbs(this.rootReal, parts(rel));
-  }
-
   /** Resolves a caller path to a real location inside the workspace, or throws a typed error. */
   async resolve(input: unknown, options: ResolveOptions): Promise<Resolved> {
     const { argument } = options;

@@ -200,26 +200,6 @@ export function countLines(text: string): number {
   return text.endsWith("\n") ? n : n + 1;
 }
 
-/** The 1-based line number of a UTF-16 offset, given sorted line-start offsets. */
-export function lineOf(lineStarts: number[], offset: number): number {
-  let lo = 0;
-  let hi = lineStarts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (lineStarts[mid] <= offset) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo + 1;
-}
-
-/** Offsets where each line starts. */
-export function lineStarts(text: string): number[] {
-  const out = [0];
-  let i = -1;
-  while ((i = text.indexOf("\n", i + 1)) !== -1) out.push(i + 1);
-  return out;
-}
-
 /** ISO string of a date, or null. */
 export function iso(d: Date | null): string | null {
   return d ? d.toISOString() : null;

@@ -1,13 +1,13 @@
 /**
  * Issue 8, class 3: an argument named `__proto__` is INVALID_ARGUMENT over MCP too, like every
  * other unknown key. The SDK's zod parser drops such a key before a tool sees it, so the
- * transports expose it first (src/server/proto_key.ts): the HTTP body guard and the stdio
+ * transports expose it first (src/workarounds/proto_key.ts): the HTTP body guard and the stdio
  * server's input filter. Real stdio child process; HTTP in process through the handler.
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
 import { createHttpHandler } from "../../src/server/http.ts";
-import { exposeProtoKey, protoKeyFilter } from "../../src/server/proto_key.ts";
+import { exposeProtoKey, protoKeyFilter } from "../../src/workarounds/proto_key.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import { envelope, messagesOf, MODERN, stdioInput } from "../server/_harness.ts";
 

@@ -1,5 +1,4 @@
 /** What the HTTP guards share: the hono environment they run in and the JSON-RPC error answer. */
-import type { Context } from "hono";
 import type { AuthInfo } from "@modelcontextprotocol/server";
 
 /** The hono environment of the handler: what a guard learned, for the handlers after it. */
@@ -11,9 +10,6 @@ export interface HttpEnv {
     authInfo?: AuthInfo;
   };
 }
-
-/** The guards' context type. */
-export type HttpContext = Context<HttpEnv>;
 
 /** A JSON-RPC error answer without an id (the request was refused before dispatch). */
 export function jsonRpcError(

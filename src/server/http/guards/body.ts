@@ -10,7 +10,7 @@
  * read.
  */
 import { Buffer } from "node:buffer";
-import { exposeProtoKey } from "../../proto_key.ts";
+import { exposeProtoKey } from "../../../workarounds/proto_key.ts";
 import type { MiddlewareHandler } from "hono";
 import { type HttpEnv, jsonRpcError } from "../context.ts";
 import { DEFAULT_LIMITS } from "../../../workspace/limits.ts";

@@ -1,10 +1,26 @@
 /**
- * The SSE first-frame commit of modern responses: a response whose first frame is a
- * MissingRequiredClientCapability error becomes that error as JSON with HTTP 400, as 2026-07-28
- * requires; any other first frame commits the 200 SSE stream unchanged.
+ * Workaround: the SSE first-frame commit of modern responses. With `responseMode: "sse"`, the
+ * MCP SDK's createMcpHandler answers every tools/call with a 200 event stream at once, so a
+ * MissingRequiredClientCapability error (-32021: a handler's input request the client did not
+ * declare a capability for) reaches the client as a frame of that 200 stream, although
+ * 2026-07-28 requires HTTP 400 for it; the SDK's own table (httpStatusForErrorCode) says 400,
+ * and its JSON response mode sends 400, but the SSE mode has already committed 200. Here a
+ * response whose first frame is that error becomes the error as JSON with HTTP 400; any other
+ * first frame commits the 200 SSE stream unchanged.
+ *
+ * Upstream: no issue found in modelcontextprotocol/typescript-sdk (searched: "responseMode
+ * sse -32021 HTTP 400", "MissingRequiredClientCapability SSE 200"). Minimal reproduction:
+ * createMcpHandler(factory, { responseMode: "sse" }) with a tool that returns an
+ * input_required result asking for elicitation; POST tools/call declaring no elicitation
+ * capability: the answer is 200 text/event-stream whose first frame carries -32021.
+ * Checked: @modelcontextprotocol/server 2.4.0, Deno 2.9.6.
+ * Delete when: tests/workarounds/sse_first_frame_test.ts fails (the SDK itself answers 400 in
+ * SSE mode); then src/server/http.ts returns the SDK's response as it is.
  */
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
+
 /** JSON-RPC code of MissingRequiredClientCapabilityError (2026-07-28). */
-const MISSING_CLIENT_CAPABILITY = -32021;
+const MISSING_CLIENT_CAPABILITY: number = ProtocolErrorCode.MissingRequiredClientCapability;
 const MAX_ERROR_FRAME_BYTES = 16 * 1024;
 const frameDecoder = new TextDecoder();
 

@@ -4,8 +4,17 @@
  * never learn that the caller sent one. Before the SDK sees a message, an own `__proto__` key of
  * `tools/call` arguments is renamed to PROTO_KEY_SENTINEL, which the registry refuses as
  * INVALID_ARGUMENT naming `__proto__`, like every other unknown argument. Only messages whose
- * text contains `__proto__` are parsed. Checked against @modelcontextprotocol/server 2.4.0;
- * delete this module when the SDK keeps the key (or refuses it itself).
+ * text contains `__proto__` are parsed.
+ *
+ * Upstream: zod drops input-derived `__proto__` keys on purpose (colinhacks/zod#5898, kept by
+ * colinhacks/zod#6354: "`z.record(z.string())` still drop them"); no
+ * modelcontextprotocol/typescript-sdk issue asks the SDK to keep or refuse the key. Minimal
+ * reproduction: `specTypeSchemas.CallToolRequest` of @modelcontextprotocol/server validating
+ * `JSON.parse('{"method":"tools/call","params":{"name":"x","arguments":{"__proto__":1}}}')`
+ * succeeds with `arguments: {}`.
+ * Checked: @modelcontextprotocol/server 2.4.0 with zod 4.6.7, Deno 2.9.6.
+ * Delete when: tests/workarounds/proto_key_upstream_test.ts fails (the SDK keeps the key or
+ * refuses the request); tests/security/proto_key_test.ts then still pins the behaviour.
  */
 import { Buffer } from "node:buffer";
 import { Transform } from "node:stream";
