@@ -13,6 +13,8 @@ import { nodeFs } from "../src/workspace/fs/node.ts";
 
 /** Exit code of a usage error (as serve_http.ts). */
 export const EXIT_USAGE = 2;
+/** Exit code when the port is taken (as serve_http.ts). */
+export const EXIT_PORT_IN_USE = 3;
 
 const USAGE = `usage: <runtime> <adapter> --root DIR [--write] [--host 127.0.0.1] [--port 8080]
   [--token TOKEN] [--allowed-host NAME]... [--limit KEY=N]...
@@ -152,4 +154,15 @@ export function usageExit(err: AdapterUsageError): number {
   }
   log(`${err.message}\n${USAGE}`);
   return EXIT_USAGE;
+}
+
+/** The exit code for a failed start: usage 2, port in use 3, anything else 1 (logged). */
+export function startFailure(err: unknown): number {
+  if (err instanceof AdapterUsageError) return usageExit(err);
+  if ((err as { code?: string } | null)?.code === "EADDRINUSE") {
+    log(`the port is already in use; choose another with --port (0 picks a free one)`);
+    return EXIT_PORT_IN_USE;
+  }
+  log(`error: ${(err as Error).message}`);
+  return 1;
 }

@@ -3,14 +3,7 @@
  * `deno task build:adapters`, run `bun dist/bun.js --root DIR`.
  */
 import process from "node:process";
-import {
-  AdapterUsageError,
-  log,
-  openHandler,
-  parseSettings,
-  printReady,
-  usageExit,
-} from "./_common.ts";
+import { log, openHandler, parseSettings, printReady, startFailure } from "./_common.ts";
 
 /** The part of Bun's API this adapter uses. */
 interface BunServe {
@@ -56,8 +49,4 @@ async function main(): Promise<number> {
 
 main().then((code) => {
   if (code >= 0) process.exit(code);
-}, (err) => {
-  if (err instanceof AdapterUsageError) process.exit(usageExit(err));
-  log(`error: ${(err as Error).message}`);
-  process.exit(1);
-});
+}, (err) => process.exit(startFailure(err)));

@@ -5,14 +5,7 @@
 import process from "node:process";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import {
-  AdapterUsageError,
-  log,
-  openHandler,
-  parseSettings,
-  printReady,
-  usageExit,
-} from "./_common.ts";
+import { log, openHandler, parseSettings, printReady, startFailure } from "./_common.ts";
 
 async function main(): Promise<number> {
   const settings = parseSettings(process.argv.slice(2), process.env);
@@ -47,8 +40,4 @@ async function main(): Promise<number> {
 
 main().then((code) => {
   if (code >= 0) process.exit(code);
-}, (err) => {
-  if (err instanceof AdapterUsageError) process.exit(usageExit(err));
-  log(`error: ${(err as Error).message}`);
-  process.exit(1);
-});
+}, (err) => process.exit(startFailure(err)));

@@ -131,6 +131,12 @@ async function guards(t: Deno.TestContext, runtime: Runtime, root: string): Prom
         assert.equal(good.status, 200);
       },
     );
+    await t.step(`${runtime.name}: a port in use is exit 3, nothing served`, async () => {
+      const r = await runRefused(runtime, ["--root", root, "--port", String(port)]);
+      assert.equal(r.code, 3, r.stderr);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /already in use/);
+    });
   } finally {
     await open.stop();
   }
