@@ -64,3 +64,6 @@ export {
   type ToolResult,
 } from "./src/client/api.ts";
 export { ClientError, type FailureClass } from "./src/client/errors.ts";
+export type { FsDirEntry, FsInfo, FsKind, WorkspaceFs } from "./src/workspace/fs/types.ts";
+export { denoFs } from "./src/workspace/fs/deno.ts";
+export { nodeFs } from "./src/workspace/fs/node.ts";

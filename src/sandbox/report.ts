@@ -15,7 +15,8 @@ const VALUE = /^bubblewrap:(\/run\/wmcp-sandbox-[0-9a-f]{32})$/;
 
 /** The kernel sandbox this process runs in: "bubblewrap" when announced and its marker exists. */
 export async function detectSandbox(): Promise<"bubblewrap" | "none"> {
-  if (Deno.build.os !== "linux") return "none";
+  // Only the Deno launcher starts a sandbox; on Node and Bun there is no Deno global.
+  if (typeof Deno === "undefined" || Deno.build.os !== "linux") return "none";
   const env = await Deno.permissions.query({ name: "env", variable: SANDBOX_ENV });
   if (env.state !== "granted") return "none";
   const m = VALUE.exec(Deno.env.get(SANDBOX_ENV) ?? "");

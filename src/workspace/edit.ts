@@ -147,7 +147,7 @@ export async function editFile(
   } finally {
     await h.close();
   }
-  verifyChain(r.chain, { rel: r.rel, argument: "path" });
+  verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
   const info = r.info!;
   if (!args.dryRun && info.nlink !== null && info.nlink > 1) {
     throw new WorkspaceError(

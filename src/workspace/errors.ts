@@ -1,4 +1,5 @@
 /** Typed domain errors: every failure of a workspace operation is one of these codes. */
+import { fsErrorKind } from "./fs/types.ts";
 
 /** Every error code a workspace operation can report. */
 export const ERROR_CODES = [
@@ -81,26 +82,27 @@ export class WorkspaceError extends Error {
   }
 }
 
-/** Maps any thrown value to a WorkspaceError (Deno fs errors get their own codes). */
+/** Maps any thrown value to a WorkspaceError (Deno and Node fs errors get their own codes). */
 export function toWorkspaceError(err: unknown, argument?: string): WorkspaceError {
   if (err instanceof WorkspaceError) return err;
   const opts = { argument, cause: err };
-  if (err instanceof Deno.errors.NotFound) {
+  const kind = fsErrorKind(err);
+  if (kind === "NotFound") {
     return new WorkspaceError("NOT_FOUND", "no such file or directory", opts);
   }
-  if (err instanceof Deno.errors.AlreadyExists) {
+  if (kind === "AlreadyExists") {
     return new WorkspaceError("ALREADY_EXISTS", "the path already exists", opts);
   }
-  if (err instanceof Deno.errors.NotADirectory) {
+  if (kind === "NotADirectory") {
     return new WorkspaceError("NOT_A_DIRECTORY", "a path component is not a directory", opts);
   }
-  if (err instanceof Deno.errors.IsADirectory) {
+  if (kind === "IsADirectory") {
     return new WorkspaceError("IS_A_DIRECTORY", "the path is a directory", opts);
   }
-  if (err instanceof Deno.errors.FilesystemLoop) {
+  if (kind === "FilesystemLoop") {
     return new WorkspaceError("SYMLINK_LOOP", "too many levels of symbolic links", opts);
   }
-  if (err instanceof Deno.errors.PermissionDenied || err instanceof Deno.errors.NotCapable) {
+  if (kind === "PermissionDenied" || kind === "NotCapable") {
     return new WorkspaceError("PERMISSION_DENIED", "permission denied", opts);
   }
   if (err instanceof Error && err.name === "AbortError") {

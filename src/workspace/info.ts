@@ -3,9 +3,10 @@ import type { Workspace } from "./workspace.ts";
 import type { Limits } from "./limits.ts";
 import { assertFitsBudget } from "./text.ts";
 import { detectSandbox } from "../sandbox/report.ts";
+import { type PermissionState, queryPermission } from "./fs/runtime.ts";
 
-/** State of one Deno permission. */
-export type PermissionState = "granted" | "prompt" | "denied";
+/** State of one Deno permission ("granted" on Node and Bun, which have no permission layer). */
+export type { PermissionState };
 
 /** Result of workspaceInfo. */
 export interface WorkspaceInfoResult {
@@ -38,7 +39,7 @@ export interface WorkspaceInfoResult {
 
 /** Describes the workspace: root name, mode, limits, and the Deno permissions actually held. */
 export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult> {
-  const q = async (d: Deno.PermissionDescriptor) => (await Deno.permissions.query(d)).state;
+  const q = queryPermission;
   const root = ws.policy.rootReal;
   const permissions = {
     readWorkspace: await q({ name: "read", path: root }),

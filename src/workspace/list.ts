@@ -11,6 +11,7 @@ import { type EntryType, iso, sha256Hex } from "./text.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
+import { fsOfKind } from "./fs/runtime.ts";
 
 /** Arguments of listDirectory. */
 export interface ListDirectoryArgs {
@@ -135,6 +136,7 @@ export async function listJob(spec: JobSpec, cp: Checkpoint): Promise<ListPage> 
   const all: ListEntry[] = [];
   let pending: ListEntry[] = [];
   const walker = new Walker({
+    fs: fsOfKind(spec.fs),
     root: spec.root,
     base: spec.base,
     maxDepth: a.depth,

@@ -10,6 +10,8 @@
 import fsp, { type FileHandle } from "node:fs/promises";
 import { constants as FS } from "node:fs";
 import { WorkspaceError } from "./errors.ts";
+import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
+import { defaultFs } from "./fs/runtime.ts";
 
 /** Most symbolic links one resolution follows (Linux's own limit is 40). */
 export const MAX_SYMLINK_HOPS = 40;
@@ -21,7 +23,7 @@ export interface Resolved {
   /** Absolute real path on disk. */
   abs: string;
   /** lstat of the final location; null when it does not exist. */
-  info: Deno.FileInfo | null;
+  info: FsInfo | null;
   /** Whether the parent directory exists (always true for the root). */
   parentExists: boolean;
   /** Absolute real path of the parent directory ("" for the root). */
@@ -33,6 +35,8 @@ export interface Resolved {
    * identity it had then (the root's is the one pinned at open): what verifyChain re-checks.
    */
   chain: readonly ChainLink[];
+  /** The file system it was resolved on (the workspace's): later checks use the same one. */
+  fs: WorkspaceFs;
 }
 
 /** One directory of a checked chain: its absolute path and the identity it was checked with. */
@@ -66,11 +70,11 @@ function joinAbs(root: string, stack: readonly string[]): string {
   return (root === "/" ? "" : root) + "/" + stack.join("/");
 }
 
-async function lstatOrNull(abs: string): Promise<Deno.FileInfo | null> {
+async function lstatOrNull(fs: WorkspaceFs, abs: string): Promise<FsInfo | null> {
   try {
-    return await Deno.lstat(abs);
+    return await fs.lstat(abs);
   } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return null;
+    if (fsErrorKind(err) === "NotFound") return null;
     throw err;
   }
 }
@@ -83,6 +87,8 @@ export class PathPolicy {
   readonly rootGiven: string;
   /** Identity of the root directory pinned when the policy was opened. */
   readonly rootId: Readonly<{ dev: number; ino: number | null }>;
+  /** The file system every check of this workspace goes through. */
+  readonly fs: WorkspaceFs;
   readonly #rootRealParts: string[];
   readonly #rootGivenParts: string[];
 
@@ -90,7 +96,9 @@ export class PathPolicy {
     rootGiven: string,
     rootReal: string,
     rootId: { dev: number; ino: number | null },
+    fs: WorkspaceFs,
   ) {
+    this.fs = fs;
     this.rootGiven = rootGiven;
     this.rootReal = rootReal;
     this.rootId = Object.freeze({ dev: rootId.dev, ino: rootId.ino });
@@ -98,19 +106,23 @@ export class PathPolicy {
     this.#rootGivenParts = parts(rootGiven);
   }
 
-  /** Opens the policy for a root directory, which must exist and be a directory. */
-  static async open(root: string): Promise<PathPolicy> {
+  /**
+   * Opens the policy for a root directory, which must exist and be a directory; `fs` defaults
+   * to the runtime's (Deno's API on Deno, node:fs on Node and Bun).
+   */
+  static async open(root: string, options: { fs?: WorkspaceFs } = {}): Promise<PathPolicy> {
+    const fs = options.fs ?? defaultFs();
     if (root.includes("\0")) {
       throw new WorkspaceError("INVALID_ARGUMENT", "the workspace root contains a NUL byte", {
         argument: "root",
       });
     }
-    const given = root.startsWith("/") ? root : joinAbs(Deno.cwd(), parts(root));
+    const given = root.startsWith("/") ? root : joinAbs(fs.cwd(), parts(root));
     let real: string;
     try {
-      real = await Deno.realPath(given);
+      real = await fs.realPath(given);
     } catch (err) {
-      if (err instanceof Deno.errors.NotCapable) {
+      if (fsErrorKind(err) === "NotCapable") {
         // Deno's own wall: say which permission is missing rather than "not found".
         throw new WorkspaceError(
           "PERMISSION_DENIED",
@@ -119,7 +131,7 @@ export class PathPolicy {
           { argument: "root", cause: err },
         );
       }
-      if (err instanceof Deno.errors.PermissionDenied) {
+      if (fsErrorKind(err) === "PermissionDenied") {
         throw new WorkspaceError(
           "PERMISSION_DENIED",
           `workspace root ${root} cannot be opened: permission denied by the operating system`,
@@ -131,7 +143,7 @@ export class PathPolicy {
         cause: err,
       });
     }
-    const info = await Deno.stat(real);
+    const info = await fs.stat(real);
     if (!info.isDirectory) {
       throw new WorkspaceError("NOT_A_DIRECTORY", `workspace root ${root} is not a directory`, {
         argument: "root",
@@ -140,7 +152,7 @@ export class PathPolicy {
     // The configured spelling is trusted for absolute arguments only when it has no "..":
     // "link/.." means something else lexically than on disk.
     const spelled = given.split("/").includes("..") ? real : normalizeAbs(given);
-    return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino });
+    return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino }, fs);
   }
 
   /** Resolves a caller path to a real location inside the workspace, or throws a typed error. */
@@ -217,7 +229,7 @@ export class PathPolicy {
         const alt = await this.#unicodeAlternative(stack, name, argument);
         if (alt !== null) {
           name = alt;
-          info = await lstatOrNull(joinAbs(this.rootReal, [...stack, name]));
+          info = await lstatOrNull(this.fs, joinAbs(this.rootReal, [...stack, name]));
         }
       }
       if (info === null) {
@@ -236,7 +248,7 @@ export class PathPolicy {
         }
         let target: string;
         try {
-          target = await Deno.readLink(joinAbs(this.rootReal, [...stack, name]));
+          target = await this.fs.readLink(joinAbs(this.rootReal, [...stack, name]));
         } catch {
           // It stopped being a link (or went away) between the lstat and the readlink.
           throw new WorkspaceError(
@@ -284,7 +296,7 @@ export class PathPolicy {
       chain.push({ abs: joinAbs(this.rootReal, stack.slice(0, i + 1)), dev: id.dev, ino: id.ino });
     }
     const exists = missingFrom === null;
-    const info = exists ? await lstatOrNull(abs) : null;
+    const info = exists ? await lstatOrNull(this.fs, abs) : null;
     return {
       rel: stack.length === 0 ? "." : stack.join("/"),
       abs,
@@ -293,6 +305,7 @@ export class PathPolicy {
       parentAbs: stack.length === 0 ? "" : joinAbs(this.rootReal, stack.slice(0, -1)),
       name: stack.length === 0 ? "" : stack[stack.length - 1],
       chain,
+      fs: this.fs,
     };
   }
 
@@ -301,9 +314,9 @@ export class PathPolicy {
    * a symbolic link, not another directory put in its place).
    */
   verifyRoot(argument?: string): void {
-    let info: Deno.FileInfo | null = null;
+    let info: FsInfo | null = null;
     try {
-      info = Deno.lstatSync(this.rootReal);
+      info = this.fs.lstatSync(this.rootReal);
     } catch {
       // gone or unreadable: changed
     }
@@ -322,10 +335,11 @@ export class PathPolicy {
 
   async #lstatComponent(dir: string, name: string, argument: string) {
     try {
-      return await Deno.lstat((dir === "/" ? "" : dir) + "/" + name);
+      return await this.fs.lstat((dir === "/" ? "" : dir) + "/" + name);
     } catch (err) {
-      if (err instanceof Deno.errors.NotFound) return null;
-      if (err instanceof Deno.errors.NotADirectory) {
+      const kind = fsErrorKind(err);
+      if (kind === "NotFound") return null;
+      if (kind === "NotADirectory") {
         throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
           argument,
         });
@@ -352,7 +366,7 @@ export class PathPolicy {
     const want = name.normalize("NFC");
     const found: string[] = [];
     try {
-      for await (const e of Deno.readDir(joinAbs(this.rootReal, stack))) {
+      for await (const e of this.fs.readDir(joinAbs(this.rootReal, stack))) {
         if (e.name !== name && e.name.normalize("NFC") === want) found.push(e.name);
       }
     } catch {
@@ -380,7 +394,7 @@ function normalizeAbs(p: string): string {
 }
 
 /** Throws unless a resolved location exists; returns its lstat. */
-export function requireExisting(r: Resolved, argument: string): Deno.FileInfo {
+export function requireExisting(r: Resolved, argument: string): FsInfo {
   if (r.info === null) {
     throw new WorkspaceError("NOT_FOUND", `${argument} ${r.rel} does not exist`, { argument });
   }
@@ -388,7 +402,7 @@ export function requireExisting(r: Resolved, argument: string): Deno.FileInfo {
 }
 
 /** Throws SPECIAL_FILE for FIFOs, sockets and devices. */
-export function refuseSpecial(info: Deno.FileInfo, rel: string, argument: string): void {
+export function refuseSpecial(info: FsInfo, rel: string, argument: string): void {
   if (info.isFifo || info.isSocket || info.isCharDevice || info.isBlockDevice) {
     throw new WorkspaceError(
       "SPECIAL_FILE",
@@ -407,13 +421,13 @@ export function refuseSpecial(info: Deno.FileInfo, rel: string, argument: string
  */
 export function verifyChain(
   chain: readonly ChainLink[],
-  what: { rel: string; argument: string },
+  what: { rel: string; argument: string; fs: WorkspaceFs },
 ): void {
   for (let i = 0; i < chain.length; i++) {
     const link = chain[i];
-    let info: Deno.FileInfo | null = null;
+    let info: FsInfo | null = null;
     try {
-      info = Deno.lstatSync(link.abs);
+      info = what.fs.lstatSync(link.abs);
     } catch {
       // gone or unreadable: changed
     }
@@ -463,7 +477,7 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
     });
   }
   refuseSpecial(info, r.rel, argument);
-  verifyChain(r.chain, { rel: r.rel, argument });
+  verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
   let handle: FileHandle;
   try {
     handle = await fsp.open(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
@@ -488,7 +502,7 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
     if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
     // The identity above came from a look-up by path: a directory above swapped for a link
     // during resolve's last lstat and the open would match too. The chain must still hold.
-    verifyChain(r.chain, { rel: r.rel, argument });
+    verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
     return handle;
   } catch (err) {
     await handle.close();

@@ -229,7 +229,7 @@ export async function readFile(
   } finally {
     await handle.close();
   }
-  verifyChain(r.chain, { rel: r.rel, argument: "path" });
+  verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
   const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
   if (known !== undefined && start > Math.max(known, 1)) {
     throw new WorkspaceError(
@@ -339,7 +339,7 @@ export async function readMedia(
       );
     }
     const data = bytes.subarray(0, n);
-    verifyChain(r.chain, { rel: r.rel, argument: "path" });
+    verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
     return {
       path: r.rel,
       mimeType,

@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { WorkspaceError } from "./errors.ts";
 import { jsonBytes } from "./budget.ts";
+import type { FsInfo } from "./fs/types.ts";
 
 /** Hex sha256 of bytes or text. */
 export function sha256Hex(data: Uint8Array | string): string {
@@ -209,7 +210,7 @@ export function iso(d: Date | null): string | null {
 export type EntryType = "file" | "directory" | "symlink" | "other";
 
 /** The entry type of an lstat result. */
-export function entryType(info: Deno.FileInfo): EntryType {
+export function entryType(info: FsInfo): EntryType {
   if (info.isSymlink) return "symlink";
   if (info.isDirectory) return "directory";
   if (info.isFile) return "file";

@@ -16,6 +16,8 @@ import { WorkspaceError } from "./errors.ts";
 import type { EntryType } from "./text.ts";
 import type { Checkpoint, JobSpec, PinnedDir } from "./engine/protocol.ts";
 import { excludesDir } from "./globs.ts";
+import type { FsDirEntry, FsInfo, WorkspaceFs } from "./fs/types.ts";
+import { fsOfKind } from "./fs/runtime.ts";
 
 /** Largest .gitignore file that is read (bytes); larger ones are skipped. */
 const MAX_GITIGNORE_BYTES = 1024 * 1024;
@@ -35,7 +37,7 @@ export interface WalkEntry {
   /** 1 for the base directory's children. */
   depth: number;
   /** lstat at classification; null when the entry vanished between listing and lstat. */
-  info: Deno.FileInfo | null;
+  info: FsInfo | null;
 }
 
 /** Yielded after the chain was re-verified: everything yielded before it may be accepted. */
@@ -55,6 +57,8 @@ export interface WalkStats {
 
 /** Options of a walk. */
 export interface WalkOptions {
+  /** The workspace's file system. */
+  fs: WorkspaceFs;
   /** The workspace root with its pinned identity. */
   root: PinnedDir;
   /** The base directory with the identity it was resolved with. */
@@ -97,18 +101,18 @@ function sameId(a: { dev: number; ino: number | null }, b: { dev: number; ino: n
   return a.dev === b.dev && a.ino === b.ino;
 }
 
-function lstatOrNull(abs: string): Deno.FileInfo | null {
+function lstatOrNull(fs: WorkspaceFs, abs: string): FsInfo | null {
   try {
-    return Deno.lstatSync(abs);
+    return fs.lstatSync(abs);
   } catch {
     return null;
   }
 }
 
 /** Re-verifies that every directory of a chain is still the directory it was checked as. */
-export function verifyChain(chain: readonly PinnedDir[]): void {
+export function verifyChain(chain: readonly PinnedDir[], fs: WorkspaceFs): void {
   for (const link of chain) {
-    const st = lstatOrNull(link.abs);
+    const st = lstatOrNull(fs, link.abs);
     if (st === null || !st.isDirectory || !sameId(st, link)) throw changed(link.rel);
   }
 }
@@ -119,7 +123,7 @@ export function verifyChain(chain: readonly PinnedDir[]): void {
  * when the file cannot be opened (gone, no permission); CHANGED_DURING_OPERATION when
  * the name now leads elsewhere.
  */
-export function openClassified(entry: { rel: string; abs: string; info: Deno.FileInfo }): {
+export function openClassified(entry: { rel: string; abs: string; info: FsInfo }): {
   fd: number;
   stat: fs.Stats;
 } | null {
@@ -146,10 +150,13 @@ export function openClassified(entry: { rel: string; abs: string; info: Deno.Fil
   return { fd, stat };
 }
 
-function readGitignore(dir: PinnedDir, checkpoint: Checkpoint): IgnoreLayer | null {
+function readGitignore(
+  dir: PinnedDir,
+  o: { checkpoint: Checkpoint; fs: WorkspaceFs },
+): IgnoreLayer | null {
   const abs = (dir.abs === "/" ? "" : dir.abs) + "/.gitignore";
   const rel = dir.rel === "." ? ".gitignore" : `${dir.rel}/.gitignore`;
-  const info = lstatOrNull(abs);
+  const info = lstatOrNull(o.fs, abs);
   if (info === null || !info.isFile || info.size > MAX_GITIGNORE_BYTES) return null;
   const opened = openClassified({ rel, abs, info });
   if (opened === null) return null;
@@ -163,7 +170,7 @@ function readGitignore(dir: PinnedDir, checkpoint: Checkpoint): IgnoreLayer | nu
       n += r;
     }
     if (n > MAX_GITIGNORE_BYTES) return null;
-    checkpoint.check();
+    o.checkpoint.check();
     const text = new TextDecoder().decode(buf.subarray(0, n));
     return { dir: dir.rel === "." ? "" : dir.rel, ig: ignore().add(text) };
   } catch (err) {
@@ -193,11 +200,11 @@ function joinAbs(a: string, b: string): string {
   return `${a === "/" ? "" : a}/${b}`;
 }
 
-function direntType(e: Deno.DirEntry): EntryType {
+function direntType(e: FsDirEntry): EntryType {
   return e.isSymlink ? "symlink" : e.isDirectory ? "directory" : e.isFile ? "file" : "other";
 }
 
-function infoType(info: Deno.FileInfo): EntryType {
+function infoType(info: FsInfo): EntryType {
   return info.isSymlink
     ? "symlink"
     : info.isDirectory
@@ -221,13 +228,13 @@ export class Walker {
 
   /** Re-verifies the chain of the directory being walked (accept results gathered since the last VERIFIED). */
   verifyCurrent(): void {
-    verifyChain(this.#current);
+    verifyChain(this.#current, this.#o.fs);
   }
 
   /** The chain from the root to the base, each link lstat'ed and checked. */
   #baseChain(): PinnedDir[] {
     const { root, base } = this.#o;
-    const rootInfo = lstatOrNull(root.abs);
+    const rootInfo = lstatOrNull(this.#o.fs, root.abs);
     if (rootInfo === null || !rootInfo.isDirectory || !sameId(rootInfo, root)) {
       throw new WorkspaceError(
         "CHANGED_DURING_OPERATION",
@@ -241,7 +248,7 @@ export class Walker {
     for (const seg of segs) {
       rel = joinRel(rel, seg);
       abs = joinAbs(abs, seg);
-      const st = lstatOrNull(abs);
+      const st = lstatOrNull(this.#o.fs, abs);
       if (st === null || !st.isDirectory) throw changed(rel);
       chain.push({ rel, abs, dev: st.dev, ino: st.ino });
     }
@@ -257,7 +264,7 @@ export class Walker {
     if (this.#o.respectGitignore) {
       // .gitignore files from the root down to the base's parent apply too.
       for (const dir of chain.slice(0, -1)) {
-        const layer = readGitignore(dir, this.#o.checkpoint);
+        const layer = readGitignore(dir, this.#o);
         if (layer) layers.push(layer);
       }
     }
@@ -276,23 +283,23 @@ export class Walker {
     if (stats.capped) return;
     this.#current = chain;
     const dir = chain[chain.length - 1];
-    let dirents: Deno.DirEntry[];
+    let dirents: FsDirEntry[];
     try {
-      dirents = [...Deno.readDirSync(dir.abs)];
+      dirents = [...o.fs.readDirSync(dir.abs)];
     } catch {
-      verifyChain(chain);
+      verifyChain(chain, o.fs);
       stats.unreadable++;
       return;
     }
     o.checkpoint.check();
     let here = layers;
     if (o.respectGitignore && dirents.some((e) => e.name === ".gitignore")) {
-      const layer = readGitignore(dir, o.checkpoint);
+      const layer = readGitignore(dir, o);
       if (layer) here = [...layers, layer];
     }
     dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     // The listing (and the .gitignore read with it) is accepted only if the chain still holds.
-    verifyChain(chain);
+    verifyChain(chain, o.fs);
     yield VERIFIED;
     let pending = false;
     for (const d of dirents) {
@@ -311,7 +318,7 @@ export class Walker {
       const abs = joinAbs(dir.abs, name);
       const needStat = o.statEntries !== false || listedType === "directory" ||
         listedType === "other";
-      const info = needStat ? lstatOrNull(abs) : null;
+      const info = needStat ? lstatOrNull(o.fs, abs) : null;
       const type = info === null ? listedType : infoType(info);
       const entry: WalkEntry = {
         rel,
@@ -331,7 +338,7 @@ export class Walker {
         continue;
       }
       // Accept what was gathered here before leaving for the subdirectory.
-      verifyChain(chain);
+      verifyChain(chain, o.fs);
       yield VERIFIED;
       pending = false;
       yield* this.#walkDir(
@@ -344,7 +351,7 @@ export class Walker {
       if (stats.capped) break;
     }
     if (pending) {
-      verifyChain(chain);
+      verifyChain(chain, o.fs);
       yield VERIFIED;
     }
   }
@@ -366,6 +373,7 @@ export function walkerBelow(
   stats: WalkStats,
 ): Walker {
   return new Walker({
+    fs: fsOfKind(spec.fs),
     root: spec.root,
     base: spec.base,
     maxDepth: spec.limits.maxDepth,

@@ -4,6 +4,7 @@ import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
 import { ReadersWriterLock } from "./lock.ts";
 import { Engine, type EngineMode } from "./engine/pool.ts";
+import type { WorkspaceFs } from "./fs/types.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -18,6 +19,16 @@ export interface WorkspaceOptions {
    * permission on the engine's modules) or "inline". Default: workers when permitted.
    */
   engine?: EngineMode;
+  /**
+   * The file system every check goes through. Default: Deno's API on Deno, node:fs elsewhere
+   * (Node, Bun). The containment checks are the same on both.
+   */
+  fs?: WorkspaceFs;
+  /**
+   * URL of the engine worker module. Default: engine/worker.ts beside this module; a bundle
+   * (adapters/) passes its separately bundled worker.
+   */
+  engineWorker?: URL;
 }
 
 /**
@@ -48,16 +59,18 @@ export class Workspace {
   readonly lock: ReadersWriterLock = new ReadersWriterLock();
   #engine?: Engine;
   readonly #engineMode?: EngineMode;
+  readonly #engineWorker?: URL;
 
   private constructor(
     policy: PathPolicy,
     limits: Limits,
-    options: { writable: boolean; engine?: EngineMode },
+    options: { writable: boolean; engine?: EngineMode; engineWorker?: URL },
   ) {
     this.policy = policy;
     this.limits = Object.freeze(limits);
     this.writable = options.writable;
     this.#engineMode = options.engine;
+    this.#engineWorker = options.engineWorker;
   }
 
   /** Opens a workspace; the root must be an existing directory. */
@@ -68,10 +81,11 @@ export class Workspace {
     } catch (err) {
       throw new WorkspaceError("INVALID_ARGUMENT", (err as Error).message, { argument: "limits" });
     }
-    const policy = await PathPolicy.open(options.root);
+    const policy = await PathPolicy.open(options.root, { fs: options.fs });
     return new Workspace(policy, limits, {
       writable: options.writable === true,
       engine: options.engine,
+      engineWorker: options.engineWorker,
     });
   }
 
@@ -80,7 +94,7 @@ export class Workspace {
    * @ignore
    */
   get engine(): Engine {
-    return this.#engine ??= new Engine({ mode: this.#engineMode });
+    return this.#engine ??= new Engine({ mode: this.#engineMode, worker: this.#engineWorker });
   }
 
   /** The root directory's name (its last path component). */

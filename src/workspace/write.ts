@@ -23,6 +23,7 @@ import {
   sha256Hex,
 } from "./text.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
+import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 
 const utf8 = new TextEncoder();
 
@@ -72,9 +73,9 @@ function sameIdentity(a: Identity, b: Identity): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
-function lstatSyncOrNull(abs: string): Deno.FileInfo | null {
+function lstatSyncOrNull(fs: WorkspaceFs, abs: string): FsInfo | null {
   try {
-    return Deno.lstatSync(abs);
+    return fs.lstatSync(abs);
   } catch {
     return null;
   }
@@ -85,9 +86,9 @@ function joinChild(dir: string, name: string): string {
 }
 
 /** Whether a checked chain still holds (every directory the same, none a link), without throwing. */
-function chainHolds(chain: readonly ChainLink[]): boolean {
+function chainHolds(fs: WorkspaceFs, chain: readonly ChainLink[]): boolean {
   try {
-    verifyChain(chain, { rel: "", argument: "" });
+    verifyChain(chain, { rel: "", argument: "", fs });
     return true;
   } catch {
     return false;
@@ -95,25 +96,35 @@ function chainHolds(chain: readonly ChainLink[]): boolean {
 }
 
 /** Whether abs is, right now and through a verified chain, the entry with this identity. */
-function isOursAt(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
+function isOursAt(
+  fs: WorkspaceFs,
+  chain: readonly ChainLink[],
+  abs: string,
+  id: Identity,
+): boolean {
   // Chain, entry, chain, entry, chain: a swapper must flip the tree at each of these look-ups
   // to make an entry elsewhere pass for ours.
   for (let i = 0; i < 2; i++) {
-    if (!chainHolds(chain)) return false;
-    const now = lstatSyncOrNull(abs);
+    if (!chainHolds(fs, chain)) return false;
+    const now = lstatSyncOrNull(fs, abs);
     if (now === null || !sameIdentity(now, id)) return false;
   }
-  return chainHolds(chain);
+  return chainHolds(fs, chain);
 }
 
 /**
  * Removes an entry this operation created (a temp file or directory) by its path, only when the
  * chain verifies and the path still leads to it; otherwise leaves it. Returns whether it is gone.
  */
-function removeOwn(chain: readonly ChainLink[], abs: string, id: Identity): boolean {
-  if (!isOursAt(chain, abs, id)) return false;
+function removeOwn(
+  fs: WorkspaceFs,
+  chain: readonly ChainLink[],
+  abs: string,
+  id: Identity,
+): boolean {
+  if (!isOursAt(fs, chain, abs, id)) return false;
   try {
-    Deno.removeSync(abs);
+    fs.removeSync(abs);
     return true;
   } catch {
     return false;
@@ -186,13 +197,14 @@ function parentChain(target: Pick<Resolved, "chain" | "parentAbs" | "rel">, argu
  * from the pinned root down still has the identity it was checked with.
  */
 export async function assertParentUnmoved(
-  target: Pick<Resolved, "parentAbs" | "rel"> & Partial<Pick<Resolved, "chain">>,
+  target: Pick<Resolved, "parentAbs" | "rel" | "fs"> & Partial<Pick<Resolved, "chain">>,
   argument: string,
 ): Promise<void> {
-  if (target.chain !== undefined) verifyChain(target.chain, { rel: target.rel, argument });
+  const { fs } = target;
+  if (target.chain !== undefined) verifyChain(target.chain, { rel: target.rel, argument, fs });
   let real: string | null = null;
   try {
-    real = await Deno.realPath(target.parentAbs);
+    real = await fs.realPath(target.parentAbs);
   } catch {
     // Gone or unreadable: treated as changed.
   }
@@ -217,9 +229,10 @@ export async function assertParentUnmoved(
 export async function atomicReplace(
   target: Resolved,
   content: Uint8Array,
-  options: { existing: Deno.FileInfo | null; argument: string; gate?: CommitGate },
+  options: { existing: FsInfo | null; argument: string; gate?: CommitGate },
 ): Promise<void> {
   const { argument, existing } = options;
+  const { fs } = target;
   const chain = parentChain(target, argument);
   await assertParentUnmoved(target, argument);
   const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
@@ -227,7 +240,7 @@ export async function atomicReplace(
   const tmpRel = target.rel.includes("/")
     ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
     : tmpName;
-  verifyChain(chain, { rel: target.rel, argument });
+  verifyChain(chain, { rel: target.rel, argument, fs });
   const h = await fsp.open(tmpAbs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
   let tmpId: Identity | null = null;
   let committed = false;
@@ -236,7 +249,7 @@ export async function atomicReplace(
       const st = await h.stat();
       tmpId = { dev: st.dev, ino: st.ino };
       // Before any byte is written: the temp file must be in the checked directory.
-      if (!isOursAt(chain, tmpAbs, tmpId)) {
+      if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
         throw changed(
           `a directory above ${target.rel} was replaced while the temporary file was created; nothing was written`,
           argument,
@@ -253,49 +266,49 @@ export async function atomicReplace(
     // Synchronous from here to the rename: no other task of this process runs in between, so
     // a cancellation seen by neither this check nor the rename cannot happen in between.
     assertMayCommit(options.gate, `the write of ${target.rel}`);
-    verifyChain(chain, { rel: target.rel, argument });
-    if (!isOursAt(chain, tmpAbs, tmpId)) {
+    verifyChain(chain, { rel: target.rel, argument, fs });
+    if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
       throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
     }
     if (existing) {
-      const now = lstatSyncOrNull(target.abs);
+      const now = lstatSyncOrNull(fs, target.abs);
       if (now === null) {
         throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
       }
       assertSameIdentity(existing, now, target.rel, argument);
-      Deno.renameSync(tmpAbs, target.abs);
+      fs.renameSync(tmpAbs, target.abs);
       committed = true;
     } else {
       try {
         // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
-        Deno.linkSync(tmpAbs, target.abs);
+        fs.linkSync(tmpAbs, target.abs);
         committed = true;
       } catch (err) {
-        if (err instanceof Deno.errors.AlreadyExists) {
+        if (fsErrorKind(err) === "AlreadyExists") {
           throw new WorkspaceError(
             "ALREADY_EXISTS",
             `${target.rel} was created by someone else meanwhile`,
             { argument },
           );
         }
-        if (err instanceof Deno.errors.NotFound) {
+        if (fsErrorKind(err) === "NotFound") {
           throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
         }
         // No hard links on this file system: check, then rename.
-        if (lstatSyncOrNull(target.abs) !== null) {
+        if (lstatSyncOrNull(fs, target.abs) !== null) {
           throw new WorkspaceError(
             "ALREADY_EXISTS",
             `${target.rel} was created by someone else meanwhile`,
             { argument },
           );
         }
-        verifyChain(chain, { rel: target.rel, argument });
-        Deno.renameSync(tmpAbs, target.abs);
+        verifyChain(chain, { rel: target.rel, argument, fs });
+        fs.renameSync(tmpAbs, target.abs);
         committed = true;
       }
     }
     // The result must be where it was meant to be: the kernel looked the names up again.
-    if (!isOursAt(chain, target.abs, tmpId)) {
+    if (!isOursAt(fs, chain, target.abs, tmpId)) {
       throw changed(
         `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
           "been placed elsewhere (the kernel sandbox closes this window)",
@@ -303,10 +316,10 @@ export async function atomicReplace(
         { reason: "swapped-during-commit" },
       );
     }
-    if (lstatSyncOrNull(tmpAbs) !== null) removeOwn(chain, tmpAbs, tmpId); // the link's source
+    if (lstatSyncOrNull(fs, tmpAbs) !== null) removeOwn(fs, chain, tmpAbs, tmpId); // the link's source
     await fsyncDir(target.parentAbs);
   } finally {
-    if (!committed && tmpId !== null && !removeOwn(chain, tmpAbs, tmpId)) {
+    if (!committed && tmpId !== null && !removeOwn(fs, chain, tmpAbs, tmpId)) {
       // Not removable through a verified path: left where it is, and said so.
       // deno-lint-ignore no-unsafe-finally
       throw changed(
@@ -341,7 +354,7 @@ export interface WriteFileResult {
   previousSha256Skipped?: HashSkipped;
 }
 
-function assertReplaceable(info: Deno.FileInfo, rel: string, argument: string): void {
+function assertReplaceable(info: FsInfo, rel: string, argument: string): void {
   if (info.isDirectory) {
     throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${rel} is a directory`, { argument });
   }
@@ -483,17 +496,18 @@ async function makeDirectories(
   argument: string,
 ): Promise<string[]> {
   const { segs } = from;
+  const { fs } = ws.policy;
   const chain: ChainLink[] = [...from.chain];
   const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
   const parentOk = (link: ChainLink) => {
-    const now = lstatSyncOrNull(link.abs);
+    const now = lstatSyncOrNull(fs, link.abs);
     return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
   };
   // Synchronous from this check through every level: creating the first missing directory is
   // the commit point, and no cancellation is seen between the check and the last level.
   if (chain.length - 1 < segs.length) assertMayCommit(from.gate, `creating ${segs.join("/")}`);
   try {
-    verifyChain(chain, { rel: segs.join("/"), argument });
+    verifyChain(chain, { rel: segs.join("/"), argument, fs });
     for (let i = chain.length - 1; i < segs.length; i++) {
       const parent = chain[chain.length - 1];
       const name = segs[i];
@@ -505,15 +519,15 @@ async function makeDirectories(
           reason: "parent-changed",
         });
       }
-      let info = lstatSyncOrNull(abs);
+      let info = lstatSyncOrNull(fs, abs);
       if (info === null) {
         const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
         const tmpAbs = joinChild(parent.abs, tmpName);
         const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
-        Deno.mkdirSync(tmpAbs);
-        const made = lstatSyncOrNull(tmpAbs);
+        fs.mkdirSync(tmpAbs);
+        const made = lstatSyncOrNull(fs, tmpAbs);
         if (made === null || !made.isDirectory || !parentOk(parent)) {
-          const gone = made !== null && removeOwn([parent], tmpAbs, made);
+          const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
           throw changed(
             `a directory above ${rel} was replaced while it was created; stopped`,
             argument,
@@ -521,19 +535,19 @@ async function makeDirectories(
           );
         }
         try {
-          Deno.renameSync(tmpAbs, abs);
+          fs.renameSync(tmpAbs, abs);
         } catch (err) {
           // Created meanwhile (or a non-empty directory, or a file, took the name).
-          if (!removeOwn([parent], tmpAbs, made)) {
+          if (!removeOwn(fs, [parent], tmpAbs, made)) {
             throw changed(`${rel} changed while it was created`, argument, {
               leftBehind: [tmpRel],
             });
           }
-          info = lstatSyncOrNull(abs);
+          info = lstatSyncOrNull(fs, abs);
           if (info === null) throw err;
         }
         if (info === null) {
-          const now = lstatSyncOrNull(abs);
+          const now = lstatSyncOrNull(fs, abs);
           if (now === null || !sameIdentity(now, made) || !parentOk(parent)) {
             throw changed(
               `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
@@ -561,6 +575,7 @@ async function makeDirectories(
     for (const c of created.reverse()) {
       if (
         !removeOwn(
+          fs,
           c.chain,
           joinChild(c.chain[c.chain.length - 1].abs, c.rel.split("/").pop()!),
           c.id,
@@ -659,13 +674,14 @@ export interface MovePathResult {
  * exists nowhere else.
  */
 function removeChecked(
+  fs: WorkspaceFs,
   chain: readonly ChainLink[],
   entry: { abs: string; rel: string; id: Identity },
   argument: string,
 ): void {
   const parent = chain[chain.length - 1];
-  verifyChain(chain, { rel: entry.rel, argument });
-  const now = lstatSyncOrNull(entry.abs);
+  verifyChain(chain, { rel: entry.rel, argument, fs });
+  const now = lstatSyncOrNull(fs, entry.abs);
   if (now === null || !sameIdentity(now, entry.id)) {
     throw changed(`${entry.rel} was replaced or moved since it was checked`, argument, {
       reason: "entry-changed",
@@ -673,16 +689,16 @@ function removeChecked(
   }
   const victim = joinChild(parent.abs, `${TEMP_PREFIX}del-${randomHex(8)}`);
   try {
-    Deno.renameSync(entry.abs, victim);
+    fs.renameSync(entry.abs, victim);
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code !== "EBUSY" && code !== "EXDEV" && code !== "EPERM") throw err;
     // A mount point cannot be renamed: remove it by its verified name.
-    verifyChain(chain, { rel: entry.rel, argument });
-    Deno.removeSync(entry.abs);
+    verifyChain(chain, { rel: entry.rel, argument, fs });
+    fs.removeSync(entry.abs);
     return;
   }
-  if (!isOursAt(chain, victim, entry.id)) {
+  if (!isOursAt(fs, chain, victim, entry.id)) {
     throw changed(
       `a directory above ${entry.rel} was swapped while it was removed; the entry may have been renamed elsewhere`,
       argument,
@@ -690,11 +706,11 @@ function removeChecked(
     );
   }
   try {
-    Deno.removeSync(victim);
+    fs.removeSync(victim);
   } catch (err) {
     // Not removable (a directory that became non-empty, say): give it its name back.
-    if (isOursAt(chain, victim, entry.id) && lstatSyncOrNull(entry.abs) === null) {
-      Deno.renameSync(victim, entry.abs);
+    if (isOursAt(fs, chain, victim, entry.id) && lstatSyncOrNull(fs, entry.abs) === null) {
+      fs.renameSync(victim, entry.abs);
     }
     throw err;
   }
@@ -707,6 +723,7 @@ export async function movePath(
   options: { signal?: AbortSignal } = {},
 ): Promise<MovePathResult> {
   ws.assertWritable("move_path");
+  const { fs } = ws.policy;
   const gate = commitGate(ws, options.signal);
   const src = await ws.policy.resolve(args.source, { argument: "source", followLeaf: false });
   const srcInfo = requireExisting(src, "source");
@@ -754,7 +771,7 @@ export async function movePath(
       });
     }
     if (dstInfo.isDirectory && srcInfo.isDirectory) {
-      for await (const _ of Deno.readDir(dst.abs)) {
+      for await (const _ of fs.readDir(dst.abs)) {
         throw new WorkspaceError(
           "DIRECTORY_NOT_EMPTY",
           `destination ${dst.rel} is a non-empty directory; only an empty directory can be replaced`,
@@ -783,13 +800,13 @@ export async function movePath(
   // Synchronous from the checks to the rename and the check after it: the link or rename is the
   // commit point.
   assertMayCommit(gate, `the move of ${src.rel}`);
-  verifyChain(srcChain, { rel: src.rel, argument: "source" });
-  verifyChain(dstChain, { rel: dst.rel, argument: "destination" });
-  const now = lstatSyncOrNull(src.abs);
+  verifyChain(srcChain, { rel: src.rel, argument: "source", fs });
+  verifyChain(dstChain, { rel: dst.rel, argument: "destination", fs });
+  const now = lstatSyncOrNull(fs, src.abs);
   if (now === null) throw changed(`${src.rel} was removed meanwhile; nothing was moved`, "source");
   assertSameIdentity(srcInfo, now, src.rel, "source");
   if (dstInfo) {
-    const there = lstatSyncOrNull(dst.abs);
+    const there = lstatSyncOrNull(fs, dst.abs);
     if (there === null || !sameIdentity(there, dstInfo)) {
       throw changed(`${dst.rel} was replaced meanwhile; nothing was moved`, "destination");
     }
@@ -798,10 +815,10 @@ export async function movePath(
   if (!dstInfo && !srcInfo.isDirectory) {
     // No-clobber for non-directories: a hard link fails if the destination appeared meanwhile.
     try {
-      Deno.linkSync(src.abs, dst.abs);
+      fs.linkSync(src.abs, dst.abs);
       linked = true;
     } catch (err) {
-      if (err instanceof Deno.errors.AlreadyExists) {
+      if (fsErrorKind(err) === "AlreadyExists") {
         throw new WorkspaceError(
           "ALREADY_EXISTS",
           `${dst.rel} was created by someone else meanwhile`,
@@ -811,22 +828,22 @@ export async function movePath(
       // Hard links unsupported here: fall back to rename after the check above.
     }
   }
-  if (!linked) Deno.renameSync(src.abs, dst.abs);
+  if (!linked) fs.renameSync(src.abs, dst.abs);
   // Where did it land? The kernel looked both names up again.
-  if (!isOursAt(dstChain, dst.abs, srcInfo) || !chainHolds(srcChain)) {
+  if (!isOursAt(fs, dstChain, dst.abs, srcInfo) || !chainHolds(fs, srcChain)) {
     // Roll back only through verified chains, and check that the rollback did what it meant to.
     let rolledBack = false;
     if (linked) {
-      const there = lstatSyncOrNull(dst.abs);
-      if (chainHolds(dstChain) && there !== null && sameIdentity(there, srcInfo)) {
-        Deno.removeSync(dst.abs);
+      const there = lstatSyncOrNull(fs, dst.abs);
+      if (chainHolds(fs, dstChain) && there !== null && sameIdentity(there, srcInfo)) {
+        fs.removeSync(dst.abs);
         rolledBack = true;
       }
-    } else if (chainHolds(dstChain) && chainHolds(srcChain)) {
-      const there = lstatSyncOrNull(dst.abs);
-      if (there !== null && sameIdentity(there, srcInfo) && lstatSyncOrNull(src.abs) === null) {
-        Deno.renameSync(dst.abs, src.abs);
-        rolledBack = isOursAt(srcChain, src.abs, srcInfo);
+    } else if (chainHolds(fs, dstChain) && chainHolds(fs, srcChain)) {
+      const there = lstatSyncOrNull(fs, dst.abs);
+      if (there !== null && sameIdentity(there, srcInfo) && lstatSyncOrNull(fs, src.abs) === null) {
+        fs.renameSync(dst.abs, src.abs);
+        rolledBack = isOursAt(fs, srcChain, src.abs, srcInfo);
       }
     }
     throw changed(
@@ -837,7 +854,7 @@ export async function movePath(
     );
   }
   if (linked) {
-    removeChecked(srcChain, { abs: src.abs, rel: src.rel, id: srcInfo }, "source");
+    removeChecked(fs, srcChain, { abs: src.abs, rel: src.rel, id: srcInfo }, "source");
   }
   await fsyncDir(dst.parentAbs);
   if (src.parentAbs !== dst.parentAbs) await fsyncDir(src.parentAbs);
@@ -860,14 +877,15 @@ const MAX_REPORTED_REMOVED = 100;
  * lstat'ed and removed by removeChecked (links are removed, never followed).
  */
 async function removeTree(
+  fs: WorkspaceFs,
   chain: readonly ChainLink[],
   dir: { abs: string; rel: string; id: Identity },
   work: { removed: string[]; tick: () => Promise<void> },
 ): Promise<void> {
   const { removed, tick } = work;
   await tick();
-  verifyChain(chain, { rel: dir.rel, argument: "path" });
-  const here = lstatSyncOrNull(dir.abs);
+  verifyChain(chain, { rel: dir.rel, argument: "path", fs });
+  const here = lstatSyncOrNull(fs, dir.abs);
   if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
     throw changed(`${dir.rel} was replaced or moved since it was checked`, "path", {
       reason: "entry-changed",
@@ -875,23 +893,23 @@ async function removeTree(
   }
   const inner: ChainLink[] = [...chain, { abs: dir.abs, dev: dir.id.dev, ino: dir.id.ino }];
   const names: string[] = [];
-  for await (const e of Deno.readDir(dir.abs)) names.push(e.name);
+  for await (const e of fs.readDir(dir.abs)) names.push(e.name);
   // The listing must have been of the checked directory.
-  verifyChain(inner, { rel: dir.rel, argument: "path" });
+  verifyChain(inner, { rel: dir.rel, argument: "path", fs });
   for (const name of names) {
     const abs = joinChild(dir.abs, name);
     const rel = `${dir.rel}/${name}`;
-    const info = lstatSyncOrNull(abs);
+    const info = lstatSyncOrNull(fs, abs);
     if (info === null) continue; // gone meanwhile
     if (info.isDirectory && !info.isSymlink) {
-      await removeTree(inner, { abs, rel, id: info }, work);
+      await removeTree(fs, inner, { abs, rel, id: info }, work);
     } else {
       await tick();
-      removeChecked(inner, { abs, rel, id: info }, "path");
+      removeChecked(fs, inner, { abs, rel, id: info }, "path");
       removed.push(rel);
     }
   }
-  removeChecked(chain, dir, "path");
+  removeChecked(fs, chain, dir, "path");
   removed.push(dir.rel);
 }
 
@@ -902,6 +920,7 @@ export async function deletePath(
   options: { signal?: AbortSignal } = {},
 ): Promise<DeletePathResult> {
   ws.assertWritable("delete_path");
+  const { fs } = ws.policy;
   const gate = commitGate(ws, options.signal);
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: false });
   if (args.confirm !== true) {
@@ -918,7 +937,7 @@ export async function deletePath(
     });
   }
   if (info.isDirectory && !args.recursive) {
-    for await (const _ of Deno.readDir(r.abs)) {
+    for await (const _ of fs.readDir(r.abs)) {
       throw new WorkspaceError(
         "DIRECTORY_NOT_EMPTY",
         `${r.rel} is a non-empty directory (pass recursive: true to delete it and its contents)`,
@@ -937,7 +956,7 @@ export async function deletePath(
     const removed: string[] = [];
     try {
       const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
-      await removeTree(chain, target, { removed, tick });
+      await removeTree(fs, chain, target, { removed, tick });
     } catch (err) {
       const e = toWorkspaceError(err, "path");
       // A swap, a cancellation or the time budget stops a recursive delete part-way: say what
@@ -962,7 +981,7 @@ export async function deletePath(
     }
   } else {
     try {
-      removeChecked(chain, target, "path");
+      removeChecked(fs, chain, target, "path");
     } catch (err) {
       if ((err as { code?: string }).code === "ENOTEMPTY") {
         throw new WorkspaceError(

@@ -490,8 +490,14 @@ export interface HttpServers {
   close(): Promise<Deno.CommandStatus[]>;
 }
 
-/** Starts one HTTP server per configuration on `<tmp>/<config>/ws`. */
-export async function startHttpServers(configs: ConfigName[]): Promise<HttpServers> {
+/**
+ * Starts one HTTP server per configuration on `<tmp>/<config>/ws` (serve_http.ts by default;
+ * tests/adapters passes a starter for the Node and Bun adapters).
+ */
+export async function startHttpServers(
+  configs: ConfigName[],
+  start: typeof startHttpServer = startHttpServer,
+): Promise<HttpServers> {
   const base = await realTemp("wmcp-contract-http-");
   const roots = await sharedRoots(base, configs);
   const servers = new Map<ConfigName, HttpServerProcess>();
@@ -500,7 +506,7 @@ export async function startHttpServers(configs: ConfigName[]): Promise<HttpServe
       const { root } = roots.get(config)!;
       servers.set(
         config,
-        await startHttpServer(root, { write: CONFIGS[config].write, args: limitFlags(config) }),
+        await start(root, { write: CONFIGS[config].write, args: limitFlags(config) }),
       );
     }));
   } catch (err) {

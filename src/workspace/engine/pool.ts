@@ -26,6 +26,7 @@ import {
 } from "./protocol.ts";
 import { runJob } from "./jobs.ts";
 import { ENGINE_READ_PATH } from "./read_path.ts";
+import { isDeno, queryPermissionSync, unrefTimer } from "../fs/runtime.ts";
 
 type Timer = ReturnType<typeof setTimeout>;
 
@@ -53,6 +54,8 @@ export interface EngineOptions {
   mode?: EngineMode;
   /** Pool size; default navigator.hardwareConcurrency clamped to 1..MAX_WORKERS. */
   size?: number;
+  /** The worker module; default ./worker.ts beside this module (a bundle passes its own). */
+  worker?: URL;
 }
 
 /** One call: its flag, its promise's settle functions and its timers. */
@@ -148,10 +151,12 @@ export interface EngineStats {
   abandonedAlive: number;
 }
 
-function defaultMode(): EngineMode {
+function defaultMode(worker: URL | undefined): EngineMode {
+  // Without Deno's permission layer a worker may load any module: nothing to ask.
+  if (!isDeno()) return worker !== undefined || ENGINE_READ_PATH !== null ? "workers" : "inline";
   if (ENGINE_READ_PATH === null) return "inline";
   try {
-    const state = Deno.permissions.querySync({ name: "read", path: ENGINE_READ_PATH }).state;
+    const state = queryPermissionSync({ name: "read", path: ENGINE_READ_PATH });
     return state === "granted" ? "workers" : "inline";
   } catch {
     return "inline";
@@ -175,10 +180,12 @@ export class Engine {
   #closed = false;
   #abandoned = 0;
   #abandonedAlive = 0;
+  readonly #worker: URL;
 
   /** An engine; no worker starts before the first job. */
   constructor(options: EngineOptions = {}) {
-    this.mode = options.mode ?? defaultMode();
+    this.mode = options.mode ?? defaultMode(options.worker);
+    this.#worker = options.worker ?? new URL("./worker.ts", import.meta.url);
     this.size = this.mode === "inline" ? 0 : Math.max(1, options.size ?? defaultSize());
   }
 
@@ -287,7 +294,7 @@ export class Engine {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(new URL("./worker.ts", import.meta.url));
+    const worker = new Worker(this.#worker);
     const slot: Slot = { worker, ready: false, call: null };
     worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
     worker.on("error", (err: Error) => this.#onFailure(slot, err));
@@ -314,7 +321,7 @@ export class Engine {
 
   #idle(slot: Slot): void {
     const idle = setTimeout(() => this.#remove(slot), IDLE_MS);
-    Deno.unrefTimer(idle as unknown as number);
+    unrefTimer(idle);
     slot.idleTimer = idle;
   }
 

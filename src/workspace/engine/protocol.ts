@@ -4,6 +4,7 @@
  */
 import { type ErrorCode, type ErrorObject, WorkspaceError } from "../errors.ts";
 import type { Limits } from "../limits.ts";
+import type { FsKind } from "../fs/types.ts";
 
 /** The operations the engine runs. */
 export type JobOp = "search" | "find" | "list";
@@ -32,6 +33,8 @@ export interface JobSpec {
   base: PinnedDir;
   /** The workspace's limits. */
   limits: Limits;
+  /** The workspace's file system (by kind: the worker picks the same implementation). */
+  fs: FsKind;
 }
 
 /** Progress counters a job reports. */

@@ -24,5 +24,6 @@ export function jobSpec(
     },
     base: { rel: dir.rel, abs: dir.abs, dev: dir.info.dev, ino: dir.info.ino },
     limits: { ...ws.limits },
+    fs: ws.policy.fs.kind,
   };
 }

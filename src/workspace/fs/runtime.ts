@@ -1,0 +1,60 @@
+/**
+ * The few runtime facts the workspace layer needs beyond its file system: which WorkspaceFs a
+ * runtime gets by default, Deno's permission answers (every permission is held where there is
+ * no permission layer), and unref'ing a timer.
+ */
+import { denoFs } from "./deno.ts";
+import { nodeFs } from "./node.ts";
+import type { FsKind, WorkspaceFs } from "./types.ts";
+
+/** State of one Deno permission ("granted" on runtimes without a permission layer). */
+export type PermissionState = "granted" | "prompt" | "denied";
+
+/** A Deno permission descriptor (kept loose so this module type-checks without Deno). */
+export type PermissionQuery = { name: string; [key: string]: unknown };
+
+interface DenoLike {
+  permissions: {
+    query(d: PermissionQuery): Promise<{ state: PermissionState }>;
+    querySync(d: PermissionQuery): { state: PermissionState };
+  };
+  unrefTimer(id: number): void;
+}
+
+function deno(): DenoLike | undefined {
+  return (globalThis as { Deno?: DenoLike }).Deno;
+}
+
+/** True on Deno (which has a permission layer), false on Node and Bun. */
+export function isDeno(): boolean {
+  return deno() !== undefined;
+}
+
+/** The default WorkspaceFs of this runtime: Deno's API on Deno, node:fs elsewhere. */
+export function defaultFs(): WorkspaceFs {
+  return isDeno() ? denoFs : nodeFs;
+}
+
+/** The WorkspaceFs of a kind (engine workers receive the kind, not the object). */
+export function fsOfKind(kind: FsKind): WorkspaceFs {
+  return kind === "deno" ? denoFs : nodeFs;
+}
+
+/** Deno's answer for a permission; "granted" where there is no permission layer. */
+export async function queryPermission(d: PermissionQuery): Promise<PermissionState> {
+  const D = deno();
+  return D === undefined ? "granted" : (await D.permissions.query(d)).state;
+}
+
+/** Synchronous queryPermission. */
+export function queryPermissionSync(d: PermissionQuery): PermissionState {
+  const D = deno();
+  return D === undefined ? "granted" : D.permissions.querySync(d).state;
+}
+
+/** Lets the process exit while this timer is pending (Deno.unrefTimer or Node's timer.unref()). */
+export function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
+  const D = deno();
+  if (D !== undefined) D.unrefTimer(timer as unknown as number);
+  else (timer as unknown as { unref?: () => void }).unref?.();
+}

