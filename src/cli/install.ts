@@ -18,7 +18,9 @@ export function routerFlags(): string[] {
   const tokens = denoConfig.tasks.cli.split(/\s+/);
   const start = tokens.indexOf("run");
   const end = tokens.indexOf("cli.ts");
-  if (start < 0 || end < start) throw new Error("deno.json's cli task is not `deno run FLAGS cli.ts`");
+  if (start < 0 || end < start) {
+    throw new Error("deno.json's cli task is not `deno run FLAGS cli.ts`");
+  }
   return tokens.slice(start + 1, end);
 }
 
@@ -38,9 +40,9 @@ export function launcherScript(runtime: string, project = PROJECT): string {
     "# Remove: deno task -q install --uninstall (or delete this file and the runtime it names).",
     'INIT_CWD="$PWD" DENO_NO_UPDATE_CHECK=1',
     "export INIT_CWD DENO_NO_UPDATE_CHECK",
-    `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${
-      shQuote(`${project}/deno.json`)
-    } ${shQuote(`${project}/cli.ts`)} "$@"`,
+    `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${shQuote(`${project}/deno.json`)} ${
+      shQuote(`${project}/cli.ts`)
+    } "$@"`,
     "",
   ].join("\n");
 }
@@ -160,7 +162,9 @@ export async function install(argv: string[]): Promise<number> {
   const script = launcherScript(runtime);
   const current = await Deno.readTextFile(launcher).catch(() => undefined);
   if (current !== undefined && !current.includes(LAUNCHER_MARK)) {
-    console.error(`install: ${launcher} exists and was not written by this installer; not replaced`);
+    console.error(
+      `install: ${launcher} exists and was not written by this installer; not replaced`,
+    );
     return 1;
   }
   if (current !== script) await writeAtomic(launcher, script, 0o755);
