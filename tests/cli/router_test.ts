@@ -355,3 +355,29 @@ Deno.test("router: SIGTERM to the router ends its child", async () => {
     await Deno.remove(L.base, { recursive: true });
   }
 });
+
+Deno.test("no documented task command shows Deno's Task banner: each uses -q, and -q prints nothing on stderr", async () => {
+  const offenders: string[] = [];
+  for (const doc of ["README.md", "INTERFACES.md", "RUNTIME.md", "bench/README.md", ".ci/run"]) {
+    const text = await Deno.readTextFile(`${PROJECT}${doc}`);
+    for (const [i, line] of text.split("\n").entries()) {
+      if (/deno(@[\d.]+)? task (?!-q\b)[^\s`]/.test(line)) {
+        offenders.push(`${doc}:${i + 1}: ${line}`);
+      }
+    }
+  }
+  assert.deepEqual(offenders, []);
+  const cwd = await Deno.makeTempDir({ prefix: "wmcp_banner_" });
+  try {
+    const r = await run(
+      Deno.execPath(),
+      ["task", "-q", "--config", `${PROJECT}deno.json`, "cli", "--version"],
+      { cwd },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${denoConfig.version}\n`);
+    assert.equal(r.stderr, "");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
