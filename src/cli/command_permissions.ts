@@ -182,7 +182,9 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       extra.push("--allow-net");
     }
     if (has("config")) {
-      // A config entry may be a stdio server: an arbitrary command of the user's own file.
+      // A config entry may be a stdio server: an arbitrary command of the user's own file, started
+      // in the invocation directory (or its entry's cwd, checked to exist: read on that base).
+      read.push(base);
       extra.push("--allow-run");
     } else if (!has("endpoint")) {
       // The bundled server: this Deno running `cli.ts serve stdio` (its own launcher scopes it).
