@@ -58,10 +58,9 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /** Writes a file through a temporary one renamed over it (never half written). */
-async function writeAtomic(path: string, data: string | Uint8Array, mode: number): Promise<void> {
+async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
   const tmp = `${path}.tmp-${Deno.pid}`;
-  if (typeof data === "string") await Deno.writeTextFile(tmp, data, { mode });
-  else await Deno.writeFile(tmp, data, { mode });
+  await Deno.writeTextFile(tmp, data, { mode });
   await Deno.chmod(tmp, mode);
   await Deno.rename(tmp, path);
 }
@@ -136,7 +135,10 @@ export async function install(argv: string[]): Promise<number> {
   const runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
   await Deno.mkdir(runtimeDir, { recursive: true });
   if (!(await exists(runtime))) {
-    await writeAtomic(runtime, await Deno.readFile(Deno.execPath()), 0o755);
+    const tmp = `${runtime}.tmp-${Deno.pid}`;
+    await Deno.copyFile(Deno.execPath(), tmp);
+    await Deno.chmod(tmp, 0o755);
+    await Deno.rename(tmp, runtime);
     say(`copied Deno ${Deno.version.deno} to ${runtime}`);
   }
   // 2. The module graph cached for that runtime (npm packages into the checkout's node_modules).
@@ -180,7 +182,7 @@ export async function install(argv: string[]): Promise<number> {
     say(`note: ${binDir} is not on your PATH; add it, e.g. in ~/.profile:`);
     say(`  export PATH="${binDir}:$PATH"`);
   }
-  say("try: wmcp op list --output json | head -c 300");
+  say("try: wmcp --help, or wmcp op list");
   return 0;
 }
 
