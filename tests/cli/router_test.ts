@@ -30,7 +30,8 @@ async function run(
     stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    // As `deno task` and the launcher set it: the directory the user runs the command from.
+    env: { NO_COLOR: "1", INIT_CWD: opts.cwd },
     signal: AbortSignal.timeout(60_000),
   }).spawn();
   if (opts.stdin !== undefined) {
