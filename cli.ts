@@ -1,7 +1,17 @@
-/** wmcp command line: `op list`, `op NAME ...` (see --help). */
-import { main } from "./src/cli/main.ts";
+/**
+ * wmcp command line (see --help): answers --version at once, then routes the command to a child
+ * with exactly the permissions it needs (src/cli/router.ts).
+ */
+import denoConfig from "./deno.json" with { type: "json" };
 
 if (import.meta.main) {
+  const [first] = Deno.args;
+  if (first === "--version" || first === "-V") {
+    // Before any other import: `wmcp --version` costs little more than Deno's own start.
+    await Deno.stdout.write(new TextEncoder().encode(`${denoConfig.version}\n`));
+    Deno.exit(0);
+  }
+  const { route } = await import("./src/cli/router.ts");
   // Exit explicitly: an SDK client can leave handles open after close (see RUNTIME.md).
-  Deno.exit(await main(Deno.args));
+  Deno.exit(await route(Deno.args));
 }

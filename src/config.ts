@@ -62,7 +62,7 @@ export function assertPermissions(config: Config, absRoot: string): void {
     if (Deno.permissions.querySync(d).state !== "granted") {
       throw new UsageError(
         `this process has no ${d.name} permission for ${absRoot}; run it with --allow-${d.name}=${absRoot} ` +
-          "(the deno tasks grant the directory they are run from)",
+          "(`wmcp` grants the paths named on its command line; this process was started without them)",
       );
     }
   }

@@ -23,7 +23,7 @@ function reason(err: unknown): string {
     err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied ||
     code === "EACCES" || code === "EPERM"
   ) {
-    return "permission denied (the deno task grants the directory it is run from)";
+    return "permission denied (`wmcp` grants the files named on its command line; this process was started without them)";
   }
   return code ?? (err as Error).name ?? "unreadable";
 }

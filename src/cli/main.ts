@@ -214,8 +214,9 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === "server-info" || command === "tools") {
       // The client writes nothing but stored credentials: write on the invocation directory is
-      // given up (the `cli` task's separate grant on ~/.config/wmcp stays, even when the
-      // invocation directory is its ancestor).
+      // given up (a separate grant on the credentials directory stays, even when the invocation
+      // directory is its ancestor). Under the router (router.ts) this process holds only what
+      // the command needs already; the revocations matter when cli.ts runs in process.
       try {
         Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
       } catch {

@@ -1,0 +1,218 @@
+/**
+ * The Deno permissions one CLI command needs, computed from its argv (see RUNTIME.md, "Permissions
+ * per command"): read on the files and root it names, write on the root only with --write, the
+ * credentials directory only where credentials are used, net only for commands that connect, run
+ * only where a child is started. The router (router.ts) runs the command's work with exactly these.
+ */
+
+/** What the permission computation needs to know about this machine and this run. */
+export interface PermissionContext {
+  /** Absolute directory that relative paths on the command line are taken from. */
+  invocationDir: string;
+  /** The credentials' parent directory (~/.config/wmcp, or XDG_CONFIG_HOME/WMCP_CONFIG_DIR). */
+  configDir?: string;
+  /** The names of the Deno binary the command's own children run as (bundled server, probes). */
+  deno: string[];
+  /** src/workspace: the search engine's worker modules are read from there. */
+  workerDir?: string;
+  /** Real paths (links resolved) of named paths, where known: granted beside the spelled path. */
+  realPaths?: Record<string, string>;
+  /** The browser opener of `auth login` (xdg-open, open, or $WMCP_BROWSER). */
+  browser?: string;
+}
+
+/** What to grant one command, or `in-process` for commands that start no scoped child. */
+export type CommandPlan =
+  | { kind: "in-process" }
+  | { kind: "child"; flags: string[]; paths: string[] };
+
+/** A path that cannot be granted (Deno's flag syntax splits it): the router says so, exit 2. */
+export class UngrantablePathError extends Error {
+  constructor(readonly path: string, readonly flag: string) {
+    super(
+      `cannot grant access to ${flag} ${path}: Deno's permission flags cannot name a path ` +
+        "containing a comma; rename it or copy it to a path without one",
+    );
+    this.name = "UngrantablePathError";
+  }
+}
+
+/** Variables the output code may read (colour and terminal width decisions). */
+export const DISPLAY_ENV = ["INIT_CWD", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"] as const;
+
+/** Flags of op, the client commands and auth that take a value (the rest are booleans). */
+const VALUE_FLAGS = new Set([
+  "root",
+  "limit",
+  "output",
+  "arguments",
+  "arguments-file",
+  "transport",
+  "endpoint",
+  "config",
+  "server",
+  "protocol-version",
+  "timeout",
+  "max-timeout",
+  "connect-timeout",
+  "input-responses-file",
+  "max-input-rounds",
+  "bearer-token-env",
+  "client-id",
+  "client-secret-env",
+  "client-secret-file",
+  "client-metadata-url",
+  "client-issuer",
+  "scope",
+  "cursor",
+  "max-pages",
+  "redirect-port",
+  "auth-timeout",
+  "host",
+  "name",
+  "http",
+]);
+
+/** Argv split into flag values (last one wins, as node:util parseArgs does) and positionals. */
+export function scanArgs(args: string[]): { values: Map<string, string[]>; positionals: string[] } {
+  const values = new Map<string, string[]>();
+  const positionals: string[] = [];
+  const add = (k: string, v: string) => values.set(k, [...(values.get(k) ?? []), v]);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      positionals.push(...args.slice(i + 1));
+      break;
+    }
+    if (a.startsWith("--") && a.length > 2) {
+      const eq = a.indexOf("=");
+      if (eq > 0) add(a.slice(2, eq), a.slice(eq + 1));
+      else if (VALUE_FLAGS.has(a.slice(2)) && i + 1 < args.length) add(a.slice(2), args[++i]);
+      else add(a.slice(2), "");
+      continue;
+    }
+    positionals.push(a);
+  }
+  return { values, positionals };
+}
+
+function abs(path: string, base: string): string {
+  const joined = path.startsWith("/") ? path : `${base === "/" ? "" : base}/${path}`;
+  const out: string[] = [];
+  for (const part of joined.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return `/${out.join("/")}`;
+}
+
+/** The absolute paths a command names that are worth resolving (links) before granting. */
+export function namedPaths(argv: string[], invocationDir: string): string[] {
+  const [command, ...rest] = argv;
+  const { values } = scanArgs(rest);
+  const last = (k: string) => values.get(k)?.at(-1);
+  if (command === "op") {
+    const root = last("root");
+    return [abs(root === undefined || root === "" ? "." : root, invocationDir)];
+  }
+  return [];
+}
+
+/** The plan for argv: which permissions the command's scoped child gets. */
+export function commandPermissions(argv: string[], ctx: PermissionContext): CommandPlan {
+  const [command, ...rest] = argv;
+  const { values, positionals } = scanArgs(rest);
+  const last = (k: string) => values.get(k)?.at(-1);
+  const has = (k: string) => values.has(k);
+  const base = ctx.invocationDir;
+  const read: string[] = [];
+  const write: string[] = [];
+  const paths: string[] = [];
+  const named = (flag: string, value: string | undefined, into: string[][]) => {
+    if (value === undefined || value === "" || value === "-") return;
+    const p = abs(value, base);
+    if (p.includes(",")) throw new UngrantablePathError(value, flag);
+    paths.push(p);
+    for (const list of into) list.push(p);
+    const real = ctx.realPaths?.[p];
+    if (real !== undefined && real !== p) {
+      if (real.includes(",")) throw new UngrantablePathError(real, flag);
+      for (const list of into) list.push(real);
+    }
+  };
+  const finish = (extra: string[]): CommandPlan => {
+    const flags = ["--quiet", "--no-prompt"];
+    if (read.length) flags.push(`--allow-read=${[...new Set(read)].join(",")}`);
+    if (write.length) flags.push(`--allow-write=${[...new Set(write)].join(",")}`);
+    return { kind: "child", flags: [...flags, ...extra], paths };
+  };
+  const wantsHelp = has("help") || rest.includes("-h") || rest.includes("-V") || has("version");
+  if (wantsHelp) return { kind: "in-process" };
+
+  if (command === "op") {
+    if (positionals[0] === "list") return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
+    const root = last("root");
+    named("--root", root === undefined || root === "" ? "." : root, [
+      read,
+      ...(has("write") ? [write] : []),
+    ]);
+    if (ctx.workerDir !== undefined) read.push(ctx.workerDir);
+    named("--arguments-file", last("arguments-file"), [read]);
+    // No net, no run, no sys: an operation touches the workspace and nothing else.
+    return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
+  }
+
+  if (command === "tools" || command === "server-info") {
+    named("--arguments-file", last("arguments-file"), [read]);
+    named("--input-responses-file", last("input-responses-file"), [read]);
+    named("--client-secret-file", last("client-secret-file"), [read]);
+    if (command === "tools" && positionals[0] === "run") named("tools run", positionals[1], [read]);
+    const extra = ["--allow-env"];
+    const remote = has("endpoint") || has("config");
+    if (has("config")) named("--config", last("config"), [read]);
+    if (remote) {
+      // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
+      if (ctx.configDir !== undefined && !has("no-auth-store")) {
+        read.push(ctx.configDir);
+        write.push(ctx.configDir);
+      }
+      extra.push("--allow-sys=uid");
+      // An authorization server may live on any host the resource server names.
+      extra.push("--allow-net");
+    }
+    if (has("config")) {
+      // A config entry may be a stdio server: an arbitrary command of the user's own file, started
+      // in the invocation directory (or its entry's cwd, checked to exist: read on that base).
+      read.push(base);
+      extra.push("--allow-run");
+    } else if (!has("endpoint")) {
+      // The bundled server: this Deno running `cli.ts serve stdio` (its own launcher scopes it).
+      extra.push(`--allow-run=${ctx.deno.join(",")}`);
+    }
+    return finish(extra);
+  }
+
+  if (command === "auth") {
+    if (ctx.configDir !== undefined) {
+      read.push(ctx.configDir);
+      write.push(ctx.configDir);
+    }
+    named("--config", last("config"), [read]);
+    named("--client-secret-file", last("client-secret-file"), [read]);
+    return finish([
+      "--allow-env",
+      "--allow-net",
+      ...(ctx.browser ? [`--allow-run=${ctx.browser}`] : []),
+      "--allow-sys=uid",
+    ]);
+  }
+
+  if (command === "config") {
+    // Prints a snippet; learns about paths only through its probe child (this Deno).
+    return finish(["--allow-env", `--allow-run=${ctx.deno.join(",")}`]);
+  }
+
+  // serve (its launcher scopes the server), help, version and unknown commands: no child.
+  return { kind: "in-process" };
+}

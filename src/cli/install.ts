@@ -1,0 +1,191 @@
+/**
+ * `deno task -q install [--bin-dir DIR] [--data-dir DIR] [--uninstall]`: puts a `wmcp` command on
+ * PATH. It copies the running Deno binary to DATA/runtime/deno-VERSION (so the command survives a
+ * cleaned npx cache and needs no `deno` on PATH), caches the module graph with it, and writes
+ * BIN/wmcp: a shell launcher that execs that Deno with this checkout's deno.json and the router's
+ * fixed permissions (the `cli` task's) on cli.ts. Re-running it is idempotent; --uninstall removes
+ * both. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
+ */
+import { parseArgs } from "node:util";
+import denoConfig from "../../deno.json" with { type: "json" };
+
+const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+/** The first line after the shebang: marks a launcher this script wrote (and may remove). */
+export const LAUNCHER_MARK = "# wmcp launcher written by src/cli/install.ts";
+
+/** The router's permission flags: exactly those of the `cli` task in deno.json. */
+export function routerFlags(): string[] {
+  const tokens = denoConfig.tasks.cli.split(/\s+/);
+  const start = tokens.indexOf("run");
+  const end = tokens.indexOf("cli.ts");
+  if (start < 0 || end < start) {
+    throw new Error("deno.json's cli task is not `deno run FLAGS cli.ts`");
+  }
+  return tokens.slice(start + 1, end);
+}
+
+/** Single-quotes a word for /bin/sh. */
+function shQuote(s: string): string {
+  return `'${s.replaceAll("'", `'"'"'`)}'`;
+}
+
+/** The launcher script for a runtime binary and this checkout. */
+export function launcherScript(runtime: string, project = PROJECT): string {
+  // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
+  const flags = routerFlags().map((f) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f);
+  return [
+    "#!/bin/sh",
+    LAUNCHER_MARK,
+    `# for the checkout ${project}; re-run the install after moving it.`,
+    "# Remove: deno task -q install --uninstall (or delete this file and the runtime it names).",
+    'INIT_CWD="$PWD" DENO_NO_UPDATE_CHECK=1',
+    "export INIT_CWD DENO_NO_UPDATE_CHECK",
+    `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${shQuote(`${project}/deno.json`)} ${
+      shQuote(`${project}/cli.ts`)
+    } "$@"`,
+    "",
+  ].join("\n");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}
+
+/** Writes a file through a temporary one renamed over it (never half written). */
+async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
+  const tmp = `${path}.tmp-${Deno.pid}`;
+  await Deno.writeTextFile(tmp, data, { mode });
+  await Deno.chmod(tmp, mode);
+  await Deno.rename(tmp, path);
+}
+
+function env(name: string): string | undefined {
+  const v = Deno.env.get(name);
+  return v && v.startsWith("/") ? v.replace(/\/+$/, "") : undefined;
+}
+
+function say(line: string): void {
+  console.log(line);
+}
+
+/** Runs the install (or uninstall) for argv; returns the exit code. */
+export async function install(argv: string[]): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        "bin-dir": { type: "string" },
+        "data-dir": { type: "string" },
+        uninstall: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    }).values;
+  } catch (err) {
+    console.error(`install: ${(err as Error).message}`);
+    return 2;
+  }
+  if (values.help) {
+    say("Usage: deno task -q install [--bin-dir DIR] [--data-dir DIR] [--uninstall]");
+    return 0;
+  }
+  const home = env("HOME");
+  const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
+  const absolute = (p: string) => (p.startsWith("/") ? p : `${cwd}/${p}`).replace(/\/+$/, "");
+  const binDir = values["bin-dir"] !== undefined
+    ? absolute(values["bin-dir"])
+    : home && `${home}/.local/bin`;
+  const dataBase = env("XDG_DATA_HOME") ?? (home && `${home}/.local/share`);
+  const dataDir = values["data-dir"] !== undefined
+    ? absolute(values["data-dir"])
+    : dataBase && `${dataBase}/wmcp`;
+  if (!binDir || !dataDir) {
+    console.error("install: HOME is not set to an absolute path; pass --bin-dir and --data-dir");
+    return 2;
+  }
+  const launcher = `${binDir}/wmcp`;
+  const runtimeDir = `${dataDir}/runtime`;
+
+  if (values.uninstall) {
+    if (await exists(launcher)) {
+      const text = await Deno.readTextFile(launcher).catch(() => "");
+      if (!text.includes(LAUNCHER_MARK)) {
+        console.error(`install: ${launcher} was not written by this installer; left as it is`);
+        return 1;
+      }
+      await Deno.remove(launcher);
+      say(`removed ${launcher}`);
+    }
+    if (await exists(runtimeDir)) {
+      await Deno.remove(runtimeDir, { recursive: true });
+      say(`removed ${runtimeDir}`);
+    }
+    await Deno.remove(dataDir).catch(() => {}); // only when empty
+    return 0;
+  }
+
+  // 1. The runtime: a copy of this Deno, named by its version (a finished copy is never partial).
+  const runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
+  await Deno.mkdir(runtimeDir, { recursive: true });
+  if (!(await exists(runtime))) {
+    const tmp = `${runtime}.tmp-${Deno.pid}`;
+    await Deno.copyFile(Deno.execPath(), tmp);
+    await Deno.chmod(tmp, 0o755);
+    await Deno.rename(tmp, runtime);
+    say(`copied Deno ${Deno.version.deno} to ${runtime}`);
+  }
+  // 2. The module graph cached for that runtime (npm packages into the checkout's node_modules).
+  const cache = await new Deno.Command(runtime, {
+    args: [
+      "cache",
+      "--quiet",
+      `--config=${PROJECT}/deno.json`,
+      `${PROJECT}/cli.ts`,
+      `${PROJECT}/src/cli/scoped_main.ts`,
+      `${PROJECT}/serve_stdio.ts`,
+      `${PROJECT}/serve_http.ts`,
+    ],
+    cwd: PROJECT,
+    stdin: "null",
+  }).output();
+  if (!cache.success) {
+    console.error("install: caching the modules failed (see above); nothing was installed");
+    return 1;
+  }
+  // 3. The launcher.
+  await Deno.mkdir(binDir, { recursive: true });
+  const script = launcherScript(runtime);
+  const current = await Deno.readTextFile(launcher).catch(() => undefined);
+  if (current !== undefined && !current.includes(LAUNCHER_MARK)) {
+    console.error(
+      `install: ${launcher} exists and was not written by this installer; not replaced`,
+    );
+    return 1;
+  }
+  if (current !== script) await writeAtomic(launcher, script, 0o755);
+  const check = await new Deno.Command(launcher, { args: ["--version"], stdin: "null" }).output();
+  const version = new TextDecoder().decode(check.stdout).trim();
+  if (!check.success || version !== denoConfig.version) {
+    console.error(`install: ${launcher} --version did not answer ${denoConfig.version}`);
+    return 1;
+  }
+  say(`installed ${launcher} (wmcp ${version}, Deno ${Deno.version.deno} at ${runtime})`);
+  const path = (Deno.env.get("PATH") ?? "").split(":");
+  if (!path.includes(binDir)) {
+    say(`note: ${binDir} is not on your PATH; add it, e.g. in ~/.profile:`);
+    say(`  export PATH="${binDir}:$PATH"`);
+  }
+  say("try: wmcp --help, or wmcp op list");
+  return 0;
+}
+
+if (import.meta.main) {
+  Deno.exit(await install(Deno.args));
+}

@@ -1,0 +1,384 @@
+/**
+ * The installed `wmcp` command and the per-command router, as real processes: install into a
+ * temporary bin/data directory and run the launcher from an unrelated directory; files named on
+ * the command line are reachable wherever they are, while anything the command did not name stays
+ * refused (by the containment check, and by the child's Deno permissions: a probe run with exactly
+ * the flags the router computes for `op` is refused read, net and run outside them); SIGTERM to
+ * the router ends its child.
+ */
+import assert from "node:assert/strict";
+import { commandPermissions, UngrantablePathError } from "../../src/cli/command_permissions.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
+
+const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+const dec = new TextDecoder();
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; stdin?: string },
+): Promise<Run> {
+  const child = new Deno.Command(cmd, {
+    args,
+    cwd: opts.cwd,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    // As `deno task` and the launcher set it: the directory the user runs the command from.
+    env: { NO_COLOR: "1", INIT_CWD: opts.cwd },
+    signal: AbortSignal.timeout(60_000),
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function errorOf(r: Run): { code: string; message: string } {
+  const line = r.stderr.trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
+  assert.ok(line, `no JSON error on stderr: ${r.stderr}`);
+  return JSON.parse(line).error;
+}
+
+/** A scratch layout: cwd (unrelated), A (the root), B (outside, with a secret), files elsewhere. */
+async function layout() {
+  const base = Deno.realPathSync(await Deno.makeTempDir({ prefix: "wmcp_router_" }));
+  const dirs = { cwd: `${base}/cwd`, A: `${base}/A`, B: `${base}/B`, files: `${base}/elsewhere` };
+  for (const d of Object.values(dirs)) await Deno.mkdir(d);
+  await Deno.writeTextFile(`${dirs.A}/a.txt`, "alpha\n");
+  await Deno.writeTextFile(`${dirs.B}/secret.txt`, "SECRET-B-91c2\n");
+  await Deno.symlink(`${dirs.B}/secret.txt`, `${dirs.A}/link`);
+  return { base, ...dirs };
+}
+
+const ROUTER_FLAGS = (() => {
+  const t = denoConfig.tasks.cli.split(/\s+/);
+  return t.slice(t.indexOf("run") + 1, t.indexOf("cli.ts"));
+})();
+
+/** cli.ts started exactly as the `cli` task starts it (the router's permissions only). */
+function router(args: string[], opts: { cwd: string; stdin?: string }): Promise<Run> {
+  return run(Deno.execPath(), ["run", ...ROUTER_FLAGS, `${PROJECT}cli.ts`, ...args], opts);
+}
+
+Deno.test("installed wmcp: --version, op list and op read_file from an unrelated directory; idempotent; uninstall", async (t) => {
+  const L = await layout();
+  const bin = `${L.base}/bin`;
+  const data = `${L.base}/data`;
+  const installer = (extra: string[]) =>
+    run(Deno.execPath(), [
+      "run",
+      "--quiet",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run",
+      `${PROJECT}src/cli/install.ts`,
+      "--bin-dir",
+      bin,
+      "--data-dir",
+      data,
+      ...extra,
+    ], { cwd: L.cwd });
+  try {
+    const first = await installer([]);
+    assert.equal(first.code, 0, first.stderr + first.stdout);
+    assert.match(first.stdout, /is not on your PATH/);
+    const wmcp = `${bin}/wmcp`;
+    const script = await Deno.readTextFile(wmcp);
+    assert.ok(!script.includes("--allow-read") && !script.includes("--allow-net"), script);
+
+    await t.step("--version answers the package version", async () => {
+      const r = await run(wmcp, ["--version"], { cwd: L.cwd });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, `${denoConfig.version}\n`);
+      assert.equal(r.stderr, "");
+    });
+    await t.step("op list", async () => {
+      const r = await run(wmcp, ["op", "list", "--output", "json"], { cwd: L.cwd });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(
+        JSON.parse(r.stdout).operations.some((o: { name: string }) => o.name === "read_file"),
+      );
+      assert.equal(r.stderr, "");
+    });
+    await t.step("op read_file --root outside the cwd", async () => {
+      const r = await run(
+        wmcp,
+        ["op", "read_file", "--root", L.A, "--output", "json", "--arguments", '{"path":"a.txt"}'],
+        { cwd: L.cwd },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).content, "alpha\n");
+    });
+    await t.step("re-running the install changes nothing", async () => {
+      const before = await Deno.stat(wmcp);
+      const again = await installer([]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(await Deno.readTextFile(wmcp), script);
+      assert.equal((await Deno.stat(wmcp)).mtime?.getTime(), before.mtime?.getTime());
+      assert.doesNotMatch(again.stdout, /copied Deno/);
+    });
+    await t.step("--uninstall removes the launcher and the runtime", async () => {
+      const r = await installer(["--uninstall"]);
+      assert.equal(r.code, 0, r.stderr);
+      await assert.rejects(Deno.stat(wmcp), Deno.errors.NotFound);
+      await assert.rejects(Deno.stat(`${data}/runtime`), Deno.errors.NotFound);
+    });
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: files named on the command line are reachable from anywhere; nothing else is", async (t) => {
+  const L = await layout();
+  const E = L.files;
+  try {
+    await Deno.writeTextFile(`${E}/args.json`, '{"path":"a.txt"}');
+    await Deno.writeTextFile(
+      `${E}/plan.jsonl`,
+      '{"name":"read_file","arguments":{"path":"a.txt"}}\n',
+    );
+    await Deno.writeTextFile(`${E}/responses.json`, '{"responses":[]}');
+    await Deno.writeTextFile(
+      `${E}/servers.json`,
+      JSON.stringify({
+        mcpServers: {
+          here: {
+            command: Deno.execPath(),
+            args: ["run", ...ROUTER_FLAGS, `${PROJECT}cli.ts`, "serve", "stdio", "--root", L.A],
+          },
+        },
+      }),
+    );
+    const cwd = L.cwd;
+    await t.step("op --arguments-file elsewhere (absolute and relative)", async () => {
+      for (const f of [`${E}/args.json`, "../elsewhere/args.json"]) {
+        const r = await router(
+          ["op", "read_file", "--root", L.A, "--output", "json", "--arguments-file", f],
+          { cwd },
+        );
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).content, "alpha\n");
+      }
+    });
+    await t.step("op --root A refuses ../B and a link to B (OUTSIDE_WORKSPACE)", async () => {
+      for (const path of ["../B/secret.txt", "link", `${L.B}/secret.txt`]) {
+        const r = await router(
+          [
+            "op",
+            "read_file",
+            "--root",
+            L.A,
+            "--output",
+            "json",
+            "--arguments",
+            JSON.stringify({ path }),
+          ],
+          { cwd },
+        );
+        assert.equal(r.code, 1, r.stderr);
+        assert.equal(errorOf(r).code, "OUTSIDE_WORKSPACE");
+        assert.ok(!r.stdout.includes("SECRET") && !r.stderr.includes("SECRET"));
+      }
+    });
+    await t.step("op with a root that is a link: read through its real path", async () => {
+      await Deno.symlink(L.A, `${L.base}/alink`);
+      const r = await router(
+        [
+          "op",
+          "read_file",
+          "--root",
+          "../alink",
+          "--output",
+          "json",
+          "--arguments",
+          '{"path":"a.txt"}',
+        ],
+        { cwd },
+      );
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).content, "alpha\n");
+    });
+    await t.step("tools call --config elsewhere with --arguments-file elsewhere", async () => {
+      const r = await router([
+        "tools",
+        "call",
+        "read_file",
+        "--config",
+        `${E}/servers.json`,
+        "--server",
+        "here",
+        "--arguments-file",
+        `${E}/args.json`,
+        "--output",
+        "json",
+      ], { cwd });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).structuredContent.content, "alpha\n");
+    });
+    await t.step(
+      "tools run FILE elsewhere, with --input-responses-file elsewhere (bundled server)",
+      async () => {
+        const r = await router([
+          "tools",
+          "run",
+          `${E}/plan.jsonl`,
+          "--root",
+          L.A,
+          "--input-responses-file",
+          `${E}/responses.json`,
+        ], { cwd });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /alpha/);
+      },
+    );
+    await t.step("a path Deno's flags cannot name is a plain usage error", async () => {
+      const r = await router(
+        ["op", "read_file", "--root", `${L.base}/a,b`, "--arguments", '{"path":"a.txt"}'],
+        { cwd },
+      );
+      assert.equal(r.code, 2, r.stderr);
+      assert.match(errorOf(r).message, /cannot grant access to --root .*comma/);
+    });
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: op's child is refused read outside its root, net and run (a probe under the same flags)", async () => {
+  const L = await layout();
+  try {
+    const plan = commandPermissions(
+      ["op", "read_file", "--root", L.A, "--arguments", '{"path":"a.txt"}'],
+      { invocationDir: L.cwd, deno: [Deno.execPath()], workerDir: `${PROJECT}src/workspace` },
+    );
+    assert.equal(plan.kind, "child");
+    if (plan.kind !== "child") return;
+    const probe = `${L.base}/probe.ts`;
+    await Deno.writeTextFile(
+      probe,
+      `const out = {};
+const tryIt = async (name, f) => { try { await f(); out[name] = "allowed"; }
+  catch (e) { out[name] = e instanceof Deno.errors.NotCapable ? "refused" : String(e); } };
+await tryIt("readInside", () => Deno.readTextFile(${JSON.stringify(`${L.A}/a.txt`)}));
+await tryIt("readOutside", () => Deno.readTextFile(${JSON.stringify(`${L.B}/secret.txt`)}));
+await tryIt("writeInside", () => Deno.writeTextFile(${JSON.stringify(`${L.A}/w.txt`)}, "x"));
+await tryIt("net", () => Deno.connect({ hostname: "127.0.0.1", port: 9 }));
+await tryIt("run", () => new Deno.Command("true").output());
+await tryIt("envHome", () => Deno.env.get("HOME"));
+console.log(JSON.stringify(out));`,
+    );
+    // The probe file itself is loaded as the entry (module loading needs no read permission).
+    const r = await run(Deno.execPath(), ["run", ...plan.flags, probe], { cwd: L.cwd });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      readInside: "allowed",
+      readOutside: "refused",
+      writeInside: "refused",
+      net: "refused",
+      run: "refused",
+      envHome: "refused",
+    });
+    assert.throws(
+      () => commandPermissions(["op", "read_file"], { invocationDir: "/a,b", deno: ["deno"] }),
+      UngrantablePathError,
+    );
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: SIGTERM to the router ends its child", async () => {
+  const L = await layout();
+  try {
+    // op --arguments-stdin waits on stdin, which this test never closes.
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        ...ROUTER_FLAGS,
+        `${PROJECT}cli.ts`,
+        "op",
+        "read_file",
+        "--root",
+        L.A,
+        "--arguments-stdin",
+      ],
+      cwd: L.cwd,
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    // Wait (bounded) until the router has started its scoped child.
+    let grandchild: number | undefined;
+    for (let i = 0; i < 300 && grandchild === undefined; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const ps = await new Deno.Command("ps", {
+        args: ["-o", "pid=,args=", "--ppid", String(child.pid)],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      for (const line of dec.decode(ps.stdout).split("\n")) {
+        const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+        if (m && m[2].includes("scoped_main.ts")) grandchild = Number(m[1]);
+      }
+    }
+    assert.ok(grandchild !== undefined, "the router started no scoped child");
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const status = await child.status;
+    clearTimeout(timer);
+    assert.equal(status.signal, null, "the router exited by itself (not killed)");
+    assert.equal(status.code, 143);
+    let gone = false;
+    for (let i = 0; i < 100 && !gone; i++) {
+      const ps = await new Deno.Command("ps", {
+        args: ["-o", "stat=", "-p", String(grandchild)],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      // Gone, or a zombie nobody will reap (its parent, the router, has exited).
+      gone = !ps.success || dec.decode(ps.stdout).trim().startsWith("Z");
+      if (!gone) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(gone, "the scoped child outlived the router");
+    await child.stdin.close().catch(() => {});
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("no documented task command shows Deno's Task banner: each uses -q, and -q prints nothing on stderr", async () => {
+  const offenders: string[] = [];
+  for (const doc of ["README.md", "INTERFACES.md", "RUNTIME.md", "bench/README.md", ".ci/run"]) {
+    const text = await Deno.readTextFile(`${PROJECT}${doc}`);
+    for (const [i, line] of text.split("\n").entries()) {
+      if (/deno(@[\d.]+)? task (?!-q\b)[^\s`]/.test(line)) {
+        offenders.push(`${doc}:${i + 1}: ${line}`);
+      }
+    }
+  }
+  assert.deepEqual(offenders, []);
+  const cwd = await Deno.makeTempDir({ prefix: "wmcp_banner_" });
+  try {
+    const r = await run(
+      Deno.execPath(),
+      ["task", "-q", "--config", `${PROJECT}deno.json`, "cli", "--version"],
+      { cwd },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${denoConfig.version}\n`);
+    assert.equal(r.stderr, "");
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
