@@ -188,20 +188,6 @@ export function closedPort(): number {
   return port;
 }
 
-/** Runs tasks with at most `limit` at a time, keeping order. */
-export async function pool<T>(tasks: (() => Promise<T>)[], limit = 3): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await tasks[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return out;
-}
-
 /** One request a recording proxy forwarded. */
 export interface ProxiedRequest {
   httpMethod: string;

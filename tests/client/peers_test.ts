@@ -11,6 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { installNpmFixture } from "./_npm_fixture.ts";
+import { writeConfig } from "../_support/fs.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -105,12 +106,6 @@ function errorOf(run: Run): Json {
 
 function expectCode(run: Run, code: number): void {
   assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n${run.stdout}\n${run.stderr}`);
-}
-
-async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<string> {
-  const path = `${dir}/mcp.json`;
-  await Deno.writeTextFile(path, JSON.stringify({ mcpServers: servers }, null, 2));
-  return path;
 }
 
 /** A config entry that runs the hand-written paging server with Deno. */

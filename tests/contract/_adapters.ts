@@ -142,24 +142,6 @@ function errorOutcome(e: Record<string, unknown>): Outcome {
   };
 }
 
-/** Runs fn over items with at most n in flight; results in item order. */
-export async function pool<T, R>(
-  items: readonly T[],
-  n: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------
 // (1) library
 

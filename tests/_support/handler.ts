@@ -1,0 +1,84 @@
+/**
+ * The HTTP handler in process: createHttpHandler served through `handler.fetch(new Request(...))`,
+ * no socket, for tests of guards, status codes, headers, JSON-RPC results and sessions. Tests of
+ * socket behaviour (floods, slow bodies, binding, ready lines, signals, real SDK clients) keep
+ * real servers on 127.0.0.1 (tests/server/_harness.ts).
+ */
+import { Workspace } from "../../mod.ts";
+import {
+  createHttpHandler,
+  type HttpHandler,
+  type HttpHandlerOptions,
+} from "../../src/server/http.ts";
+import { makeTree, removeDir } from "./fs.ts";
+
+/** The endpoint URL of an in-process handler: a loopback name, never bound. */
+export const IN_PROCESS_URL = "http://127.0.0.1:8000/mcp";
+
+/** A fetch-like function that serves every request through one handler, in process. */
+export type InProcessFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Serves requests through handler.fetch with the headers a socket client (Deno's fetch) would
+ * have sent: Host from the URL, `Accept: *\/*`, and Content-Length of a string body.
+ */
+export function inProcessFetch(handler: HttpHandler): InProcessFetch {
+  return (input, init = {}) => {
+    const url = new URL(input);
+    const headers = new Headers(init.headers);
+    if (!headers.has("host")) headers.set("host", url.host);
+    if (!headers.has("accept")) headers.set("accept", "*/*");
+    if (typeof init.body === "string" && !headers.has("content-length")) {
+      headers.set("content-length", String(new TextEncoder().encode(init.body).length));
+    }
+    return handler.fetch(new Request(url, { ...init, headers }));
+  };
+}
+
+/** One in-process server: the handler, its URL and a fetch that reaches it. */
+export interface InProcessServer {
+  handler: HttpHandler;
+  /** The endpoint's URL (IN_PROCESS_URL); its origin serves /healthz and the other routes. */
+  url: string;
+  /** Sends a request to the handler (see inProcessFetch). */
+  fetch: InProcessFetch;
+  /** The workspace root, when withHandler made one. */
+  root?: string;
+}
+
+/** Options of withHandler: the handler's own, plus the workspace it makes when given none. */
+export interface WithHandlerOptions extends HttpHandlerOptions {
+  /** Files of the temporary workspace made when neither workspace nor definition is given. */
+  files?: Record<string, string>;
+  /** Open that workspace writable (like `serve_http.ts --write`). */
+  write?: boolean;
+}
+
+/**
+ * Runs body with an in-process handler; closes it (and removes the workspace it made) afterwards.
+ * Without workspace or definition it serves a fresh temporary workspace holding `files`
+ * (default: hello.txt), with the default limits, like serve_http.ts on that directory.
+ */
+export async function withHandler(
+  options: WithHandlerOptions,
+  body: (server: InProcessServer) => Promise<void>,
+): Promise<void> {
+  const { files, write, ...handlerOptions } = options;
+  let root: string | undefined;
+  let made: Workspace | undefined;
+  if (handlerOptions.workspace === undefined && handlerOptions.definition === undefined) {
+    root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-srv-" }));
+    await makeTree(root, files ?? { "hello.txt": "hi there\n" });
+    made = await Workspace.open({ root, writable: write ?? false });
+    handlerOptions.workspace = made;
+  }
+  const handler = createHttpHandler(handlerOptions);
+  try {
+    await body({ handler, url: IN_PROCESS_URL, fetch: inProcessFetch(handler), root });
+  } finally {
+    await handler.close();
+    // The workspace's worker pool goes with it (its workers are unref'd, but closed is tidier).
+    made?.engine.close();
+    if (root !== undefined) await removeDir(root);
+  }
+}
