@@ -54,15 +54,15 @@ export interface WithHandlerOptions extends HttpHandlerOptions {
   write?: boolean;
 }
 
-/**
- * Runs body with an in-process handler; closes it (and removes the workspace it made) afterwards.
- * Without workspace or definition it serves a fresh temporary workspace holding `files`
- * (default: hello.txt), with the default limits, like serve_http.ts on that directory.
- */
-export async function withHandler(
-  options: WithHandlerOptions,
-  body: (server: InProcessServer) => Promise<void>,
-): Promise<void> {
+/** A handler made by openHandler, with what disposes of it. */
+interface Opened {
+  handler: HttpHandler;
+  root?: string;
+  dispose(): Promise<void>;
+}
+
+/** Creates the handler (and, without workspace or definition, a temporary workspace). */
+async function openHandler(options: WithHandlerOptions): Promise<Opened> {
   const { files, write, ...handlerOptions } = options;
   let root: string | undefined;
   let made: Workspace | undefined;
@@ -73,12 +73,61 @@ export async function withHandler(
     handlerOptions.workspace = made;
   }
   const handler = createHttpHandler(handlerOptions);
+  return {
+    handler,
+    root,
+    async dispose() {
+      await handler.close();
+      // The workspace's worker pool goes with it (its workers are unref'd; closed is tidier).
+      made?.engine.close();
+      if (root !== undefined) await removeDir(root);
+    },
+  };
+}
+
+/**
+ * Runs body with an in-process handler; closes it (and removes the workspace it made) afterwards.
+ * Without workspace or definition it serves a fresh temporary workspace holding `files`
+ * (default: hello.txt), with the default limits, like serve_http.ts on that directory.
+ */
+export async function withHandler(
+  options: WithHandlerOptions,
+  body: (server: InProcessServer) => Promise<void>,
+): Promise<void> {
+  const { handler, root, dispose } = await openHandler(options);
   try {
     await body({ handler, url: IN_PROCESS_URL, fetch: inProcessFetch(handler), root });
   } finally {
-    await handler.close();
-    // The workspace's worker pool goes with it (its workers are unref'd, but closed is tidier).
-    made?.engine.close();
-    if (root !== undefined) await removeDir(root);
+    await dispose();
+  }
+}
+
+/** A handler bound with Deno.serve on 127.0.0.1 (a free port), for tests of socket behaviour. */
+export interface LoopbackServer {
+  handler: HttpHandler;
+  /** The endpoint's URL on the bound port. */
+  url: string;
+  port: number;
+  /** The workspace root, when withLoopbackServer made one. */
+  root?: string;
+}
+
+/**
+ * Like withHandler, but served over a real socket on 127.0.0.1: the handler is closed first (so
+ * open streams end), then the listener is shut down.
+ */
+export async function withLoopbackServer(
+  options: WithHandlerOptions,
+  body: (server: LoopbackServer) => Promise<void>,
+): Promise<void> {
+  const { handler, root, dispose } = await openHandler(options);
+  let server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  try {
+    server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler.fetch);
+    const port = server.addr.port;
+    await body({ handler, url: `http://127.0.0.1:${port}/mcp`, port, root });
+  } finally {
+    await dispose();
+    await server?.shutdown();
   }
 }
