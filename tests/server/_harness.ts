@@ -196,6 +196,8 @@ export async function modernRequest(
     id?: number | string;
     headers?: Record<string, string>;
     capabilities?: Record<string, unknown>;
+    /** How to send it (default: the global fetch; an in-process handler's fetch for no socket). */
+    fetch?: (url: string, init: RequestInit) => Promise<Response>;
   } = {},
 ): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[] }> {
   const headers: Record<string, string> = {
@@ -212,7 +214,7 @@ export async function modernRequest(
       headers["mcp-param-path"] = path;
     }
   }
-  const res = await fetch(url, {
+  const res = await (options.fetch ?? fetch)(url, {
     method: "POST",
     headers: { ...headers, ...(options.headers ?? {}) },
     body: JSON.stringify({
