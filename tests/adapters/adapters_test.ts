@@ -13,9 +13,9 @@ import {
   configOf,
   httpAdapter,
   OUTSIDE_SNAPSHOT,
-  pool,
   startHttpServers,
 } from "../contract/_adapters.ts";
+import { pool } from "../_support/pool.ts";
 import {
   comparable,
   type ConfigName,

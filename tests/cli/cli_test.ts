@@ -5,6 +5,7 @@
  */
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import assert from "node:assert/strict";
+import { cliArgv, type CliResult, runCli } from "../_support/cli.ts";
 import {
   availableOperations,
   getOperation,
@@ -21,8 +22,6 @@ import {
   withTempDir,
 } from "../workspace/_helpers.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-
 interface CliOptions {
   /** Directories the child may read. */
   read: string[];
@@ -34,43 +33,21 @@ interface CliOptions {
   cwd?: string;
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function denoArgs(args: string[], o: CliOptions): string[] {
+/** The Deno flags of one run: exactly the given permissions. */
+function denoFlags(o: CliOptions): string[] {
   return [
-    "run",
     // -q: no Deno diagnostics (e.g. "Blocking waiting for file lock") mixed into stderr.
     "-q",
     "--no-prompt",
     // The engine's worker modules must be readable, as the `cli` task grants.
     `--allow-read=${[...o.read, ENGINE_READ_PATH].join(",")}`,
     ...(o.write ? [`--allow-write=${o.write.join(",")}`] : []),
-    CLI,
-    ...args,
   ];
 }
 
 /** Runs cli.ts with exactly the given permissions. */
-async function cli(args: string[], o: CliOptions): Promise<CliResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: denoArgs(args, o),
-    cwd: o.cwd,
-    stdin: o.stdin !== undefined ? "piped" : "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (o.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(o.stdin));
-    await w.close();
-  }
-  const out = await child.output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+function cli(args: string[], o: CliOptions): Promise<CliResult> {
+  return runCli(denoFlags(o), args, { cwd: o.cwd, stdin: o.stdin });
 }
 
 /** Parses a usage or operation error from stderr and checks the rest of the contract. */
@@ -444,7 +421,7 @@ Deno.test("cli: write_file killed with SIGKILL leaves the old or the new content
       `${argsDir}/args.json`,
       JSON.stringify({ path: "big.txt", content: newText, ifExists: "overwrite", confirm: true }),
     );
-    const args = denoArgs([
+    const args = cliArgv(denoFlags({ read: [ws, argsDir], write: [ws] }), [
       "op",
       "write_file",
       "--write",
@@ -454,7 +431,7 @@ Deno.test("cli: write_file killed with SIGKILL leaves the old or the new content
       `maxWriteBytes=${50 * 1024 * 1024}`,
       "--arguments-file",
       `${argsDir}/args.json`,
-    ], { read: [ws, argsDir], write: [ws] });
+    ]);
 
     const spawn = () =>
       new Deno.Command(Deno.execPath(), {

@@ -1,20 +1,13 @@
 /** Test helper: runs the bundled MCP tool client (`cli.ts server-info|tools ...`) as a real child. */
 import assert from "node:assert/strict";
-import { CLI } from "../server/_harness.ts";
+import { cliArgv, type CliResult, spawnCli, type SpawnedCli } from "../_support/cli.ts";
 
 /** Parsed JSON read from the client's output (shape asserted by the tests). */
 // deno-lint-ignore no-explicit-any
 export type Json = any;
 
 /** What one client run produced. */
-export interface ClientResult {
-  code: number;
-  signal: Deno.Signal | null;
-  stdout: string;
-  stderr: string;
-  /** Wall time from spawn to exit, in ms. */
-  ms: number;
-}
+export type ClientResult = CliResult;
 
 /** How to run the client. */
 export interface ClientOptions {
@@ -36,11 +29,10 @@ export interface ClientOptions {
  */
 export const TEST_CONFIG_DIR = `${Deno.env.get("TMPDIR") ?? "/tmp"}/wmcp-test-config-${Deno.pid}`;
 
-/** The `deno` argv of one client run. */
-export function clientArgv(read: string[], args: string[]): string[] {
+/** The Deno flags of one client run. */
+function clientFlags(read: string[]): string[] {
   assert.ok(read.length > 0, "the client needs at least one readable directory");
   return [
-    "run",
     "--quiet",
     "--no-prompt",
     `--allow-read=${[...read, TEST_CONFIG_DIR].join(",")}`,
@@ -49,9 +41,12 @@ export function clientArgv(read: string[], args: string[]): string[] {
     "--allow-env",
     "--allow-net=127.0.0.1",
     "--allow-run",
-    CLI,
-    ...args,
   ];
+}
+
+/** The `deno` argv of one client run. */
+export function clientArgv(read: string[], args: string[]): string[] {
+  return cliArgv(clientFlags(read), args);
 }
 
 /** The environment of the client child: ours without INIT_CWD (no relative-path surprises) or a token. */
@@ -63,52 +58,17 @@ function childEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 /** A running client child. */
-export interface SpawnedClient {
-  child: Deno.ChildProcess;
-  /** Resolves when the child exited and its output was read. */
-  done: Promise<ClientResult>;
-}
+export type SpawnedClient = SpawnedCli;
 
 /** Starts the client; the caller awaits `done` (a watchdog kills it after timeoutMs). */
 export function spawnClient(args: string[], options: ClientOptions): SpawnedClient {
-  const started = performance.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: clientArgv(options.read, args),
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
+  return spawnCli(clientFlags(options.read), args, {
+    stdin: options.stdin,
     clearEnv: true,
     env: childEnv(options.env),
     cwd: options.cwd,
-  }).spawn();
-  if (options.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    w.write(new TextEncoder().encode(options.stdin)).then(() => w.close()).catch(() => {});
-  }
-  let killedByWatchdog = false;
-  const watchdog = setTimeout(() => {
-    killedByWatchdog = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, options.timeoutMs ?? 60_000);
-  const done = child.output().then((out) => {
-    clearTimeout(watchdog);
-    const ms = performance.now() - started;
-    const dec = new TextDecoder();
-    const r: ClientResult = {
-      code: out.code,
-      signal: out.signal,
-      stdout: dec.decode(out.stdout),
-      stderr: dec.decode(out.stderr),
-      ms,
-    };
-    if (killedByWatchdog) {
-      throw new Error(`client ${args.join(" ")} did not exit in time: ${JSON.stringify(r)}`);
-    }
-    return r;
+    timeoutMs: options.timeoutMs,
   });
-  return { child, done };
 }
 
 /** Runs the client to completion. */
@@ -186,20 +146,6 @@ export function closedPort(): number {
   const port = (l.addr as Deno.NetAddr).port;
   l.close();
   return port;
-}
-
-/** Runs tasks with at most `limit` at a time, keeping order. */
-export async function pool<T>(tasks: (() => Promise<T>)[], limit = 3): Promise<T[]> {
-  const out: T[] = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const i = next++;
-      out[i] = await tasks[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
-  return out;
 }
 
 /** One request a recording proxy forwarded. */

@@ -21,6 +21,7 @@ import {
   stdoutJson,
 } from "./_client.ts";
 import { installNpmFixture } from "./_npm_fixture.ts";
+import { withTempDir, writeConfig } from "../_support/fs.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -41,22 +42,10 @@ async function starts(countFile: string): Promise<number> {
   return text.split("\n").filter((l) => l !== "").length;
 }
 
-async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<string> {
-  const path = `${dir}/mcp.json`;
-  await Deno.writeTextFile(path, JSON.stringify({ mcpServers: servers }, null, 2));
-  return path;
-}
-
 const v1Args = ["run", "--quiet", "--no-prompt", "--allow-env", "--config", DENO_JSON, V1_SERVER];
 
-async function withDir(prefix: string, fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+/** Runs fn in a fresh temporary directory named by prefix, removed afterwards. */
+const withDir = (prefix: string, fn: (dir: string) => Promise<void>) => withTempDir(fn, { prefix });
 
 // ---------------------------------------------------------------------------------------------
 // Start once

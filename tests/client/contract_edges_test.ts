@@ -14,26 +14,13 @@ import {
   runClient,
   stdoutJson,
 } from "./_client.ts";
+import { exists, removeDir, writeConfig } from "../_support/fs.ts";
 
 const FIXTURES = new URL("./fixtures", import.meta.url).pathname;
 const CONFIG_DENO = new URL("../../deno.json", import.meta.url).pathname;
 const HEADER_SERVER = `${FIXTURES}/header_server.ts`;
 const PAGING_SERVER = `${FIXTURES}/paging_server.ts`;
 const EDGES_PAGES = `${FIXTURES}/edges_pages.json`;
-
-async function removeDir(path: string): Promise<void> {
-  await Deno.remove(path, { recursive: true }).catch(() => {});
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
-}
-
-async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<string> {
-  const path = `${dir}/mcp.json`;
-  await Deno.writeTextFile(path, JSON.stringify({ mcpServers: servers }));
-  return path;
-}
 
 /** A config entry running the hand-written paging server (initialization era only). */
 function pagingEntry(dir: string, extra: string[] = []) {

@@ -14,6 +14,7 @@
 import assert from "node:assert/strict";
 import { assertExit, type Json, runClient, stdoutJson } from "./_client.ts";
 import { installNpmFixture } from "./_npm_fixture.ts";
+import { writeConfig } from "../_support/fs.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -77,12 +78,6 @@ async function startServer(
     assert.fail(`${command} ${args.join(" ")} did not become ready: ${text}`);
   }
   return { ready: first, stop };
-}
-
-async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<string> {
-  const path = `${dir}/mcp.json`;
-  await Deno.writeTextFile(path, JSON.stringify({ mcpServers: servers }, null, 2));
-  return path;
 }
 
 /** What one peer should yield through one target. */

@@ -20,7 +20,6 @@ import {
   describe,
   type Json,
   lingeringStdioServers,
-  pool,
   runClient,
   spawnClient,
   startRecordingProxy,
@@ -28,6 +27,8 @@ import {
   stdoutJson,
   stdoutLines,
 } from "./_client.ts";
+import { exists, removeDir } from "../_support/fs.ts";
+import { runTasks } from "../_support/pool.ts";
 
 const FILES = { "hello.txt": "hi there\n", "sub/a.txt": "alpha\n" };
 
@@ -39,15 +40,6 @@ const VERSIONS = [
   { flag: "2025-06-18", era: "legacy", version: "2025-06-18" },
   { flag: "2024-11-05", era: "legacy", version: "2024-11-05" },
 ] as const;
-
-/** Removes a temp dir, tolerating its absence. */
-async function removeDir(path: string): Promise<void> {
-  await Deno.remove(path, { recursive: true }).catch(() => {});
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
-}
 
 /** Asserts one tools/call envelope on stdout (lossless mcp-json) and returns it. */
 function callEnvelope(stdout: Json, era: string, version: string): Json {
@@ -80,7 +72,7 @@ Deno.test("client against its own servers: every command over both transports an
       for (const v of VERSIONS) {
         await t.step(`${tr.name} --protocol-version ${v.flag}`, async () => {
           const base = [...tr.target, "--protocol-version", v.flag];
-          const [info, list, show, ok, outside] = await pool([
+          const [info, list, show, ok, outside] = await runTasks([
             () => runClient(["server-info", ...base], { read }),
             () => runClient(["tools", "list", ...base], { read }),
             () => runClient(["tools", "show", "read_file", ...base], { read }),
@@ -177,7 +169,7 @@ Deno.test("client against its own servers: every command over both transports an
             const base = [...tr.target, "--protocol-version", flag];
             const era = flag === "auto" ? "modern" : "legacy";
             const version = flag === "auto" ? MODERN : flag;
-            const [wrongCase, invalid, skipped] = await pool([
+            const [wrongCase, invalid, skipped] = await runTasks([
               () => runClient(["tools", "show", "READ_FILE", ...base], { read }),
               () =>
                 runClient(["tools", "call", "read_file", "--arguments", '{"path":5}', ...base], {
@@ -293,7 +285,7 @@ Deno.test("client paging: lossless pages, --single-page, --cursor, --max-pages",
     });
 
     await t.step("--single-page, --cursor, --max-pages, show across pages", async () => {
-      const [single, cursor, capped, show] = await pool([
+      const [single, cursor, capped, show] = await runTasks([
         () => runClient(["tools", "list", "--single-page", ...http], { read }),
         () => runClient(["tools", "list", "--cursor", firstCursor, ...http], { read }),
         () => runClient(["tools", "list", "--max-pages", "2", ...http], { read }),
@@ -380,7 +372,7 @@ Deno.test("client output modes and argument sources", async (t) => {
   const call = ["tools", "call", "read_file", "--arguments", '{"path":"hello.txt"}', ...http];
   try {
     await t.step("tools list: json (derived), jsonl (one tool a line), pretty (text)", async () => {
-      const [json, jsonl, pretty] = await pool([
+      const [json, jsonl, pretty] = await runTasks([
         () => runClient(["tools", "list", "--output", "json", ...http], { read }),
         () => runClient(["tools", "list", "--output", "jsonl", ...http], { read }),
         () => runClient(["tools", "list", "--output", "pretty", ...http], { read }),
@@ -410,7 +402,7 @@ Deno.test("client output modes and argument sources", async (t) => {
     });
 
     await t.step("tools call: json, jsonl, pretty", async () => {
-      const [json, jsonl, pretty] = await pool([
+      const [json, jsonl, pretty] = await runTasks([
         () => runClient([...call, "--output", "json"], { read }),
         () => runClient([...call, "--output", "jsonl"], { read }),
         () => runClient([...call, "--output", "pretty"], { read }),
@@ -443,7 +435,7 @@ Deno.test("client output modes and argument sources", async (t) => {
         runClient(["tools", "call", name, "--arguments", args, ...http, "--output", output], {
           read,
         });
-      const [err, errPretty, media, mediaPretty] = await pool([
+      const [err, errPretty, media, mediaPretty] = await runTasks([
         () => tool("read_file", '{"path":"../x"}', "json"),
         () => tool("read_file", '{"path":"../x"}', "pretty"),
         () => tool("read_media", '{"path":"hello.txt"}', "json"),
@@ -490,7 +482,7 @@ Deno.test("client output modes and argument sources", async (t) => {
       const file = `${argsDir}/args.json`;
       await Deno.writeTextFile(file, '{"path":"sub/a.txt"}');
       const base = ["tools", "call", "read_file", ...http];
-      const [fromFile, fromStdin, two, bad] = await pool([
+      const [fromFile, fromStdin, two, bad] = await runTasks([
         () => runClient([...base, "--arguments-file", file], { read }),
         () => runClient([...base, "--arguments-stdin"], { read, stdin: '{"path":"sub/a.txt"}\n' }),
         () => runClient([...base, "--arguments-file", file, "--arguments", "{}"], { read }),
@@ -538,7 +530,7 @@ Deno.test("tools run: JSONL of calls, --keep-going, worst exit code, invalid lin
       ].join("\n"),
     );
     const base = ["--root", root];
-    const [keepGoing, stops, bad, badStop, stdin] = await pool([
+    const [keepGoing, stops, bad, badStop, stdin] = await runTasks([
       () => runClient(["tools", "run", calls, "--keep-going", ...base], { read }),
       () => runClient(["tools", "run", calls, ...base], { read }),
       () => runClient(["tools", "run", invalid, "--keep-going", ...base], { read }),
@@ -604,7 +596,7 @@ Deno.test("client bearer token from --bearer-token-env; never printed", async ()
   try {
     const http = ["--endpoint", server.url];
     const call = ["tools", "call", "read_file", "--arguments", '{"path":"hello.txt"}', ...http];
-    const runs = await pool(
+    const runs = await runTasks(
       ["auto", "2025-11-25"].flatMap((flag) => {
         const v = ["--protocol-version", flag];
         return [
@@ -682,7 +674,7 @@ Deno.test("client confirmation through --input-responses-file and --non-interact
               flag,
               ...extra,
             ], { read });
-          const [acc, dec, none] = await pool([
+          const [acc, dec, none] = await runTasks([
             () => del("accept", ["--input-responses-file", accept]),
             () => del("decline", ["--input-responses-file", decline]),
             () => del("none", ["--non-interactive"]),
@@ -740,7 +732,7 @@ Deno.test("client transport failures: closed port, missing command", async () =>
     const port = closedPort();
     const url = `http://127.0.0.1:${port}/mcp`;
     const read = [dir];
-    const runs = await pool([
+    const runs = await runTasks([
       ...["auto", MODERN, "2025-11-25"].map((flag) => () =>
         runClient(["tools", "list", "--endpoint", url, "--protocol-version", flag], { read })
       ),

@@ -11,11 +11,12 @@
  */
 import assert from "node:assert/strict";
 import { installNpmFixture } from "./_npm_fixture.ts";
+import { type CliResult, runCli } from "../_support/cli.ts";
+import { writeConfig } from "../_support/fs.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
 const PAGING_SERVER = `${FIXTURES}/paging_server.ts`;
@@ -30,63 +31,33 @@ const LEGACY = { era: "legacy", protocolVersion: "2025-11-25" };
 // ---------------------------------------------------------------------------------------------
 // helpers
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
+type Run = CliResult;
 
 /** Runs the client as a real child with scoped permissions; fails the test if it hangs. */
-async function client(
+function client(
   args: string[],
   opts: { read: string[]; env?: Record<string, string>; stdin?: string; timeoutMs?: number },
 ): Promise<Run> {
   const env = Deno.env.toObject();
   delete env.INIT_CWD; // every path given here is absolute
   delete env.WMCP_TOKEN;
-  const started = Date.now();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
+  return runCli(
+    [
       "--quiet",
       "--no-prompt",
       `--allow-read=${opts.read.join(",")}`,
       "--allow-env",
       "--allow-net=127.0.0.1",
       "--allow-run",
-      CLI,
-      ...args,
     ],
-    env: { ...env, ...opts.env },
-    clearEnv: true,
-    stdin: opts.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  if (opts.stdin !== undefined) {
-    const w = child.stdin.getWriter();
-    await w.write(new TextEncoder().encode(opts.stdin));
-    await w.close();
-  }
-  let hung = false;
-  const timer = setTimeout(() => {
-    hung = true;
-    try {
-      child.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, opts.timeoutMs ?? 60_000);
-  const out = await child.output();
-  clearTimeout(timer);
-  const dec = new TextDecoder();
-  const run = {
-    code: out.code,
-    stdout: dec.decode(out.stdout),
-    stderr: dec.decode(out.stderr),
-    ms: Date.now() - started,
-  };
-  if (hung) assert.fail(`the client hung: ${args.join(" ")}\nstderr: ${run.stderr}`);
-  return run;
+    args,
+    {
+      env: { ...env, ...opts.env },
+      clearEnv: true,
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs,
+    },
+  );
 }
 
 /** The one JSON document a run printed on stdout. */
@@ -105,12 +76,6 @@ function errorOf(run: Run): Json {
 
 function expectCode(run: Run, code: number): void {
   assert.equal(run.code, code, `exit ${run.code}, expected ${code}\n${run.stdout}\n${run.stderr}`);
-}
-
-async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<string> {
-  const path = `${dir}/mcp.json`;
-  await Deno.writeTextFile(path, JSON.stringify({ mcpServers: servers }, null, 2));
-  return path;
 }
 
 /** A config entry that runs the hand-written paging server with Deno. */

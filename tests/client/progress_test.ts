@@ -6,8 +6,9 @@
 import assert from "node:assert/strict";
 import { progressLine, progressText } from "../../src/client/progress.ts";
 import { runClient } from "./_client.ts";
+import { cliArgv, shellQuote } from "../_support/cli.ts";
+import { exists } from "../_support/fs.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const HOLD_SERVER = new URL("./fixtures/hold_server.ts", import.meta.url).pathname;
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
 const ERASE = "\r\x1b[2K";
@@ -29,21 +30,25 @@ async function holdConfig(dir: string): Promise<string> {
   return config;
 }
 
-const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
-
 /** Runs `tools call hold` on a pty; releases the call once progress was drawn; returns the screen. */
 async function holdOnTerminal(dir: string, env: Record<string, string>): Promise<string> {
   const config = await holdConfig(dir);
   const client = [
     Deno.execPath(),
-    "run --quiet --no-prompt",
-    `--allow-read=${dir}`,
-    "--allow-env --allow-run",
-    CLI,
-    "tools call hold --config",
-    config,
-    `--server hold --output json --arguments '{"dir":"${dir}"}'`,
-  ].join(" ");
+    ...cliArgv(["--quiet", "--no-prompt", `--allow-read=${dir}`, "--allow-env", "--allow-run"], [
+      "tools",
+      "call",
+      "hold",
+      "--config",
+      config,
+      "--server",
+      "hold",
+      "--output",
+      "json",
+      "--arguments",
+      JSON.stringify({ dir }),
+    ]),
+  ].map(shellQuote).join(" ");
   // Exactly the environment asked for: an inherited NO_COLOR (CI sets it) must not leak in.
   const inherited = Deno.env.toObject();
   delete inherited.NO_COLOR;

@@ -1,7 +1,7 @@
 /** Interactive mode on a real terminal (a pty from `script`): form fields of every kind, accept/decline. */
 import assert from "node:assert/strict";
+import { cliArgv, shellQuote } from "../_support/cli.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const FIXTURE = new URL("./fixtures/form_server.ts", import.meta.url).pathname;
 const CONFIG_DENO = new URL("../../deno.json", import.meta.url).pathname;
 
@@ -22,15 +22,20 @@ async function onTerminal(answers: string, protocolVersion: string) {
     );
     const client = [
       Deno.execPath(),
-      "run --quiet --no-prompt",
-      `--allow-read=${dir}`,
-      "--allow-env --allow-run",
-      CLI,
-      "tools call ask --config",
-      config,
-      "--server form --output json --protocol-version",
-      protocolVersion,
-    ].join(" ");
+      ...cliArgv(["--quiet", "--no-prompt", `--allow-read=${dir}`, "--allow-env", "--allow-run"], [
+        "tools",
+        "call",
+        "ask",
+        "--config",
+        config,
+        "--server",
+        "form",
+        "--output",
+        "json",
+        "--protocol-version",
+        protocolVersion,
+      ]),
+    ].map(shellQuote).join(" ");
     // `script` gives the client a pseudo-terminal, so it prompts; our answers are typed into it.
     const child = new Deno.Command("script", {
       args: ["-qec", client, "/dev/null"],

@@ -13,9 +13,9 @@
  * Exit code: 0 when every CLI invocation ended as the scenario requires (normally exit 0),
  * else the first unexpected CLI exit code (64 for an adapter usage error).
  */
+import { cliArgv } from "../_support/cli.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
-const CLI = `${ROOT}/cli.ts`;
 const DENO_JSON = `${ROOT}/deno.json`;
 
 /** What one CLI run produced. */
@@ -57,8 +57,7 @@ function parseArgs(argv: string[]): { work: string; url: string } {
 async function cli(work: string, args: string[], stdin?: string): Promise<Run> {
   log(`+ wmcp ${args.map((a) => (/^[\w./:@=-]+$/.test(a) ? a : JSON.stringify(a))).join(" ")}`);
   const child = new Deno.Command("deno", {
-    args: [
-      "run",
+    args: cliArgv([
       "--quiet",
       "--no-prompt",
       "--config",
@@ -66,9 +65,7 @@ async function cli(work: string, args: string[], stdin?: string): Promise<Run> {
       `--allow-read=${work}`,
       "--allow-env",
       "--allow-net=127.0.0.1,localhost,[::1]",
-      CLI,
-      ...args,
-    ],
+    ], args),
     cwd: work,
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",

@@ -14,7 +14,6 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
 import {
-  CLI,
   type HttpServerProcess,
   readFlag,
   SERVE_STDIO,
@@ -32,6 +31,7 @@ import {
   type Snapshot,
   snapshot,
 } from "./_model.ts";
+import { runCli } from "../_support/cli.ts";
 
 /** Content of the file outside every workspace. */
 export const OUTSIDE_SNAPSHOT: Snapshot = { "secret.txt": "secret\n" };
@@ -142,24 +142,6 @@ function errorOutcome(e: Record<string, unknown>): Outcome {
   };
 }
 
-/** Runs fn over items with at most n in flight; results in item order. */
-export async function pool<T, R>(
-  items: readonly T[],
-  n: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i], i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------
 // (1) library
 
@@ -194,7 +176,6 @@ export async function libraryAdapter(): Promise<Adapter> {
 /** `cli.ts op NAME --arguments JSON --root DIR [--write] [--limit ...]` as a child process. */
 export async function cliAdapter(): Promise<Adapter> {
   const base = await realTemp("wmcp-contract-cli-");
-  const dec = new TextDecoder();
   return {
     name: "cli",
     async run(c, index) {
@@ -209,32 +190,21 @@ export async function cliAdapter(): Promise<Adapter> {
       const json = JSON.stringify(args);
       // One argv string is capped by the kernel (128 KiB): large arguments go through stdin.
       const viaStdin = json.length > 64 * 1024;
-      const child = new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          ...perms,
-          CLI,
-          "op",
-          c.op,
-          ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
-          "--root",
-          site.root,
-          ...(write ? ["--write"] : []),
-          ...limitFlags(config),
-        ],
+      const out = await runCli(perms, [
+        "op",
+        c.op,
+        ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
+        "--root",
+        site.root,
+        ...(write ? ["--write"] : []),
+        ...limitFlags(config),
+      ], {
         cwd: site.root,
-        stdin: viaStdin ? "piped" : "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      if (viaStdin) {
-        const w = child.stdin.getWriter();
-        await w.write(new TextEncoder().encode(json));
-        await w.close();
-      }
-      const out = await child.output();
-      const stdout = dec.decode(out.stdout);
-      const stderr = dec.decode(out.stderr);
+        stdin: viaStdin ? json : undefined,
+        // No deadline of its own before the split either: the suite's bound is generous.
+        timeoutMs: 10 * 60_000,
+      });
+      const { stdout, stderr } = out;
       let outcome: Outcome;
       try {
         if (out.code === 0) {
@@ -572,16 +542,13 @@ export async function httpAdapter(
 
 /** `cli.ts op list [--write]`: the operations the CLI offers in a mode. */
 export async function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--no-prompt", CLI, "op", "list", ...(write ? ["--write"] : [])],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (out.code !== 0) throw new Error(`op list: ${new TextDecoder().decode(out.stderr)}`);
-  return (JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    operations: Record<string, unknown>[];
-  }).operations;
+  const out = await runCli(["--quiet", "--no-prompt"], [
+    "op",
+    "list",
+    ...(write ? ["--write"] : []),
+  ]);
+  if (out.code !== 0) throw new Error(`op list: ${out.stderr}`);
+  return (JSON.parse(out.stdout) as { operations: Record<string, unknown>[] }).operations;
 }
 
 /** The tools a connected client lists, as full definitions. */

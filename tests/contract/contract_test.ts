@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { CASES } from "./cases.ts";
+import { pool } from "../_support/pool.ts";
 import {
   type Adapter,
   type CaseRun,
@@ -16,7 +17,6 @@ import {
   libraryAdapter,
   listedToolDefinitions,
   OUTSIDE_SNAPSHOT,
-  pool,
   startHttpServers,
   stdioAdapter,
 } from "./_adapters.ts";

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
-import { createHttpHandler, type HttpHandlerOptions } from "../../src/server/http.ts";
+import type { HttpHandlerOptions } from "../../src/server/http.ts";
+import { withLoopbackServer } from "../_support/handler.ts";
 import {
   installClients,
   makeClientWorkspace,
@@ -34,14 +35,13 @@ async function withServer(
   body: (url: string, sessions: () => number) => Promise<void>,
 ): Promise<void> {
   const root = await makeClientWorkspace();
-  const workspace = await Workspace.open({ root });
-  const handler = createHttpHandler({ workspace, ...options });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler.fetch);
   try {
-    await body(`http://127.0.0.1:${server.addr.port}/mcp`, handler.sessionCount);
+    const workspace = await Workspace.open({ root });
+    await withLoopbackServer(
+      { workspace, ...options },
+      ({ url, handler }) => body(url, handler.sessionCount),
+    );
   } finally {
-    await handler.close();
-    await server.shutdown();
     await Deno.remove(root, { recursive: true });
   }
 }

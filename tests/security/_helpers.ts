@@ -8,7 +8,17 @@
  * the argument it names, and that nothing outside W (and, for refusals, nothing in W) changed.
  */
 import assert from "node:assert/strict";
-import { type ErrorCode, type Limits, runOperation, Workspace, WorkspaceError } from "../../mod.ts";
+import {
+  type ErrorCode,
+  type Limits,
+  runOperation,
+  Workspace,
+  type WorkspaceError,
+} from "../../mod.ts";
+import { expectError as expectTypedError } from "../_support/errors.ts";
+import { snapshot } from "../_support/fs.ts";
+
+export { type SnapEntry, snapshot } from "../_support/fs.ts";
 
 /** Content of the outside secret file; it must never appear in any result or error. */
 export const SECRET = "TOP-SECRET-CONTENT-7f3a9c";
@@ -70,49 +80,6 @@ export async function withEnv(
   }
 }
 
-/** One entry of a snapshot: everything that a write, create or delete would change. */
-export interface SnapEntry {
-  type: "file" | "directory" | "symlink" | "other";
-  size: number;
-  mtime: number | null;
-  mode: number | null;
-  ino: number | null;
-  content?: string;
-  target?: string;
-}
-
-/** Recursive lstat snapshot of a directory (links are recorded, never followed). */
-export async function snapshot(dir: string): Promise<Record<string, SnapEntry>> {
-  const out: Record<string, SnapEntry> = {};
-  const visit = async (abs: string, rel: string) => {
-    const info = await Deno.lstat(abs);
-    const e: SnapEntry = {
-      type: info.isSymlink
-        ? "symlink"
-        : info.isDirectory
-        ? "directory"
-        : info.isFile
-        ? "file"
-        : "other",
-      size: info.size,
-      mtime: info.mtime?.getTime() ?? null,
-      mode: info.mode,
-      ino: info.ino,
-    };
-    if (info.isFile) e.content = new TextDecoder().decode(await Deno.readFile(abs));
-    if (info.isSymlink) e.target = await Deno.readLink(abs);
-    out[rel] = e;
-    if (info.isDirectory) {
-      const names: string[] = [];
-      for await (const d of Deno.readDir(abs)) names.push(d.name);
-      names.sort();
-      for (const n of names) await visit(`${abs}/${n}`, rel === "." ? n : `${rel}/${n}`);
-    }
-  };
-  await visit(dir, ".");
-  return out;
-}
-
 /** Fails when an operation takes longer than ms (a hang fails the test instead of CI). */
 export async function withTimeout<T>(p: Promise<T>, ms: number, label: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -136,37 +103,17 @@ export function run(
   return withTimeout(runOperation({ workspace: ws }, name, args), ms, name);
 }
 
-/** Awaits p, which must reject with a WorkspaceError of one of the codes; returns it. */
-export async function expectError(
+/**
+ * Awaits p, which must reject with a WorkspaceError of one of the codes naming exactly `argument`
+ * (undefined: none) and never revealing SECRET; returns it.
+ */
+export function expectError(
   p: Promise<unknown>,
   codes: ErrorCode | readonly ErrorCode[],
   argument: string | undefined,
   label = "",
 ): Promise<WorkspaceError> {
-  const want = typeof codes === "string" ? [codes] : codes;
-  let result: unknown;
-  try {
-    result = await p;
-  } catch (err) {
-    if (!(err instanceof WorkspaceError)) {
-      throw new assert.AssertionError({
-        message: `${label}: expected a WorkspaceError ${want.join("|")}, got ${err}`,
-      });
-    }
-    assert.ok(
-      want.includes(err.code),
-      `${label}: expected ${want.join("|")}, got ${err.code}: ${err.message}`,
-    );
-    assert.equal(err.argument, argument, `${label}: error names the wrong argument`);
-    const json = JSON.stringify(err.toJSON());
-    assert.ok(!json.includes(SECRET), `${label}: the error reveals the secret`);
-    return err;
-  }
-  throw new assert.AssertionError({
-    message: `${label}: expected ${want.join("|")} but it succeeded: ${
-      String(JSON.stringify(result)).slice(0, 300)
-    }`,
-  });
+  return expectTypedError(p, codes, { argument, checkArgument: true, label, forbidden: [SECRET] });
 }
 
 /** How one path-taking operation is called with an attacker-chosen path. */

@@ -5,35 +5,17 @@
  * without blocking. Real cli.ts child processes.
  */
 import assert from "node:assert/strict";
+import { type CliResult, runCli } from "../_support/cli.ts";
 import { SECRET, withEnv } from "./_helpers.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-const dec = new TextDecoder();
-
-async function cli(
-  args: string[],
-  options: { cwd: string },
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--allow-read",
-      "--allow-env",
-      "--allow-run",
-      CLI,
-      ...args,
-    ],
+/** Runs cli.ts in cwd with read, env and run permissions. */
+function cli(args: string[], options: { cwd: string }): Promise<CliResult> {
+  return runCli(["--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-run"], args, {
     cwd: options.cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
     env: { NO_COLOR: "1", INIT_CWD: options.cwd },
     // A blocking read of a FIFO would hang: the child is killed after 30 s and the test fails.
-    signal: AbortSignal.timeout(30_000),
-  }).output();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+    timeoutMs: 30_000,
+  });
 }
 
 /** One option each, with the arguments that make it read FILE (the server part never starts). */

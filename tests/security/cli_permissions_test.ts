@@ -4,28 +4,17 @@
  * permission for the root it stops with a usage error naming --allow-read (exit 2).
  */
 import assert from "node:assert/strict";
+import { type CliResult, runCli } from "../_support/cli.ts";
 import { SECRET, snapshot, withEnv } from "./_helpers.ts";
 
-const CLI = new URL("../../cli.ts", import.meta.url);
 const PROJECT = new URL("../../", import.meta.url);
 
-interface ChildResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(denoFlags: string[], cliArgs: string[]): Promise<ChildResult> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--no-prompt", ...denoFlags, decodeURIComponent(CLI.pathname), ...cliArgs],
+/** Runs cli.ts from the project directory with exactly the given Deno flags. */
+function cli(denoFlags: string[], cliArgs: string[]): Promise<CliResult> {
+  return runCli(["--no-prompt", ...denoFlags], cliArgs, {
     cwd: decodeURIComponent(PROJECT.pathname),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
     env: { NO_COLOR: "1" },
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  });
 }
 
 /** The last JSON line of stderr (Deno may print download notices before it). */

@@ -8,14 +8,14 @@
  * where the socket is the subject (a slow body, many refused uploads at once).
  */
 import assert from "node:assert/strict";
-import { Workspace } from "../../mod.ts";
 import {
   BUFFERED_BODIES_PER_CAP,
   createHttpHandler,
   DEFAULT_MAX_BODY_BYTES,
   type HttpHandler,
 } from "../../src/server/http.ts";
-import { makeWorkspace, MODERN } from "../server/_harness.ts";
+import { MODERN } from "../server/_harness.ts";
+import { withHandler as withInProcessHandler } from "../_support/handler.ts";
 
 const TOKEN = "flood-test-token-0123456789";
 const URL_ = "http://127.0.0.1/mcp";
@@ -83,20 +83,11 @@ function send(
   );
 }
 
-async function withHandler(
+/** Runs body with an in-process handler on a fresh read-only workspace, with TOKEN required. */
+const withHandler = (
   options: { bodyTimeoutMs?: number; maxBodyBytes?: number; maxBufferedBodyBytes?: number },
   body: (handler: HttpHandler) => Promise<void>,
-): Promise<void> {
-  const root = await makeWorkspace();
-  const workspace = await Workspace.open({ root, writable: false, limits: {} });
-  const handler = createHttpHandler({ workspace, token: TOKEN, ...options });
-  try {
-    await body(handler);
-  } finally {
-    await handler.close();
-    await Deno.remove(root, { recursive: true });
-  }
-}
+) => withInProcessHandler({ token: TOKEN, ...options }, ({ handler }) => body(handler));
 
 /** What each check answers, with headers that fail it and every check before it passing. */
 const REFUSALS: {

@@ -8,12 +8,12 @@
  */
 import assert from "node:assert/strict";
 import {
-  createHttpHandler,
   DEFAULT_UNUSED_SESSION_MS,
   type HttpHandler,
   type HttpHandlerOptions,
 } from "../../src/server/http.ts";
 import { NO_ARGUMENTS, type ServerDefinition } from "../../src/server/definition.ts";
+import { withHandler as withInProcessHandler } from "../_support/handler.ts";
 
 const LEGACY = "2025-11-25";
 const TOKEN_A = "token-of-client-a-0123456789";
@@ -126,17 +126,11 @@ async function openStream(handler: HttpHandler, session: string, token?: string)
   return res;
 }
 
-async function withHandler(
+/** Runs body with an in-process handler on the given definition. */
+const withHandler = (
   options: Partial<HttpHandlerOptions> & Pick<HttpHandlerOptions, "definition">,
   body: (handler: HttpHandler) => Promise<void>,
-): Promise<void> {
-  const handler = createHttpHandler(options);
-  try {
-    await body(handler);
-  } finally {
-    await handler.close();
-  }
-}
+) => withInProcessHandler(options, ({ handler }) => body(handler));
 
 const plain = (): ServerDefinition => holdingDefinition().definition;
 

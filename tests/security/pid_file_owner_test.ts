@@ -9,7 +9,8 @@
  * Real server processes, real `cli serve stop` processes, a stand-in `kill` that records calls.
  */
 import assert from "node:assert/strict";
-import { CLI, makeWorkspace, SERVE_HTTP } from "../server/_harness.ts";
+import { cliArgv } from "../_support/cli.ts";
+import { makeWorkspace, SERVE_HTTP } from "../server/_harness.ts";
 import { setUp, tearDown } from "./_pid_fixture.ts";
 
 const EXIT_REFUSED = 4;
@@ -33,21 +34,20 @@ async function stop(
 ) {
   const path = Deno.env.get("PATH") ?? "/usr/bin:/bin";
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
+    args: cliArgv([
       "--no-prompt",
       `--allow-read=${pidDir}`,
       "--allow-net=127.0.0.1",
       "--allow-run=kill",
       ...extra,
-      CLI,
+    ], [
       "serve",
       "stop",
       "--pid-file",
       pidFile,
       "--timeout",
       "10",
-    ],
+    ]),
     env: { PATH: `${fakeBin}:${path}` },
     stdin: "null",
     stdout: "piped",

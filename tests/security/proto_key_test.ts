@@ -5,11 +5,11 @@
  * server's input filter. Real stdio child process; HTTP in process through the handler.
  */
 import assert from "node:assert/strict";
-import { Workspace } from "../../mod.ts";
-import { createHttpHandler } from "../../src/server/http.ts";
 import { exposeProtoKey, protoKeyFilter } from "../../src/workarounds/proto_key.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import { envelope, messagesOf, MODERN, stdioInput } from "../server/_harness.ts";
+import { withTempDir } from "../_support/fs.ts";
+import { withHandler } from "../_support/handler.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 /** A tools/call body whose arguments hold an own "__proto__" key (JSON.parse keeps it own). */
@@ -30,15 +30,9 @@ function errorOf(result: Record<string, unknown>): Record<string, unknown> {
   return error;
 }
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-proto-" }));
-  try {
-    await Deno.writeTextFile(`${dir}/a.txt`, "hi\n");
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+/** Runs fn in a fresh temporary workspace holding a.txt. */
+const withDir = (fn: (dir: string) => Promise<void>) =>
+  withTempDir(fn, { prefix: "wmcp-proto-", files: { "a.txt": "hi\n" } });
 
 Deno.test("exposeProtoKey renames only an own __proto__ key of tools/call arguments", () => {
   const plain = callText(1, '{"path":"__proto__.txt"}');
@@ -105,33 +99,23 @@ Deno.test("stdio server: a __proto__ argument is INVALID_ARGUMENT naming it", as
 });
 
 Deno.test("HTTP server: a __proto__ argument is INVALID_ARGUMENT naming it", async () => {
-  await withDir(async (dir) => {
-    const workspace = await Workspace.open({ root: dir });
-    const handler = createHttpHandler({ workspace, keepAliveMs: 0 });
-    try {
-      const res = await handler.fetch(
-        new Request("http://127.0.0.1/mcp", {
-          method: "POST",
-          headers: {
-            host: "127.0.0.1",
-            "content-type": "application/json",
-            accept: "application/json, text/event-stream",
-            "mcp-protocol-version": MODERN,
-            "mcp-method": "tools/call",
-            "mcp-name": "read_file",
-            "mcp-param-path": "a.txt",
-          },
-          body: callText(1, PROTO_ARGS, envelope()),
-        }),
-      );
-      const messages = await messagesOf(res);
-      const final = messages.find((m) => m.id === 1)!;
-      const e = errorOf(final.result as Record<string, unknown>);
-      assert.equal(e.code, "INVALID_ARGUMENT");
-      assert.equal(e.argument, "__proto__");
-    } finally {
-      await handler.close?.();
-      workspace.engine?.close?.();
-    }
+  await withHandler({ files: { "a.txt": "hi\n" }, keepAliveMs: 0 }, async ({ fetch, url }) => {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "read_file",
+        "mcp-param-path": "a.txt",
+      },
+      body: callText(1, PROTO_ARGS, envelope()),
+    });
+    const messages = await messagesOf(res);
+    const final = messages.find((m) => m.id === 1)!;
+    const e = errorOf(final.result as Record<string, unknown>);
+    assert.equal(e.code, "INVALID_ARGUMENT");
+    assert.equal(e.argument, "__proto__");
   });
 });

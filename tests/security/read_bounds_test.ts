@@ -5,16 +5,12 @@
  * results are built under maxResultBytes. Through the library (runOperation), and the CLI.
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
+import { runCli } from "../_support/cli.ts";
+import { sha256 } from "../_support/fs.ts";
 import { DEFAULT_LIMITS, type Limits, runOperation, Workspace } from "../../mod.ts";
 import { expectError, run, withTimeout } from "./_helpers.ts";
 
 const GiB = 1024 * 1024 * 1024;
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
-
-function sha256(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
 
 /** A fresh workspace directory (real path), removed afterwards whatever happens. */
 async function withWorkspace(
@@ -100,27 +96,16 @@ Deno.test("read_file of an 8 GiB sparse file with endLine 1: the first line, pro
 Deno.test("read_file of the sparse file through the CLI (a real child process, read-only permission)", async () => {
   await withWorkspace(async (dir) => {
     await makeSparse(`${dir}/huge.txt`);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        "--no-prompt",
-        `--allow-read=${dir}`,
-        CLI,
-        "op",
-        "read_file",
-        "--root",
-        dir,
-        "--arguments",
-        JSON.stringify({ path: "huge.txt", endLine: 1 }),
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    });
-    const out = await withTimeout(child.output(), 60_000, "cli read_file");
-    const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, stderr);
-    const r = JSON.parse(new TextDecoder().decode(out.stdout));
+    const out = await runCli(["-q", "--no-prompt", `--allow-read=${dir}`], [
+      "op",
+      "read_file",
+      "--root",
+      dir,
+      "--arguments",
+      JSON.stringify({ path: "huge.txt", endLine: 1 }),
+    ]);
+    assert.equal(out.code, 0, out.stderr);
+    const r = JSON.parse(out.stdout);
     assert.equal(r.content, "first line\n");
     assert.equal(r.sha256, undefined);
     assert.deepStrictEqual(r.sha256Skipped, {

@@ -6,6 +6,7 @@
  * ends in TIME_BUDGET_EXCEEDED.
  */
 import assert from "node:assert/strict";
+import { withTempDir } from "../_support/fs.ts";
 import { runOperation, Workspace } from "../../mod.ts";
 import { WorkspaceError } from "../../src/workspace/errors.ts";
 import { DEFAULT_GLOB_LIMITS } from "../../src/workspace/globs.ts";
@@ -15,15 +16,9 @@ import {
   MAX_REGEX_PROGRAM,
 } from "../../src/workspace/query.ts";
 
-async function withRoot(fn: (root: string) => Promise<void>): Promise<void> {
-  const root = await Deno.makeTempDir({ prefix: "wmcp-compile-" });
-  try {
-    await Deno.writeTextFile(`${root}/a.txt`, "alpha\n");
-    await fn(root);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-}
+/** Runs fn in a fresh temporary root holding a.txt, removed afterwards. */
+const withRoot = (fn: (root: string) => Promise<void>) =>
+  withTempDir(fn, { prefix: "wmcp-compile-", files: { "a.txt": "alpha\n" } });
 
 /** Runs `p`, counting 10 ms interval ticks until it settles. */
 async function ticking<T>(

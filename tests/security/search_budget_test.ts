@@ -5,17 +5,13 @@
  * continues through its cursor.
  */
 import assert from "node:assert/strict";
+import { withTempDir } from "../_support/fs.ts";
 import { runOperation, Workspace } from "../../mod.ts";
 import { DEFAULT_LIMITS } from "../../src/workspace/limits.ts";
 
-async function withRoot(fn: (root: string) => Promise<void>): Promise<void> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-budget-" }));
-  try {
-    await fn(root);
-  } finally {
-    await Deno.remove(root, { recursive: true });
-  }
-}
+/** Runs fn in a fresh temporary root, removed afterwards. */
+const withRoot = (fn: (root: string) => Promise<void>) =>
+  withTempDir(fn, { prefix: "wmcp-budget-" });
 
 const bytesOf = (v: unknown) => new TextEncoder().encode(JSON.stringify(v)).length;
 

@@ -6,10 +6,9 @@
  * tool sees it: the call runs as if the key were absent.)
  */
 import assert from "node:assert/strict";
+import { runCli } from "../_support/cli.ts";
 import { runOperation } from "../../mod.ts";
 import { expectError, run, snapshot, withEnv, withTimeout } from "./_helpers.ts";
-
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 
 Deno.test("create_directory 3,000 levels deep is INVALID_ARGUMENT naming maxDepth; nothing is created", async () => {
   await withEnv(async (env) => {
@@ -104,26 +103,17 @@ Deno.test("__proto__ is INVALID_ARGUMENT naming it, through the library", async 
 
 Deno.test("__proto__ is INVALID_ARGUMENT through the CLI", async () => {
   await withEnv(async (env) => {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-q",
-        "--no-prompt",
-        `--allow-read=${env.W}`,
-        CLI,
-        "op",
-        "read_file",
-        "--root",
-        env.W,
-        "--arguments",
-        '{"path":"inside.txt","__proto__":{"maxBytes":1}}',
-      ],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await runCli(["-q", "--no-prompt", `--allow-read=${env.W}`], [
+      "op",
+      "read_file",
+      "--root",
+      env.W,
+      "--arguments",
+      '{"path":"inside.txt","__proto__":{"maxBytes":1}}',
+    ]);
     // Refused by the input schema before anything runs: exit 2 (usage) since decision 0028.
     assert.equal(out.code, 2);
-    const err = JSON.parse(new TextDecoder().decode(out.stderr)).error;
+    const err = JSON.parse(out.stderr).error;
     assert.equal(err.code, "INVALID_ARGUMENT");
     assert.equal(err.argument, "__proto__");
   }, { writable: false });

@@ -1,9 +1,10 @@
 /** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
 import { serverPermissions } from "../../src/cli/server_flags.ts";
+import { cliArgv } from "../_support/cli.ts";
 
 export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;
 export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
-export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+export { CLI } from "../_support/cli.ts";
 
 /** The ready line a server (or a task or launcher running one) prints first on stdout. */
 export interface ReadyLine {
@@ -193,6 +194,8 @@ export async function modernRequest(
     id?: number | string;
     headers?: Record<string, string>;
     capabilities?: Record<string, unknown>;
+    /** How to send it (default: the global fetch; an in-process handler's fetch for no socket). */
+    fetch?: (url: string, init: RequestInit) => Promise<Response>;
   } = {},
 ): Promise<{ status: number; headers: Headers; messages: Record<string, unknown>[] }> {
   const headers: Record<string, string> = {
@@ -209,7 +212,7 @@ export async function modernRequest(
       headers["mcp-param-path"] = path;
     }
   }
-  const res = await fetch(url, {
+  const res = await (options.fetch ?? fetch)(url, {
     method: "POST",
     headers: { ...headers, ...(options.headers ?? {}) },
     body: JSON.stringify({
@@ -234,21 +237,20 @@ export function serveStopCommand(
   options: { read: string[]; args?: string[]; env?: Record<string, string> },
 ): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
+    args: cliArgv([
       "--quiet",
       "--no-prompt",
       `--allow-read=${options.read.join(",")}`,
       "--allow-net=127.0.0.1",
       "--allow-run=kill",
       "--allow-sys=uid",
-      CLI,
+    ], [
       "serve",
       "stop",
       "--pid-file",
       pidFile,
       ...(options.args ?? []),
-    ],
+    ]),
     env: options.env,
     stdin: "null",
     stdout: "piped",

@@ -1,22 +1,16 @@
 /** Progress and cancellation on every transport and era, measured on the server side. */
 import assert from "node:assert/strict";
+import { makeBigTree } from "../_support/fs.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
-async function bigTree(): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-big-" }));
-  const line =
-    "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\n";
-  const body = line.repeat(200); // ~17 KB
-  for (let d = 0; d < 40; d++) {
-    await Deno.mkdir(`${root}/d${d}`);
-    await Promise.all(
-      Array.from({ length: 100 }, (_, f) => Deno.writeTextFile(`${root}/d${d}/f${f}.txt`, body)),
-    );
-  }
-  return root;
-}
+/** 4000 files of about 17 KB in 40 directories. */
+const bigTree = () =>
+  makeBigTree({
+    prefix: "wmcp-big-",
+    line: "the quick brown fox jumps over the lazy dog 0123456789 abcdefghijklmnopqrstuvwxyz\n",
+  });
 
 interface Target {
   name: string;

@@ -1,15 +1,23 @@
 /**
- * CORS for browser clients at allowed origins, with real preflight and real requests on
- * 127.0.0.1 (a browser's requests, headers and all, as MCP Inspector's web UI sends them).
+ * CORS for browser clients at allowed origins: real preflights and real requests (a browser's
+ * requests, headers and all, as MCP Inspector's web UI sends them), served by the handler in
+ * process (no socket behaviour is under test here).
  */
 import assert from "node:assert/strict";
-import { envelope, makeWorkspace, MODERN, startHttpServer } from "./_harness.ts";
+import { type InProcessFetch, withHandler } from "../_support/handler.ts";
+import { envelope, MODERN } from "./_harness.ts";
 
 const INSPECTOR = "http://localhost:6274"; // a loopback origin: allowed on any port
 const CONFIGURED = "https://app.example.test"; // allowed with --allowed-origin
 const FOREIGN = "https://evil.example.test";
 
-function preflight(url: string, origin: string, requestHeaders: string, method = "POST") {
+function preflight(
+  fetch: InProcessFetch,
+  url: string,
+  origin: string,
+  requestHeaders: string,
+  method = "POST",
+) {
   return fetch(url, {
     method: "OPTIONS",
     headers: {
@@ -24,14 +32,12 @@ const MCP_HEADERS =
   "content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-path";
 
 Deno.test("CORS: preflights from allowed origins are answered for the MCP headers; a foreign origin gets 403 and no CORS headers", async () => {
-  const root = await makeWorkspace();
-  const server = await startHttpServer(root, {
-    args: ["--allowed-origin", CONFIGURED],
-    env: { WMCP_TOKEN: "secret-token-1234567890" },
-  });
-  try {
+  await withHandler({
+    allowedOrigins: [CONFIGURED],
+    token: "secret-token-1234567890",
+  }, async ({ fetch, url }) => {
     for (const origin of [INSPECTOR, CONFIGURED]) {
-      const res = await preflight(server.url, origin, MCP_HEADERS + ", x-not-allowed");
+      const res = await preflight(fetch, url, origin, MCP_HEADERS + ", x-not-allowed");
       await res.body?.cancel();
       // Answered before authentication: a browser's preflight carries no token.
       assert.equal(res.status, 204, origin);
@@ -45,34 +51,29 @@ Deno.test("CORS: preflights from allowed origins are answered for the MCP header
       assert.deepEqual(allowed, MCP_HEADERS.split(/,\s*/), "every MCP header, nothing else");
       assert.ok(res.headers.get("vary")?.includes("Origin"));
     }
-    const bad = await preflight(server.url, FOREIGN, MCP_HEADERS);
+    const bad = await preflight(fetch, url, FOREIGN, MCP_HEADERS);
     await bad.body?.cancel();
     assert.equal(bad.status, 403);
     assert.equal(bad.headers.get("access-control-allow-origin"), null);
     // Not a preflight (no Access-Control-Request-Method): an ordinary request, so the token is
     // asked for first (and, with it, OPTIONS is 405).
-    const plain = await fetch(server.url, { method: "OPTIONS", headers: { origin: INSPECTOR } });
+    const plain = await fetch(url, { method: "OPTIONS", headers: { origin: INSPECTOR } });
     await plain.body?.cancel();
     assert.equal(plain.status, 401);
-    const withToken = await fetch(server.url, {
+    const withToken = await fetch(url, {
       method: "OPTIONS",
       headers: { origin: INSPECTOR, authorization: "Bearer secret-token-1234567890" },
     });
     await withToken.body?.cancel();
     assert.equal(withToken.status, 405);
-  } finally {
-    await server.stop();
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("CORS: responses to an allowed origin carry it and expose the MCP headers, in both eras and on errors", async () => {
-  const root = await makeWorkspace();
   const token = "secret-token-1234567890";
-  const server = await startHttpServer(root, { env: { WMCP_TOKEN: token } });
-  try {
+  await withHandler({ token }, async ({ fetch, url }) => {
     // Legacy era: initialize; the browser must be able to read Mcp-Session-Id.
-    const init = await fetch(server.url, {
+    const init = await fetch(url, {
       method: "POST",
       headers: {
         origin: INSPECTOR,
@@ -100,7 +101,7 @@ Deno.test("CORS: responses to an allowed origin carry it and expose the MCP head
       assert.ok(exposed.includes(h), h);
     }
     // Modern era: a stateless tools/list.
-    const modern = await fetch(server.url, {
+    const modern = await fetch(url, {
       method: "POST",
       headers: {
         origin: INSPECTOR,
@@ -122,7 +123,7 @@ Deno.test("CORS: responses to an allowed origin carry it and expose the MCP head
     assert.ok(text.includes("read_file"));
     assert.equal(modern.headers.get("access-control-allow-origin"), INSPECTOR);
     // An error a browser must be able to read (401 and its WWW-Authenticate).
-    const noToken = await fetch(server.url, {
+    const noToken = await fetch(url, {
       method: "POST",
       headers: { origin: INSPECTOR, "content-type": "application/json" },
       body: "{}",
@@ -132,11 +133,8 @@ Deno.test("CORS: responses to an allowed origin carry it and expose the MCP head
     assert.equal(noToken.headers.get("access-control-allow-origin"), INSPECTOR);
     assert.ok(noToken.headers.get("www-authenticate"));
     // Without an Origin (SDKs, the CLI) nothing changes: no CORS headers.
-    const health = await fetch(server.url.replace(/\/mcp$/, "/healthz"));
+    const health = await fetch(url.replace(/\/mcp$/, "/healthz"));
     await health.body?.cancel();
     assert.equal(health.headers.get("access-control-allow-origin"), null);
-  } finally {
-    await server.stop();
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });

@@ -5,14 +5,8 @@
  * wildcard bind, and the configurations refused at start.
  */
 import assert from "node:assert/strict";
-import {
-  CLI,
-  makeWorkspace,
-  modernRequest,
-  readFlag,
-  readReadyLine,
-  SERVE_HTTP,
-} from "./_harness.ts";
+import { cliArgv } from "../_support/cli.ts";
+import { makeWorkspace, modernRequest, readFlag, readReadyLine, SERVE_HTTP } from "./_harness.ts";
 import { serverPermissions } from "../../src/cli/serve_launch.ts";
 
 const TOKEN = "deploy-token-0123456789abcdef";
@@ -175,20 +169,19 @@ async function runToExit(
 /** `cli serve stop` with exactly the permissions it needs (loopback in both families). */
 async function serveStop(pidDir: string, pidFile: string) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
+    args: cliArgv([
       "--quiet",
       "--no-prompt",
       `--allow-read=${pidDir}`,
       "--allow-net=127.0.0.1,localhost,[::1]",
       "--allow-run=kill",
       "--allow-sys=uid",
-      CLI,
+    ], [
       "serve",
       "stop",
       "--pid-file",
       pidFile,
-    ],
+    ]),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -12,6 +12,7 @@ import {
   READ_TOOLS,
   startHttpServer,
 } from "./_harness.ts";
+import { inProcessFetch, withHandler, withLoopbackServer } from "../_support/handler.ts";
 
 /** Sends raw HTTP/1.1 requests one after another on ONE TCP connection. */
 async function onOneConnection(port: number, requests: string[]): Promise<number[]> {
@@ -53,13 +54,12 @@ function healthz(port: number, origin?: string): string {
     (origin ? `Origin: ${origin}\r\n` : "") + "\r\n";
 }
 
-Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol headers", async (t) => {
+Deno.test("HTTP guards over real sockets: body size (streamed), Host, Origin per request on one connection", async (t) => {
   const root = await makeWorkspace({ "a.txt": "alpha\n", "b.txt": "beta\n" });
   const server = await startHttpServer(root, {
     args: ["--allowed-origin", "https://app.example.com"],
   });
   const port = Number(new URL(server.url).port);
-  const base = server.url.replace(/\/mcp$/, "");
   try {
     await t.step("Origin is decided per request on a keep-alive connection", async () => {
       const statuses = await onOneConnection(port, [
@@ -151,13 +151,26 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
         assert.equal(listed.tools.length, 7);
       },
     );
+  } finally {
+    const status = await server.stop();
+    assert.equal(status.code, 0, server.stderr());
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("HTTP guards in process: routes, protocol headers, concurrent ids, tools/list pages", async (t) => {
+  await withHandler({
+    files: { "a.txt": "alpha\n", "b.txt": "beta\n" },
+    allowedOrigins: ["https://app.example.com"],
+  }, async ({ fetch, url, root }) => {
+    const base = url.replace(/\/mcp$/, "");
     await t.step("routes: /healthz, unknown path 404, unknown legacy session 404", async () => {
       const h = await fetch(`${base}/healthz`);
-      assert.deepEqual(await h.json(), { status: "ok", pid: server.pid });
+      assert.deepEqual(await h.json(), { status: "ok", pid: Deno.pid });
       const nf = await fetch(`${base}/nope`);
       assert.equal(nf.status, 404);
       await nf.body?.cancel();
-      const ns = await fetch(server.url, {
+      const ns = await fetch(url, {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -172,27 +185,30 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
     await t.step(
       "protocol headers: mismatch is 400/-32020, removed method is 404/-32601",
       async () => {
-        const mismatch = await modernRequest(server.url, "tools/call", {
+        const mismatch = await modernRequest(url, "tools/call", {
           name: "read_file",
           arguments: { path: "a.txt" },
         }, {
           headers: { "mcp-param-path": "b.txt" },
+          fetch,
         });
         assert.equal(mismatch.status, 400);
         assert.equal((mismatch.messages[0].error as { code: number }).code, -32020);
-        const wrongMethod = await modernRequest(server.url, "tools/list", {}, {
+        const wrongMethod = await modernRequest(url, "tools/list", {}, {
           headers: { "mcp-method": "tools/call" },
+          fetch,
         });
         assert.equal(wrongMethod.status, 400);
         assert.equal((wrongMethod.messages[0].error as { code: number }).code, -32020);
-        const ping = await modernRequest(server.url, "ping");
+        const ping = await modernRequest(url, "ping", {}, { fetch });
         assert.equal(ping.status, 404);
         assert.equal((ping.messages[0].error as { code: number }).code, -32601);
-        const ok = await modernRequest(server.url, "tools/call", {
+        const ok = await modernRequest(url, "tools/call", {
           name: "read_file",
           arguments: { path: "a.txt" },
         }, {
           headers: { "mcp-param-path": "a.txt" },
+          fetch,
         });
         assert.equal(ok.status, 200);
       },
@@ -202,12 +218,13 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
       async () => {
         const files = Array.from({ length: 50 }, (_, i) => `c${i}.txt`);
         await Promise.all(
-          files.map((f, i) => Deno.writeTextFile(`${root}/${f}`, `content ${i}\n`)),
+          files.map((f, i) => Deno.writeTextFile(`${root!}/${f}`, `content ${i}\n`)),
         );
         const results = await Promise.all(
           files.map((f) =>
-            modernRequest(server.url, "tools/call", { name: "read_file", arguments: { path: f } }, {
+            modernRequest(url, "tools/call", { name: "read_file", arguments: { path: f } }, {
               id: 7,
+              fetch,
             })
           ),
         );
@@ -222,31 +239,27 @@ Deno.test("HTTP guards: body size, Host, Origin (per request), routes, protocol 
       },
     );
     await t.step("tools/list pages: modern cache hints, every page, invalid cursor", async () => {
-      const first = await modernRequest(server.url, "tools/list");
+      const first = await modernRequest(url, "tools/list", {}, { fetch });
       const r = first.messages[0].result as Record<string, unknown>;
       assert.equal(r.resultType, "complete");
       assert.equal(r.cacheScope, "public");
       assert.equal(typeof r.ttlMs, "number");
       assert.equal((r.tools as unknown[]).length, 7, "default page size 50 holds every tool");
-      const bad = await modernRequest(server.url, "tools/list", { cursor: "not-a-cursor" });
+      const bad = await modernRequest(url, "tools/list", { cursor: "not-a-cursor" }, { fetch });
       assert.equal((bad.messages[0].error as { code: number }).code, -32602);
     });
-  } finally {
-    const status = await server.stop();
-    assert.equal(status.code, 0, server.stderr());
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
-Deno.test("HTTP paging with --page-size 3 walks every page, in order, on both eras", async () => {
-  const root = await makeWorkspace();
-  const server = await startHttpServer(root, { args: ["--page-size", "3"] });
-  try {
+Deno.test("HTTP paging with page size 3 walks every page, in order, on both eras", async () => {
+  // Modern pages in process; the v1 SDK client over a real socket to the same handler.
+  await withLoopbackServer({ pageSize: 3 }, async ({ handler, url }) => {
+    const fetch = inProcessFetch(handler);
     const names: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const r = await modernRequest(server.url, "tools/list", cursor ? { cursor } : {});
+      const r = await modernRequest(url, "tools/list", cursor ? { cursor } : {}, { fetch });
       const result = r.messages[0].result as { tools: { name: string }[]; nextCursor?: string };
       names.push(...result.tools.map((x) => x.name));
       cursor = result.nextCursor;
@@ -255,7 +268,7 @@ Deno.test("HTTP paging with --page-size 3 walks every page, in order, on both er
     assert.equal(pages, 3);
     // The legacy era pages the same way (v1 SDK client, one page per request).
     const v1 = new V1Client({ name: "pager", version: "0" });
-    await v1.connect(new V1HttpTransport(new URL(server.url)));
+    await v1.connect(new V1HttpTransport(new URL(url)));
     const legacyNames: string[] = [];
     let legacyCursor: string | undefined;
     do {
@@ -267,33 +280,29 @@ Deno.test("HTTP paging with --page-size 3 walks every page, in order, on both er
     await v1.close();
     assert.deepEqual(legacyNames, names);
     assert.deepEqual(names, READ_TOOLS);
-  } finally {
-    await server.stop();
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
-Deno.test("HTTP authentication: bearer token from the environment, 401 with WWW-Authenticate, private cache scope", async () => {
-  const root = await makeWorkspace();
+Deno.test("HTTP authentication: bearer token, 401 with WWW-Authenticate, private cache scope", async () => {
   const token = "s3cret-token-0123456789abcdef";
-  const server = await startHttpServer(root, { env: { WMCP_TOKEN: token } });
-  try {
-    const none = await modernRequest(server.url, "tools/list");
+  // In process; the token from WMCP_TOKEN and --token-file is tokens_test.ts's (real servers).
+  const logged: string[] = [];
+  await withHandler({ token, onError: (e) => logged.push(e.message) }, async ({ fetch, url }) => {
+    const none = await modernRequest(url, "tools/list", {}, { fetch });
     assert.equal(none.status, 401);
     assert.match(none.headers.get("www-authenticate") ?? "", /^Bearer/);
-    const wrong = await modernRequest(server.url, "tools/list", {}, {
+    const wrong = await modernRequest(url, "tools/list", {}, {
       headers: { authorization: "Bearer nope" },
+      fetch,
     });
     assert.equal(wrong.status, 401);
     assert.match(wrong.headers.get("www-authenticate") ?? "", /invalid_token/);
-    const ok = await modernRequest(server.url, "tools/list", {}, {
+    const ok = await modernRequest(url, "tools/list", {}, {
       headers: { authorization: `Bearer ${token}` },
+      fetch,
     });
     assert.equal(ok.status, 200);
     assert.equal((ok.messages[0].result as { cacheScope: string }).cacheScope, "private");
-    assert.ok(!server.stderr().includes(token), "the token never appears in logs");
-  } finally {
-    await server.stop();
-    await Deno.remove(root, { recursive: true });
-  }
+    assert.ok(!logged.join("\n").includes(token), "the token never appears in logs");
+  });
 });

@@ -1,7 +1,7 @@
 /** serve_http.ts lifecycle: ready line, port in use, refusals, graceful SIGTERM, pid files, `cli serve stop`. */
 import assert from "node:assert/strict";
+import { cliArgv } from "../_support/cli.ts";
 import {
-  CLI,
   envelope,
   makeWorkspace,
   MODERN,
@@ -275,7 +275,7 @@ Deno.test("`cli serve http|stdio` launch the servers with permissions scoped fro
   const launcher = (args: string[]) =>
     new Deno.Command(Deno.execPath(), {
       // The launcher itself may read nothing of the workspace; the child gets exactly the root.
-      args: ["run", "--quiet", "--no-prompt", "--allow-env", "--allow-run", CLI, "serve", ...args],
+      args: cliArgv(["--quiet", "--no-prompt", "--allow-env", "--allow-run"], ["serve", ...args]),
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

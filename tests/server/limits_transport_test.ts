@@ -5,6 +5,7 @@
  * stdio -32600 for its id, the connection kept), and the largest result reaches the bundled client.
  */
 import assert from "node:assert/strict";
+import { cliArgv } from "../_support/cli.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { resolveLimits } from "../../src/workspace/limits.ts";
 import {
@@ -20,7 +21,7 @@ import {
 } from "../../src/workspace/message_limits.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
 import { stdioLineFilter } from "../../src/server/stdio_lines.ts";
-import { CLI, permissionFlags, SERVE_HTTP, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+import { permissionFlags, SERVE_HTTP, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
 const MiB = 1024 * 1024;
 const DEFAULT_WRITE = 10 * MiB;
@@ -367,10 +368,9 @@ Deno.test("the bundled stdio client carries a read_media result over the SDK's 1
   );
   try {
     const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
+      args: cliArgv([
         "-A",
-        CLI,
+      ], [
         "tools",
         "call",
         "read_media",
@@ -382,7 +382,7 @@ Deno.test("the bundled stdio client carries a read_media result over the SDK's 1
         '{"path":"big.png"}',
         "--output",
         "mcp-json",
-      ],
+      ]),
       stdout: "piped",
       stderr: "piped",
     }).output();

@@ -1,14 +1,17 @@
-/** The workspace server's prompt and resource lists: declared, empty, cacheable; unknown URIs are -32602. */
+/**
+ * The workspace server's prompt and resource lists: declared, empty, cacheable; unknown URIs are
+ * -32602. Raw requests go to the handler in process; the SDK client connects over a socket.
+ */
 import assert from "node:assert/strict";
 import { Client, ProtocolError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { makeWorkspace, modernRequest, startHttpServer } from "./_harness.ts";
+import { inProcessFetch, withLoopbackServer } from "../_support/handler.ts";
+import { modernRequest } from "./_harness.ts";
 
 Deno.test("workspace server: empty prompt and resource lists on both eras, unknown resource is -32602 with data.uri", async (t) => {
-  const root = await makeWorkspace();
-  const server = await startHttpServer(root);
-  try {
+  await withLoopbackServer({}, async ({ handler, url }) => {
+    const fetch = inProcessFetch(handler);
     await t.step("modern: declared in server/discover, empty lists with cache hints", async () => {
-      const d = await modernRequest(server.url, "server/discover");
+      const d = await modernRequest(url, "server/discover", {}, { fetch });
       const caps = (d.messages[0].result as { capabilities: Record<string, unknown> }).capabilities;
       assert.deepEqual(caps.prompts, { listChanged: false });
       assert.deepEqual(caps.resources, { listChanged: false });
@@ -19,7 +22,7 @@ Deno.test("workspace server: empty prompt and resource lists on both eras, unkno
           ["resources/templates/list", "resourceTemplates"],
         ]
       ) {
-        const r = await modernRequest(server.url, method);
+        const r = await modernRequest(url, method, {}, { fetch });
         assert.equal(r.status, 200);
         const result = r.messages.at(-1)!.result as Record<string, unknown>;
         assert.deepEqual(result[key], [], method);
@@ -34,17 +37,19 @@ Deno.test("workspace server: empty prompt and resource lists on both eras, unkno
       "modern: resources/read of an unknown URI, prompts/get of an unknown prompt",
       async () => {
         const uri = "test://no-such-resource";
-        const r = await modernRequest(server.url, "resources/read", { uri }, {
+        const r = await modernRequest(url, "resources/read", { uri }, {
           headers: { "mcp-name": uri },
+          fetch,
         });
         const error = r.messages.at(-1)!.error as { code: number; data?: { uri?: string } };
         assert.equal(error.code, -32602);
         assert.equal(error.data?.uri, uri);
-        const p = await modernRequest(server.url, "prompts/get", { name: "nope" }, {
+        const p = await modernRequest(url, "prompts/get", { name: "nope" }, {
           headers: { "mcp-name": "nope" },
+          fetch,
         });
         assert.equal((p.messages.at(-1)!.error as { code: number }).code, -32602);
-        const c = await modernRequest(server.url, "prompts/list", { cursor: "bogus" });
+        const c = await modernRequest(url, "prompts/list", { cursor: "bogus" }, { fetch });
         assert.equal((c.messages.at(-1)!.error as { code: number }).code, -32602, "invalid cursor");
       },
     );
@@ -53,7 +58,7 @@ Deno.test("workspace server: empty prompt and resource lists on both eras, unkno
       const client = new Client({ name: "lists", version: "0" }, {
         versionNegotiation: { mode: "legacy" },
       });
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
       try {
         assert.deepEqual((await client.listPrompts()).prompts, []);
         assert.deepEqual((await client.listResources()).resources, []);
@@ -66,8 +71,5 @@ Deno.test("workspace server: empty prompt and resource lists on both eras, unkno
         await client.close();
       }
     });
-  } finally {
-    await server.stop();
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });

@@ -19,6 +19,7 @@ import {
   SERVE_STDIO,
   startHttpServer,
 } from "./_harness.ts";
+import { IN_PROCESS_URL, type InProcessFetch, withHandler } from "../_support/handler.ts";
 
 /** A 1x1 PNG. */
 const PNG = Uint8Array.from(
@@ -209,8 +210,13 @@ Deno.test("result shapes: v1 and v2 clients over HTTP see real errors and model 
 });
 
 /** One POST of a legacy HTTP session; returns the response's messages and headers. */
-async function legacyPost(url: string, body: unknown, session?: string, version?: string) {
-  const res = await fetch(url, {
+async function legacyPost(
+  fetch: InProcessFetch,
+  body: unknown,
+  session?: string,
+  version?: string,
+) {
+  const res = await fetch(IN_PROCESS_URL, {
     method: "POST",
     headers: {
       "content-type": "application/json",
@@ -224,12 +230,11 @@ async function legacyPost(url: string, body: unknown, session?: string, version?
 }
 
 Deno.test("result shapes: read_media audio is an audio block, or a resource blob for a 2024-11-05 client", async () => {
-  const root = await makeWorkspace({});
-  await Deno.writeFile(`${root}/s.wav`, Uint8Array.of(82, 73, 70, 70));
-  const server = await startHttpServer(root);
-  try {
+  // In process: the shapes are the handler's; no socket behaviour is under test.
+  await withHandler({ files: {} }, async ({ fetch, url, root }) => {
+    await Deno.writeFile(`${root}/s.wav`, Uint8Array.of(82, 73, 70, 70));
     for (const version of ["2024-11-05", "2025-03-26"]) {
-      const init = await legacyPost(server.url, {
+      const init = await legacyPost(fetch, {
         jsonrpc: "2.0",
         id: 1,
         method: "initialize",
@@ -245,13 +250,13 @@ Deno.test("result shapes: read_media audio is an audio block, or a resource blob
       );
       const session = init.headers.get("mcp-session-id")!;
       await legacyPost(
-        server.url,
+        fetch,
         { jsonrpc: "2.0", method: "notifications/initialized" },
         session,
         version,
       );
       const call = await legacyPost(
-        server.url,
+        fetch,
         {
           jsonrpc: "2.0",
           id: 2,
@@ -273,15 +278,11 @@ Deno.test("result shapes: read_media audio is an audio block, or a resource blob
           : { type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
         version,
       );
-      await fetch(server.url, { method: "DELETE", headers: { "mcp-session-id": session } }).then(
+      await fetch(url, { method: "DELETE", headers: { "mcp-session-id": session } }).then(
         (r) => r.body?.cancel(),
       );
     }
-  } finally {
-    const status = await server.stop();
-    assert.equal(status.code, 0, server.stderr());
-    await Deno.remove(root, { recursive: true });
-  }
+  });
 });
 
 Deno.test("result shapes: a forged file name, clipped lines, SVG and argument errors over stdio", async () => {

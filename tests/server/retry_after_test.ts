@@ -4,25 +4,17 @@
  * on 127.0.0.1; a source scan keeps any new 503 site honest.
  */
 import assert from "node:assert/strict";
-import { createHttpHandler, type HttpHandlerOptions } from "../../src/server/http.ts";
+import type { HttpHandlerOptions } from "../../src/server/http.ts";
+import { withLoopbackServer } from "../_support/handler.ts";
 import { NO_ARGUMENTS, type ServerDefinition } from "../../src/server/definition.ts";
 
 const LEGACY = "2025-11-25";
 
 /** Serves a handler on 127.0.0.1 (a free port) for the test's body. */
-async function withServer(
+const withServer = (
   options: HttpHandlerOptions,
   body: (url: string, port: number) => Promise<void>,
-): Promise<void> {
-  const handler = createHttpHandler(options);
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, handler.fetch);
-  try {
-    await body(`http://127.0.0.1:${server.addr.port}/mcp`, server.addr.port);
-  } finally {
-    await handler.close();
-    await server.shutdown();
-  }
-}
+) => withLoopbackServer(options, ({ url, port }) => body(url, port));
 
 /** A server whose one tool, `hold`, stays in flight until released. */
 function holding() {

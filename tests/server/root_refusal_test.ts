@@ -5,7 +5,8 @@
  * them on purpose. Real child processes, started in / and in a temporary HOME.
  */
 import assert from "node:assert/strict";
-import { CLI, SERVE_HTTP, SERVE_STDIO } from "./_harness.ts";
+import { SERVE_HTTP, SERVE_STDIO } from "./_harness.ts";
+import { cliArgv } from "../_support/cli.ts";
 import { launcherFlags } from "../../src/cli/host_config.ts";
 
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -95,14 +96,8 @@ async function run(
 }
 
 /** The launcher run directly with the task's permissions (as `config print` snippets do). */
-const launcher = (kind: "stdio" | "http", ...rest: string[]) => [
-  "run",
-  ...launcherFlags(),
-  CLI,
-  "serve",
-  kind,
-  ...rest,
-];
+const launcher = (kind: "stdio" | "http", ...rest: string[]) =>
+  cliArgv(launcherFlags(), ["serve", kind, ...rest]);
 
 function assertRefused(o: Outcome, what: RegExp, ctx: string): void {
   assert.equal(o.code, 2, `${ctx}: exit ${o.code}, stderr ${o.stderr}`);
@@ -234,19 +229,15 @@ Deno.test("no --root, started in $HOME (or a link to it): refused; --root $HOME 
 });
 
 /** Runs `cli.ts op get_file_info --root VALUE` (a person's command: the broad rule does not apply). */
-const op = (root: string) => [
-  "run",
-  "--no-prompt",
-  "--allow-read=/",
-  "--allow-env=INIT_CWD,HOME",
-  CLI,
-  "op",
-  "get_file_info",
-  "--root",
-  root,
-  "--arguments",
-  '{"path":"."}',
-];
+const op = (root: string) =>
+  cliArgv(["--no-prompt", "--allow-read=/", "--allow-env=INIT_CWD,HOME"], [
+    "op",
+    "get_file_info",
+    "--root",
+    root,
+    "--arguments",
+    '{"path":"."}',
+  ]);
 
 Deno.test("an empty or blank --root is a usage error (exit 2) everywhere, never the start directory", async () => {
   const { home, cleanup } = await tempHome();

@@ -16,6 +16,7 @@ import {
   READ_TOOLS,
   startHttpServer,
 } from "./_harness.ts";
+import { exists } from "../_support/fs.ts";
 
 const WRITE_A = "rw-token-alpha-0123456789";
 const WRITE_B = "rw-token-bravo-0123456789";
@@ -90,15 +91,6 @@ async function legacyNames(client: V1Client): Promise<string[]> {
     pages++;
   } while (cursor !== undefined && pages < 20);
   return names;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 Deno.test("read-only and read-write tokens: tool lists, paging and calls on both eras", async (t) => {

@@ -5,22 +5,17 @@
  * server's log says which when no result was sent.
  */
 import assert from "node:assert/strict";
+import { makeBigTree } from "../_support/fs.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
 /** A workspace with a tree large enough that a search over it holds the read lock a while. */
-async function bigTree(): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-wcancel-" }));
-  const body = "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n".repeat(200);
-  for (let d = 0; d < 40; d++) {
-    await Deno.mkdir(`${root}/d${d}`);
-    await Promise.all(
-      Array.from({ length: 100 }, (_, f) => Deno.writeTextFile(`${root}/d${d}/f${f}.txt`, body)),
-    );
-  }
-  return root;
-}
+const bigTree = () =>
+  makeBigTree({
+    prefix: "wmcp-wcancel-",
+    line: "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n",
+  });
 
 interface Connected {
   client: Client;

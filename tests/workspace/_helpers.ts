@@ -1,14 +1,14 @@
 /** Shared helpers of the functional tests: temp workspaces, typed operation calls, error checks. */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
 import {
   type ErrorCode,
   getOperation,
   type Limits,
   runOperation,
   Workspace,
-  WorkspaceError,
+  type WorkspaceError,
 } from "../../mod.ts";
+import { expectError as expectTypedError } from "../_support/errors.ts";
 import type { OperationContext } from "../../mod.ts";
 import type { WorkspaceInfoResult } from "../../src/workspace/info.ts";
 import type { ListDirectoryResult } from "../../src/workspace/list.ts";
@@ -39,44 +39,10 @@ export interface Results {
   delete_path: DeletePathResult;
 }
 
+export { exists, makeTree, sha256, withTempDir } from "../_support/fs.ts";
+
 /** Prefix of the temporary files atomic writes create. */
 export const TEMP_PREFIX = ".wmcp-tmp-";
-
-/** Hex sha256, computed independently of the code under test. */
-export function sha256(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
-
-/** Runs fn with a fresh temporary directory (real path) that is removed afterwards. */
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-test-" }));
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
-}
-
-/**
- * Creates files and directories below root. Keys ending in "/" are directories;
- * string values are written as UTF-8, Uint8Array values as bytes. Parents are created.
- */
-export async function makeTree(
-  root: string,
-  entries: Record<string, string | Uint8Array | null>,
-): Promise<void> {
-  for (const [rel, content] of Object.entries(entries)) {
-    const abs = `${root}/${rel}`;
-    if (rel.endsWith("/")) {
-      await Deno.mkdir(abs, { recursive: true });
-      continue;
-    }
-    const parent = abs.slice(0, abs.lastIndexOf("/"));
-    await Deno.mkdir(parent, { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(abs, content);
-    else if (content instanceof Uint8Array) await Deno.writeFile(abs, content);
-  }
-}
 
 /** Opens a workspace on root. */
 export function openWorkspace(
@@ -107,31 +73,12 @@ export async function run<N extends keyof Results>(
 }
 
 /** Awaits a promise that must reject with a WorkspaceError of the given code (and argument). */
-export async function expectError(
+export function expectError(
   promise: Promise<unknown>,
   code: ErrorCode,
   argument?: string,
 ): Promise<WorkspaceError> {
-  let caught: unknown = undefined;
-  let resolved = false;
-  try {
-    await promise;
-    resolved = true;
-  } catch (err) {
-    caught = err;
-  }
-  assert.ok(!resolved, `expected a ${code} error, but the operation succeeded`);
-  assert.ok(
-    caught instanceof WorkspaceError,
-    `expected WorkspaceError ${code}, got ${caught instanceof Error ? caught.stack : caught}`,
-  );
-  assert.equal(caught.code, code, `error code (message: ${caught.message})`);
-  if (argument !== undefined) assert.equal(caught.argument, argument, "error argument");
-  // The JSON form is what every adapter reports.
-  const json = JSON.parse(JSON.stringify(caught.toJSON()));
-  assert.equal(json.code, code);
-  assert.equal(typeof json.message, "string");
-  return caught;
+  return expectTypedError(promise, code, { argument });
 }
 
 /** Runs an operation that must fail with the given code (and argument). */
@@ -162,17 +109,6 @@ export async function bytesOrNull(path: string): Promise<Uint8Array | null> {
     return await Deno.readFile(path);
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) return null;
-    throw err;
-  }
-}
-
-/** True when a path exists (without following a final link). */
-export async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) return false;
     throw err;
   }
 }

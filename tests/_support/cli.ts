@@ -1,0 +1,104 @@
+/**
+ * The one way tests launch the wmcp CLI (cli.ts) as a real child process: `cliArgv` is the only
+ * place that knows how the command line is built, so a change to how cli.ts is started (a
+ * router, an installed command) is made here once.
+ */
+
+/** Absolute path of cli.ts. */
+export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+
+/** The `deno` argv running cli.ts with the given Deno flags and CLI arguments. */
+export function cliArgv(denoFlags: readonly string[], args: readonly string[]): string[] {
+  return ["run", ...denoFlags, CLI, ...args];
+}
+
+/** How to run one CLI child. */
+export interface CliOptions {
+  /** Working directory of the child (default: the test's). */
+  cwd?: string;
+  /** Environment of the child: added to ours, or all of it with clearEnv. */
+  env?: Record<string, string>;
+  /** Start from an empty environment (only `env`). */
+  clearEnv?: boolean;
+  /** Text fed to stdin (else stdin is closed). */
+  stdin?: string;
+  /** The child is killed and the run throws after this long (default 60 s). */
+  timeoutMs?: number;
+}
+
+/** What one CLI run produced. */
+export interface CliResult {
+  code: number;
+  signal: Deno.Signal | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from spawn to exit, in ms. */
+  ms: number;
+}
+
+/** A running CLI child. */
+export interface SpawnedCli {
+  child: Deno.ChildProcess;
+  /** Resolves when the child exited and its output was read (rejects after a watchdog kill). */
+  done: Promise<CliResult>;
+}
+
+/** Starts `deno run DENO_FLAGS cli.ts ARGS`; a watchdog kills it after timeoutMs. */
+export function spawnCli(
+  denoFlags: readonly string[],
+  args: readonly string[],
+  options: CliOptions = {},
+): SpawnedCli {
+  const started = performance.now();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: cliArgv(denoFlags, args),
+    cwd: options.cwd,
+    env: options.env,
+    clearEnv: options.clearEnv,
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (options.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    w.write(new TextEncoder().encode(options.stdin)).then(() => w.close()).catch(() => {});
+  }
+  let killed = false;
+  const watchdog = setTimeout(() => {
+    killed = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, options.timeoutMs ?? 60_000);
+  const done = child.output().then((out) => {
+    clearTimeout(watchdog);
+    const dec = new TextDecoder();
+    const r: CliResult = {
+      code: out.code,
+      signal: out.signal,
+      stdout: dec.decode(out.stdout),
+      stderr: dec.decode(out.stderr),
+      ms: performance.now() - started,
+    };
+    if (killed) throw new Error(`cli ${args.join(" ")} did not exit in time: ${JSON.stringify(r)}`);
+    return r;
+  }, (err) => {
+    clearTimeout(watchdog);
+    throw err;
+  });
+  return { child, done };
+}
+
+/** Runs `deno run DENO_FLAGS cli.ts ARGS` to completion. */
+export function runCli(
+  denoFlags: readonly string[],
+  args: readonly string[],
+  options: CliOptions = {},
+): Promise<CliResult> {
+  return spawnCli(denoFlags, args, options).done;
+}
+
+/** Quotes one argument for `sh -c` (single quotes; a quote inside is closed, escaped, reopened). */
+export function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}

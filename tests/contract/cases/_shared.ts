@@ -1,0 +1,99 @@
+/** Fixtures, constants and expectation builders shared by the contract table's sections. */
+import { createHash } from "node:crypto";
+import { type Fixture, link } from "../_model.ts";
+
+/** Hex sha256, computed independently of the code under test. */
+export const sha = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
+/** Standard base64 of bytes. */
+export const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
+
+/** Content of the fixtures' a.txt (three lines). */
+export const A = "alpha\nbeta\ngamma\n";
+/** Content of the fixtures' dir/b.md. */
+export const B_MD = "# B\nbeta line\n";
+/** Content of the fixtures' dir/sub/c.txt. */
+export const C_TXT = "charlie\n";
+
+/** The common read fixture. */
+export const BASE: Fixture = {
+  "a.txt": A,
+  "dir/b.md": B_MD,
+  "dir/sub/c.txt": C_TXT,
+  ".hidden": "hidden beta\n",
+};
+
+/** A link leading out of every workspace. */
+export const OUT: Fixture = { "a.txt": A, out: link("{{outside}}") };
+
+/** 3000 lines of 100 bytes: larger than the default maxReadBytes (262144). */
+export const LINE = "x".repeat(99) + "\n";
+/** LINE 3000 times (300000 bytes). */
+export const LARGE = LINE.repeat(3000);
+/** Content too large for one argv string: the CLI adapter passes it on stdin. */
+export const BIG_CONTENT = "0123456789abcdef\n".repeat(9000);
+
+/** The PNG signature and three bytes (a small image file). */
+export const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2]);
+/** The start of a RIFF/WAVE header (read_media judges by the name, not the bytes). */
+export const WAV = new Uint8Array([0x52, 0x49, 0x46, 0x46, 4, 0, 0, 0, 0x57, 0x41, 0x56, 0x45]);
+/** 16 characters JSON.stringify writes as \\uXXXX (6 bytes each on the wire). */
+export const CONTROL_16 =
+  "\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u000b\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015";
+/** 576 bytes of media payload (base64 768 bytes). */
+export const MEDIA_576 = new Uint8Array(576).fill(7);
+/** One 64-byte line. */
+export const LINE_64 = "x".repeat(63) + "\n";
+/** Text with a NUL byte (read as binary). */
+export const NUL_BYTES = new Uint8Array([0x61, 0x00, 0x62, 0x0a]);
+/** Bytes that are not UTF-8. */
+export const BAD_UTF8 = new Uint8Array([0x41, 0xff, 0xfe, 0x0a]);
+
+/** A list_directory entry (directory sizes and times normalised). */
+export const entry = (path: string, type: string, size: number | string) => ({
+  path,
+  type,
+  size: type === "directory" ? "<dir-size>" : size,
+  mtime: "<time>",
+});
+
+/** A get_file_info result of a regular file (times normalised). */
+export const fileInfo = (
+  path: string,
+  size: number,
+  mode: string,
+  extra: Record<string, unknown> = {},
+) => ({
+  path,
+  type: "file",
+  size,
+  mtime: "<time>",
+  atime: "<time>",
+  birthtime: "<time>",
+  ctime: "<time>",
+  mode,
+  nlink: 1,
+  isSymlink: false,
+  ...extra,
+});
+
+/** An error expectation: code, argument and details. */
+export const err = (code: string, argument?: string, details?: unknown) => ({
+  error: { code, argument, details },
+});
+
+/** The details of a schema (zod) INVALID_ARGUMENT: one issue. */
+export const issue = (path: string, message: string) => ({ issues: [{ path, message }] });
+
+/** What the servers show for a tool they do not list (read-only mode, unknown name). */
+export const SERVERS_UNKNOWN_TOOL = {
+  stdio: { unknownTool: true },
+  httpModern: { unknownTool: true },
+  httpLegacy: { unknownTool: true },
+} as const;
+
+/** A unified diff of one file as edit_file and write_file report it. */
+export const diff = (name: string, hunk: string) =>
+  `Index: ${name}\n===================================================================\n--- ${name}\n+++ ${name}\n${hunk}`;
+
+/** The engine's pool size on this machine: the cores, clamped to 1..4. */
+export const POOL_SIZE = Math.max(1, Math.min(4, navigator.hardwareConcurrency || 1));
