@@ -37,11 +37,20 @@ export class UngrantablePathError extends Error {
   }
 }
 
+/** Throws UngrantablePathError when `path` cannot appear in a Deno permission flag. */
+function grantable(path: string, what: string, spelled = path): void {
+  if (path.includes(",")) throw new UngrantablePathError(spelled, what);
+}
+
 /** Variables the output code may read (colour and terminal width decisions). */
 export const DISPLAY_ENV = ["INIT_CWD", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"] as const;
 
-/** Flags of op, the client commands and auth that take a value (the rest are booleans). */
-const VALUE_FLAGS = new Set([
+/**
+ * Flags of op, the client commands, auth and config that take a value (the rest are booleans).
+ * A copy kept small for the router (it imports none of those modules); tests/cli/router_test.ts
+ * ties it to their option tables, both ways.
+ */
+export const VALUE_FLAGS: ReadonlySet<string> = new Set([
   "root",
   "limit",
   "output",
@@ -116,7 +125,23 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
     const root = last("root");
     return [abs(root === undefined || root === "" ? "." : root, invocationDir)];
   }
-  return [];
+  const bundled = bundledRoot(argv, invocationDir);
+  return bundled === undefined ? [] : [bundled];
+}
+
+/**
+ * The workspace root of the bundled server a client command starts (`tools`, `server-info`
+ * without --endpoint or --config), absolute; undefined when the command starts none.
+ */
+export function bundledRoot(argv: string[], invocationDir: string): string | undefined {
+  const [command, ...rest] = argv;
+  if (command !== "tools" && command !== "server-info") return undefined;
+  const { values } = scanArgs(rest);
+  if (values.has("endpoint") || values.has("config")) return undefined;
+  const root = values.get("root")?.at(-1);
+  // An empty --root is the client's own usage error (it says why); nothing to look at here.
+  if (root !== undefined && root.trim() === "") return undefined;
+  return abs(root ?? ".", invocationDir);
 }
 
 /** The plan for argv: which permissions the command's scoped child gets. */
@@ -132,23 +157,41 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
   const named = (flag: string, value: string | undefined, into: string[][]) => {
     if (value === undefined || value === "" || value === "-") return;
     const p = abs(value, base);
-    if (p.includes(",")) throw new UngrantablePathError(value, flag);
+    grantable(p, flag, value);
     paths.push(p);
     for (const list of into) list.push(p);
     const real = ctx.realPaths?.[p];
     if (real !== undefined && real !== p) {
-      if (real.includes(",")) throw new UngrantablePathError(real, flag);
+      grantable(real, flag);
       for (const list of into) list.push(real);
     }
   };
+  // Paths the command does not name but is granted (credentials, invocation and worker
+  // directories): the same comma check as named ones, by what they are.
+  const fixed = (what: string, path: string | undefined, into: string[][]) => {
+    if (path === undefined) return;
+    grantable(path, what);
+    for (const list of into) list.push(path);
+  };
+  const runList = (what: string, commands: string[]) => {
+    for (const c of commands) grantable(c, what);
+    return commands.join(",");
+  };
   const finish = (extra: string[]): CommandPlan => {
+    // Every path that reaches a flag has passed grantable(); this is the last line of defence.
+    for (const p of [...read, ...write]) grantable(p, "a granted path");
     const flags = ["--quiet", "--no-prompt"];
     if (read.length) flags.push(`--allow-read=${[...new Set(read)].join(",")}`);
     if (write.length) flags.push(`--allow-write=${[...new Set(write)].join(",")}`);
     return { kind: "child", flags: [...flags, ...extra], paths };
   };
-  const wantsHelp = has("help") || rest.includes("-h") || rest.includes("-V") || has("version");
-  if (wantsHelp) return { kind: "in-process" };
+  const words = positionals.filter((p) => !p.startsWith("-"));
+  const wantsVersion = rest.includes("-V") || has("version");
+  const wantsHelp = has("help") || rest.includes("-h");
+  // `tools call NAME --help` lists NAME's arguments as the server lists them: it connects like
+  // the call it describes, so it gets that call's permissions. Every other help runs in process.
+  const toolHelp = command === "tools" && words[0] === "call" && words[1] !== undefined;
+  if (wantsVersion || (wantsHelp && !toolHelp)) return { kind: "in-process" };
 
   if (command === "op") {
     if (positionals[0] === "list") return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
@@ -157,7 +200,7 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       read,
       ...(has("write") ? [write] : []),
     ]);
-    if (ctx.workerDir !== undefined) read.push(ctx.workerDir);
+    fixed("the search worker directory", ctx.workerDir, [read]);
     named("--arguments-file", last("arguments-file"), [read]);
     // No net, no run, no sys: an operation touches the workspace and nothing else.
     return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
@@ -173,9 +216,8 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     if (has("config")) named("--config", last("config"), [read]);
     if (remote) {
       // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
-      if (ctx.configDir !== undefined && !has("no-auth-store")) {
-        read.push(ctx.configDir);
-        write.push(ctx.configDir);
+      if (!has("no-auth-store")) {
+        fixed("the credentials directory", ctx.configDir, [read, write]);
       }
       extra.push("--allow-sys=uid");
       // An authorization server may live on any host the resource server names.
@@ -184,33 +226,30 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     if (has("config")) {
       // A config entry may be a stdio server: an arbitrary command of the user's own file, started
       // in the invocation directory (or its entry's cwd, checked to exist: read on that base).
-      read.push(base);
+      fixed("the invocation directory", base, [read]);
       extra.push("--allow-run");
     } else if (!has("endpoint")) {
       // The bundled server: this Deno running `cli.ts serve stdio` (its own launcher scopes it).
-      extra.push(`--allow-run=${ctx.deno.join(",")}`);
+      extra.push(`--allow-run=${runList("the Deno binary", ctx.deno)}`);
     }
     return finish(extra);
   }
 
   if (command === "auth") {
-    if (ctx.configDir !== undefined) {
-      read.push(ctx.configDir);
-      write.push(ctx.configDir);
-    }
+    fixed("the credentials directory", ctx.configDir, [read, write]);
     named("--config", last("config"), [read]);
     named("--client-secret-file", last("client-secret-file"), [read]);
     return finish([
       "--allow-env",
       "--allow-net",
-      ...(ctx.browser ? [`--allow-run=${ctx.browser}`] : []),
+      ...(ctx.browser ? [`--allow-run=${runList("the browser opener", [ctx.browser])}`] : []),
       "--allow-sys=uid",
     ]);
   }
 
   if (command === "config") {
     // Prints a snippet; learns about paths only through its probe child (this Deno).
-    return finish(["--allow-env", `--allow-run=${ctx.deno.join(",")}`]);
+    return finish(["--allow-env", `--allow-run=${runList("the Deno binary", ctx.deno)}`]);
   }
 
   // serve (its launcher scopes the server), help, version and unknown commands: no child.

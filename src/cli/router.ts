@@ -1,12 +1,15 @@
 /**
  * The `wmcp` router (cli.ts): reads just enough of argv to know the command and the paths it
  * names, computes that command's Deno permissions (command_permissions.ts) and runs the work in
- * a child `deno run <those flags> src/cli/scoped_main.ts ARGS`, with stdio inherited, SIGINT and
- * SIGTERM forwarded and the child's exit code returned. `serve` (its own launcher), help, version
+ * a child `deno run <those flags> src/cli/scoped_main.ts ARGS`, with stdio inherited, SIGHUP,
+ * SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 forwarded and the child's exit code returned (128+N
+ * when a signal ended it). `serve` (its own launcher), help, version
  * and unknown commands run in process. A router that may not run Deno (cli.ts started with
  * narrower flags) runs everything in process under the permissions it was given.
  */
+import type { PathFacts } from "./path_probe.ts";
 import {
+  bundledRoot,
   commandPermissions,
   namedPaths,
   type PermissionContext,
@@ -53,43 +56,103 @@ async function inProcess(argv: string[]): Promise<number> {
   return await main(argv);
 }
 
-/** Waits for the child, forwarding SIGINT/SIGTERM to it; returns its exit code. */
+/** Signals the router passes on to its child (those a Deno process may listen to and a user sends). */
+const FORWARDED: Deno.Signal[] = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2"];
+
+/** Waits for the child, forwarding FORWARDED signals to it; returns its exit code. */
 async function supervise(child: Deno.ChildProcess): Promise<number> {
-  const forward = (sig: Deno.Signal) => () => {
-    try {
-      child.kill(sig);
-    } catch {
-      // already exited
-    }
-  };
-  const onInt = forward("SIGINT");
-  const onTerm = forward("SIGTERM");
-  Deno.addSignalListener("SIGINT", onInt);
-  Deno.addSignalListener("SIGTERM", onTerm);
+  const listeners = FORWARDED.map((sig) => {
+    const forward = () => {
+      try {
+        child.kill(sig);
+      } catch {
+        // already exited
+      }
+    };
+    Deno.addSignalListener(sig, forward);
+    return [sig, forward] as const;
+  });
   try {
     const status = await child.status;
-    return status.signal !== null ? 128 + signalNumber(status.signal) : status.code;
+    return status.signal !== null ? signalExitCode(status.signal) : status.code;
   } finally {
-    Deno.removeSignalListener("SIGINT", onInt);
-    Deno.removeSignalListener("SIGTERM", onTerm);
+    for (const [sig, forward] of listeners) Deno.removeSignalListener(sig, forward);
   }
 }
 
-function signalNumber(sig: Deno.Signal): number {
-  return ({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15, SIGHUP: 1, SIGQUIT: 3, SIGPIPE: 13 } as Record<
-    string,
-    number
-  >)[sig] ?? 1;
+/** Signal numbers on Linux (signal(7)); macOS numbers differ where listed in DARWIN. */
+const LINUX_SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGILL: 4,
+  SIGTRAP: 5,
+  SIGABRT: 6,
+  SIGIOT: 6,
+  SIGBUS: 7,
+  SIGFPE: 8,
+  SIGKILL: 9,
+  SIGUSR1: 10,
+  SIGSEGV: 11,
+  SIGUSR2: 12,
+  SIGPIPE: 13,
+  SIGALRM: 14,
+  SIGTERM: 15,
+  SIGSTKFLT: 16,
+  SIGCHLD: 17,
+  SIGCONT: 18,
+  SIGSTOP: 19,
+  SIGTSTP: 20,
+  SIGTTIN: 21,
+  SIGTTOU: 22,
+  SIGURG: 23,
+  SIGXCPU: 24,
+  SIGXFSZ: 25,
+  SIGVTALRM: 26,
+  SIGPROF: 27,
+  SIGWINCH: 28,
+  SIGIO: 29,
+  SIGPOLL: 29,
+  SIGPWR: 30,
+  SIGSYS: 31,
+};
+const DARWIN_SIGNALS: Record<string, number> = {
+  ...LINUX_SIGNALS,
+  SIGEMT: 7,
+  SIGBUS: 10,
+  SIGSYS: 12,
+  SIGURG: 16,
+  SIGSTOP: 17,
+  SIGTSTP: 18,
+  SIGCONT: 19,
+  SIGCHLD: 20,
+  SIGIO: 23,
+  SIGPOLL: 23,
+  SIGWINCH: 28,
+  SIGINFO: 29,
+  SIGUSR1: 30,
+  SIGUSR2: 31,
+  SIGSTKFLT: 0,
+  SIGPWR: 0,
+};
+
+/** The shell's exit code for a child ended by `sig`: 128 + its number (1 when unknown). */
+export function signalExitCode(sig: Deno.Signal): number {
+  const n = (Deno.build.os === "darwin" ? DARWIN_SIGNALS : LINUX_SIGNALS)[sig];
+  return n ? 128 + n : 1;
 }
 
-/** Real paths of `paths` (links resolved), learned by the path probe child. */
-async function realPaths(paths: string[]): Promise<Record<string, string>> {
-  if (paths.length === 0) return {};
+/** What the path probe learned of `paths` (links resolved, kind), by path. */
+async function pathFacts(paths: string[]): Promise<Map<string, PathFacts>> {
+  if (paths.length === 0) return new Map();
   const { probePaths } = await import("./path_probe.ts");
   const facts = await probePaths(paths);
-  const out: Record<string, string> = {};
-  for (const f of facts ?? []) if (f.real !== undefined) out[f.path] = f.real;
-  return out;
+  return new Map((facts ?? []).map((f) => [f.path, f]));
+}
+
+function usage(message: string): number {
+  console.error(JSON.stringify({ error: { code: "USAGE", message } }));
+  return 2;
 }
 
 /** Runs the CLI for argv: in a child with the command's permissions, or in process. */
@@ -111,13 +174,26 @@ export async function route(argv: string[]): Promise<number> {
     if (plan.kind === "child") {
       const named = namedPaths(argv, base);
       if (named.length > 0) {
-        plan = commandPermissions(argv, { ...ctx, realPaths: await realPaths(named) });
+        const facts = await pathFacts(named);
+        // The bundled server's root: a missing one is the same usage error `op` gives (exit 2),
+        // said before any server is started.
+        const root = bundledRoot(argv, base);
+        const rf = root === undefined ? undefined : facts.get(root);
+        if (rf !== undefined && rf.kind !== "directory") {
+          return usage(
+            rf.kind === undefined
+              ? `workspace root ${root} does not exist or cannot be read`
+              : `workspace root ${root} is not a directory`,
+          );
+        }
+        const real: Record<string, string> = {};
+        for (const f of facts.values()) if (f.real !== undefined) real[f.path] = f.real;
+        plan = commandPermissions(argv, { ...ctx, realPaths: real });
       }
     }
   } catch (err) {
     if (!(err instanceof UngrantablePathError)) throw err;
-    console.error(JSON.stringify({ error: { code: "USAGE", message: err.message } }));
-    return 2;
+    return usage(err.message);
   }
   if (plan.kind === "in-process") return await inProcess(argv);
   const child = new Deno.Command(self, {
