@@ -4,7 +4,7 @@
  * cleaned npx cache and needs no `deno` on PATH), caches the module graph with it, and writes
  * BIN/wmcp: a shell launcher that execs that Deno with this checkout's deno.json and the router's
  * fixed permissions (the `cli` task's) on cli.ts. Re-running it is idempotent; --uninstall removes
- * both. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
+ * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -29,15 +29,29 @@ function shQuote(s: string): string {
   return `'${s.replaceAll("'", `'"'"'`)}'`;
 }
 
+/** Where a launcher is written from: the checkout and the install's own flags (for "Remove:"). */
+export interface LauncherOptions {
+  /** The checkout the launcher runs (default: this one). */
+  project?: string;
+  /** The --bin-dir/--data-dir flags of a custom install, repeated in its "Remove:" line. */
+  installFlags?: string[];
+}
+
 /** The launcher script for a runtime binary and this checkout. */
-export function launcherScript(runtime: string, project = PROJECT): string {
+export function launcherScript(runtime: string, options: LauncherOptions = {}): string {
+  const project = options.project ?? PROJECT;
   // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
   const flags = routerFlags().map((f) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f);
+  const remove = [
+    "deno task -q install",
+    ...(options.installFlags ?? []).map((w) => /^[\w\/.,:=@%+-]+$/.test(w) ? w : shQuote(w)),
+    "--uninstall",
+  ];
   return [
     "#!/bin/sh",
     LAUNCHER_MARK,
     `# for the checkout ${project}; re-run the install after moving it.`,
-    "# Remove: deno task -q install --uninstall (or delete this file and the runtime it names).",
+    `# Remove: ${remove.join(" ")} (or delete this file and the runtime it names).`,
     'INIT_CWD="$PWD" DENO_NO_UPDATE_CHECK=1',
     "export INIT_CWD DENO_NO_UPDATE_CHECK",
     `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${shQuote(`${project}/deno.json`)} ${
@@ -45,6 +59,17 @@ export function launcherScript(runtime: string, project = PROJECT): string {
     } "$@"`,
     "",
   ].join("\n");
+}
+
+/**
+ * The runtime a launcher this installer wrote names (its `exec 'RUNTIME' run` line), when that
+ * is one of ours: a `deno-VERSION` file in a `runtime` directory. Undefined otherwise.
+ */
+export function launcherRuntime(script: string): string | undefined {
+  const m = /^exec '((?:[^']|'"'"')*)' run /m.exec(script);
+  if (!m) return undefined;
+  const runtime = m[1].replaceAll(`'"'"'`, "'");
+  return /^\/.*\/runtime\/deno-[^/]+$/.test(runtime) ? runtime : undefined;
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -114,23 +139,45 @@ export async function install(argv: string[]): Promise<number> {
   const runtimeDir = `${dataDir}/runtime`;
 
   if (values.uninstall) {
+    // Remove the launcher and the runtime IT names (another install's runtime stays).
+    let runtime: string | undefined;
     if (await exists(launcher)) {
       const text = await Deno.readTextFile(launcher).catch(() => "");
       if (!text.includes(LAUNCHER_MARK)) {
         console.error(`install: ${launcher} was not written by this installer; left as it is`);
         return 1;
       }
+      runtime = launcherRuntime(text);
       await Deno.remove(launcher);
       say(`removed ${launcher}`);
+    } else if (values["data-dir"] !== undefined) {
+      // No launcher: the runtime of the data directory named on the command line.
+      runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
     }
-    if (await exists(runtimeDir)) {
-      await Deno.remove(runtimeDir, { recursive: true });
-      say(`removed ${runtimeDir}`);
+    if (runtime !== undefined && await exists(runtime)) {
+      await Deno.remove(runtime);
+      say(`removed ${runtime}`);
+      const dir = runtime.replace(/\/[^/]+$/, "");
+      // Only when empty: other versions' runtimes (older installs) are left in place.
+      await Deno.remove(dir).catch(() => {});
+      await Deno.remove(dir.replace(/\/runtime$/, "")).catch(() => {});
     }
-    await Deno.remove(dataDir).catch(() => {}); // only when empty
     return 0;
   }
 
+  for (const [what, dir] of [["--bin-dir", binDir], ["--data-dir", dataDir]]) {
+    if (dir.includes(",")) {
+      console.error(
+        `install: cannot use ${what} ${dir}: Deno's permission flags cannot name a path ` +
+          "containing a comma (the launcher grants its runtime by path); choose another",
+      );
+      return 2;
+    }
+    if (/[\n\r]/.test(dir)) {
+      console.error(`install: cannot use ${what} ${JSON.stringify(dir)}: it contains a line break`);
+      return 2;
+    }
+  }
   // 1. The runtime: a copy of this Deno, named by its version (a finished copy is never partial).
   const runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
   await Deno.mkdir(runtimeDir, { recursive: true });
@@ -161,7 +208,11 @@ export async function install(argv: string[]): Promise<number> {
   }
   // 3. The launcher.
   await Deno.mkdir(binDir, { recursive: true });
-  const script = launcherScript(runtime);
+  const installFlags = [
+    ...(values["bin-dir"] !== undefined ? ["--bin-dir", binDir] : []),
+    ...(values["data-dir"] !== undefined ? ["--data-dir", dataDir] : []),
+  ];
+  const script = launcherScript(runtime, { installFlags });
   const current = await Deno.readTextFile(launcher).catch(() => undefined);
   if (current !== undefined && !current.includes(LAUNCHER_MARK)) {
     console.error(

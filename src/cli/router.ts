@@ -182,8 +182,8 @@ export async function route(argv: string[]): Promise<number> {
         if (rf !== undefined && rf.kind !== "directory") {
           return usage(
             rf.kind === undefined
-              ? `workspace root ${root} does not exist or cannot be read`
-              : `workspace root ${root} is not a directory`,
+              ? `cannot open the workspace: workspace root ${root} does not exist or cannot be read`
+              : `cannot open the workspace: workspace root ${root} is not a directory`,
           );
         }
         const real: Record<string, string> = {};
