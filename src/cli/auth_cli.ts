@@ -21,6 +21,7 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { writeStdout } from "./output.ts";
+import { commandPermissions, UngrantablePathError } from "./command_permissions.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
@@ -408,19 +409,6 @@ function number(v: string | undefined, flag: string, min: number, max: number): 
   return n;
 }
 
-/** The `deno run` permission flags of the auth commands (RUNTIME.md): config dir, net, opener. */
-export function authPermissionFlags(configDir: string, configFile?: string): string[] {
-  const read = [configDir, ...(configFile ? [configFile] : [])];
-  return [
-    `--allow-read=${read.join(",")}`,
-    `--allow-write=${configDir}`,
-    "--allow-env",
-    "--allow-net",
-    `--allow-run=${browserCommand()}`,
-    "--allow-sys=uid",
-  ];
-}
-
 /** Set in a process re-launched with the credentials directory's permissions. */
 export const RELAUNCHED = "WMCP_AUTH_RELAUNCHED";
 
@@ -433,46 +421,46 @@ export function holdsCredentialsDir(): boolean {
 }
 
 /**
- * Runs `cli.ts ARGS` again with the credentials directory's permissions (read and write there,
- * read on `extraRead`, env, net, the browser opener, sys=uid) when this process lacks them (the
- * `cli` task grants only the directory it is run from). Undefined when no re-launch is needed or
- * possible (already re-launched, or no permission to run Deno).
+ * Runs `cli.ts auth ARGS` again with exactly the permissions the router grants `auth`
+ * (command_permissions.ts: the one definition) when this process lacks the credentials
+ * directory (cli.ts started with narrower flags than the router's, so it ran auth in process).
+ * Undefined when no re-launch is needed or possible (already re-launched, or no permission to
+ * run Deno).
  */
-export async function relaunchWithCredentials(
-  cliArgs: string[],
-  extraRead: string[] = [],
-): Promise<number | undefined> {
+export async function relaunchWithCredentials(authArgs: string[]): Promise<number | undefined> {
   if (Deno.env.get(RELAUNCHED) || holdsCredentialsDir()) return undefined;
   if (Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state !== "granted") {
     return undefined;
   }
-  const dir = credentialsDir().replace(/\/auth$/, "");
-  // authPermissionFlags' first flag is --allow-read of the directory: widened to extraRead.
-  const [, ...more] = authPermissionFlags(dir);
-  const read = `--allow-read=${[dir, ...extraRead].join(",")}`;
+  const invocationDir = Deno.env.get("INIT_CWD") ?? Deno.cwd();
+  const argv = ["auth", ...authArgs];
+  let plan;
+  try {
+    plan = commandPermissions(argv, {
+      invocationDir,
+      configDir: credentialsDir().replace(/\/auth$/, ""),
+      deno: [Deno.execPath()],
+      browser: browserCommand(),
+    });
+  } catch (err) {
+    if (err instanceof UngrantablePathError) throw new ClientError("usage", err.message);
+    throw err;
+  }
+  if (plan.kind !== "child") return undefined;
   const cli = new URL("../../cli.ts", import.meta.url);
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      "--quiet",
-      "--no-prompt",
-      read,
-      ...more,
+      ...plan.flags,
       cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
-      ...cliArgs,
+      ...argv,
     ],
-    env: { [RELAUNCHED]: "1" },
+    env: { [RELAUNCHED]: "1", INIT_CWD: invocationDir },
     stdin: "inherit",
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
   return (await child.status).code;
-}
-
-/** `auth` again with exactly its permissions, when this process cannot reach the directory. */
-function relaunch(argv: string[], values: Values): Promise<number | undefined> {
-  const configFile = values.config === undefined ? undefined : resolveFromInvocation(values.config);
-  return relaunchWithCredentials(["auth", ...argv], configFile ? [configFile] : []);
 }
 
 function say(line: string): void {
@@ -510,7 +498,7 @@ export async function runAuth(argv: string[]): Promise<number> {
           : `auth takes ${subs.join(", ")}`,
       );
     }
-    const relaunched = await relaunch(argv, values);
+    const relaunched = await relaunchWithCredentials(argv);
     if (relaunched !== undefined) return relaunched;
     const store = fileStore();
 
