@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { explainParseError } from "./suggest.ts";
-import denoConfig from "../../deno.json" with { type: "json" };
+import { serverPermissions } from "./server_flags.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 
@@ -29,18 +29,9 @@ export const DEFAULT_SERVER_NAME = "wmcp";
 
 const CLI_URL = new URL("../../cli.ts", import.meta.url);
 
-/** The launcher's permission flags, exactly as the serve:stdio task in deno.json grants them. */
+/** The launcher's permission flags (server_flags.ts; the serve:stdio task is tested to match). */
 export function launcherFlags(): string[] {
-  const tokens = denoConfig.tasks["serve:stdio"].split(/\s+/);
-  const run = tokens.indexOf("run");
-  const cli = tokens.indexOf("cli.ts");
-  if (
-    tokens[0] !== "deno" || run !== 1 || cli < run ||
-    tokens.slice(cli + 1).join(" ") !== "serve stdio"
-  ) {
-    throw new Error("deno.json's serve:stdio task is not `deno run FLAGS cli.ts serve stdio`");
-  }
-  return tokens.slice(run + 1, cli);
+  return serverPermissions("stdio", [], { via: "launcher" });
 }
 
 /** A stdio server entry: the program and its arguments (and environment, where needed). */

@@ -32,7 +32,9 @@ import { inspectPidDir } from "../sandbox/pid_dir.ts";
 import {
   answerInfoFlags,
   bindHost,
+  parseOptions,
   parseServerFlags,
+  SERVER_FLAGS,
   type ServerKind,
   serverPermissions,
 } from "./server_flags.ts";
@@ -72,8 +74,12 @@ export function splitLauncherFlags(args: string[]): { sandbox: SandboxMode; serv
   return { sandbox, serverArgs };
 }
 
-/** The path-valued server flags, rewritten inside the sandbox to absolute, normalized paths. */
-const PATH_FLAGS = ["root", "pid-file", "token-file", "read-token-file", "state-key-file"] as const;
+/** The path-valued flags of one server (SERVER_FLAGS' `value: "path"`): rewritten for the sandbox. */
+function pathFlags(kind: "stdio" | "http"): string[] {
+  return SERVER_FLAGS.filter((f) => f.value === "path" && f.servers.includes(kind)).map((f) =>
+    f.name
+  );
+}
 
 /**
  * Plans the sandbox for these server arguments: every path flag made absolute and normalized
@@ -92,25 +98,27 @@ export function planSandbox(
   },
 ): { plan: SandboxPlan; serverArgs: string[] } {
   const out = [...args];
-  const given: Partial<Record<(typeof PATH_FLAGS)[number], { source: string; dest: string }>> = {};
-  const relevant = kind === "http" ? PATH_FLAGS : (["root"] as const);
-  for (const flag of relevant) {
-    for (let i = 0; i < out.length; i++) {
-      let value: string | undefined;
-      if (out[i] === `--${flag}` && i + 1 < out.length) {
-        value = out[i + 1];
-      } else if (out[i].startsWith(`--${flag}=`)) {
-        value = out[i].slice(flag.length + 3);
-      } else continue;
-      let source = resolveFromInvocation(value);
-      if (flag === "pid-file" && options.pidDirReal !== undefined) {
-        source = `${options.pidDirReal === "/" ? "" : options.pidDirReal}/${baseName(source)}`;
-      }
-      const dest = normalizeAbsolute(source);
-      given[flag] = { source, dest };
-      if (out[i] === `--${flag}`) out[i + 1] = dest;
-      else out[i] = `--${flag}=${dest}`;
+  const given: Partial<Record<string, { source: string; dest: string }>> = {};
+  const relevant = new Set(pathFlags(kind));
+  // The flags as the server will parse them (its own table): `--flag V` and `--flag=V` alike,
+  // nothing after `--`; the last of a repeated flag wins, as in the server.
+  const { tokens } = parseArgs({
+    args,
+    options: parseOptions(kind),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const t of tokens ?? []) {
+    if (t.kind !== "option" || !relevant.has(t.name) || typeof t.value !== "string") continue;
+    let source = resolveFromInvocation(t.value);
+    if (t.name === "pid-file" && options.pidDirReal !== undefined) {
+      source = `${options.pidDirReal === "/" ? "" : options.pidDirReal}/${baseName(source)}`;
     }
+    const dest = normalizeAbsolute(source);
+    given[t.name] = { source, dest };
+    if (t.inlineValue) out[t.index] = `${t.rawName}=${dest}`;
+    else out[t.index + 1] = dest;
   }
   if (given.root === undefined) {
     const source = resolveFromInvocation(".");

@@ -257,7 +257,8 @@ function entryName(kind: ServerKind): string {
   return kind === "http" ? "serve_http.ts" : "serve_stdio.ts";
 }
 
-function parseOptions(kind: ServerKind) {
+/** The node:util parseArgs options of one server, from SERVER_FLAGS (plus -h/-V). */
+export function parseOptions(kind: ServerKind) {
   const options: Record<
     string,
     { type: "string" | "boolean"; multiple?: boolean; short?: string }
