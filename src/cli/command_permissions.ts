@@ -5,6 +5,8 @@
  * only where a child is started. The router (router.ts) runs the command's work with exactly these.
  */
 
+import type { EntryFacts } from "./entry_probe.ts";
+
 /** What the permission computation needs to know about this machine and this run. */
 export interface PermissionContext {
   /** Absolute directory that relative paths on the command line are taken from. */
@@ -19,6 +21,8 @@ export interface PermissionContext {
   realPaths?: Record<string, string>;
   /** The browser opener of `auth login` (xdg-open, open, or $WMCP_BROWSER). */
   browser?: string;
+  /** The --config entry the command names, as the entry probe loaded it (entry_probe.ts). */
+  configEntry?: EntryFacts;
 }
 
 /** What to grant one command, or `in-process` for commands that start no scoped child. */
@@ -116,6 +120,20 @@ function abs(path: string, base: string): string {
   return `/${out.join("/")}`;
 }
 
+/** The --config file and --server of a client command (absolute), when it names both. */
+export function configTarget(
+  argv: string[],
+  invocationDir: string,
+): { path: string; server: string } | undefined {
+  const [command, ...rest] = argv;
+  if (command !== "tools" && command !== "server-info") return undefined;
+  const { values } = scanArgs(rest);
+  const config = values.get("config")?.at(-1);
+  const server = values.get("server")?.at(-1);
+  if (config === undefined || config === "" || config === "-" || !server) return undefined;
+  return { path: abs(config, invocationDir), server };
+}
+
 /** The absolute paths a command names that are worth resolving (links) before granting. */
 export function namedPaths(argv: string[], invocationDir: string): string[] {
   const [command, ...rest] = argv;
@@ -124,6 +142,12 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
   if (command === "op") {
     const root = last("root");
     return [abs(root === undefined || root === "" ? "." : root, invocationDir)];
+  }
+  if (command === "tools" || command === "server-info") {
+    const config = last("config");
+    if (config !== undefined && config !== "" && config !== "-") {
+      return [abs(config, invocationDir)];
+    }
   }
   const bundled = bundledRoot(argv, invocationDir);
   return bundled === undefined ? [] : [bundled];
@@ -212,7 +236,12 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     named("--client-secret-file", last("client-secret-file"), [read]);
     if (command === "tools" && positionals[0] === "run") named("tools run", positionals[1], [read]);
     const extra = ["--allow-env"];
-    const remote = has("endpoint") || has("config");
+    // The config entry, when the router could load it first: stdio gets run on its command and
+    // read on its cwd only; HTTP gets net and the credentials, and neither run nor read.
+    const entry = has("config") && ctx.configEntry !== undefined && "kind" in ctx.configEntry
+      ? ctx.configEntry
+      : undefined;
+    const remote = has("endpoint") || (has("config") && entry?.kind !== "stdio");
     if (has("config")) named("--config", last("config"), [read]);
     if (remote) {
       // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
@@ -223,9 +252,20 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       // An authorization server may live on any host the resource server names.
       extra.push("--allow-net");
     }
-    if (has("config")) {
-      // A config entry may be a stdio server: an arbitrary command of the user's own file, started
-      // in the invocation directory (or its entry's cwd, checked to exist: read on that base).
+    if (entry?.kind === "stdio") {
+      // Started in its cwd (checked to exist: read there). Run on exactly its command where a
+      // Deno flag can name it as the client spawns it: an absolute path, or a bare name looked up
+      // on this PATH (not when the entry sets its own PATH); else any command.
+      fixed("the server's working directory", entry.cwd ?? base, [read]);
+      const c = entry.command;
+      const exact = !c.includes(",") && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
+      extra.push(exact ? `--allow-run=${c}` : "--allow-run");
+    } else if (entry?.kind === "http") {
+      // The sign-in may open a browser (as `auth login` does).
+      if (ctx.browser) extra.push(`--allow-run=${runList("the browser opener", [ctx.browser])}`);
+    } else if (has("config")) {
+      // Not loaded before the child (no --server, unreadable or invalid: the client says why):
+      // the entry may be a stdio server started in the invocation directory, any command.
       fixed("the invocation directory", base, [read]);
       extra.push("--allow-run");
     } else if (!has("endpoint")) {

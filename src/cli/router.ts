@@ -8,9 +8,11 @@
  * narrower flags) runs everything in process under the permissions it was given.
  */
 import type { PathFacts } from "./path_probe.ts";
+import { probeEntry } from "./entry_probe.ts";
 import {
   bundledRoot,
   commandPermissions,
+  configTarget,
   namedPaths,
   type PermissionContext,
   UngrantablePathError,
@@ -188,7 +190,13 @@ export async function route(argv: string[]): Promise<number> {
         }
         const real: Record<string, string> = {};
         for (const f of facts.values()) if (f.real !== undefined) real[f.path] = f.real;
-        plan = commandPermissions(argv, { ...ctx, realPaths: real });
+        // A --config entry loaded first (read on that file only) narrows run, net and read.
+        const target = configTarget(argv, base);
+        const configEntry = target === undefined ? undefined : await probeEntry(
+          { ...target, read: [...new Set([target.path, real[target.path] ?? target.path])] },
+          { deno: self, invocationDir: base },
+        );
+        plan = commandPermissions(argv, { ...ctx, realPaths: real, configEntry });
       }
     }
   } catch (err) {

@@ -1,0 +1,68 @@
+/**
+ * What one config entry needs, for the router (which may read no file): a child granted read on
+ * the config file only (and env, for `${VAR}` expansion) loads the entry as the client will and
+ * prints `{kind, command?, cwd?, pathEnv?}` or `{error}`. The router then grants the client run
+ * on that command only (stdio), or net (HTTP), instead of both.
+ */
+import type { Target } from "../client/config_file.ts";
+
+/** What the probe learned of a config entry. */
+export type EntryFacts =
+  | { kind: "stdio"; command: string; cwd?: string; pathEnv: boolean }
+  | { kind: "http" }
+  | { error: string };
+
+const PROBE = new URL("./entry_probe.ts", import.meta.url);
+
+/**
+ * Loads entry `server` of config file `config` (absolute paths) in a child granted read on
+ * `read` only. Undefined when no child can be run or it says nothing usable.
+ */
+export async function probeEntry(
+  config: { path: string; server: string; read: string[] },
+  options: { deno: string; invocationDir: string },
+): Promise<EntryFacts | undefined> {
+  if (PROBE.protocol !== "file:" || config.read.some((p) => p.includes(","))) return undefined;
+  try {
+    const out = await new Deno.Command(options.deno, {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        `--allow-read=${config.read.join(",")}`,
+        "--allow-env",
+        decodeURIComponent(PROBE.pathname),
+        config.path,
+        config.server,
+      ],
+      env: { INIT_CWD: options.invocationDir },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    const facts = JSON.parse(new TextDecoder().decode(out.stdout)) as EntryFacts;
+    return facts && typeof facts === "object" ? facts : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function factsOf(path: string, server: string): Promise<EntryFacts> {
+  const { targetFromConfig } = await import("../client/config_file.ts");
+  try {
+    const t: Target = await targetFromConfig(path, server);
+    if (t.kind !== "stdio") return { kind: "http" };
+    return {
+      kind: "stdio",
+      command: t.command,
+      cwd: t.cwd,
+      pathEnv: t.env !== undefined && Object.keys(t.env).includes("PATH"),
+    };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+if (import.meta.main) {
+  console.log(JSON.stringify(await factsOf(Deno.args[0], Deno.args[1])));
+}
