@@ -27,7 +27,8 @@ import { didYouMean, explainParseError } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 import { unreachableWords } from "../workarounds/deno_fetch_error.ts";
 
-const OPTIONS = {
+/** The options of the auth commands (node:util parseArgs). */
+export const OPTIONS = {
   endpoint: { type: "string" },
   config: { type: "string" },
   server: { type: "string" },

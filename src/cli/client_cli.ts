@@ -36,7 +36,8 @@ import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
-const OPTIONS = {
+/** The options of the client commands (node:util parseArgs). */
+export const OPTIONS = {
   transport: { type: "string" },
   endpoint: { type: "string" },
   config: { type: "string" },

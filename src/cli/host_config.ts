@@ -354,7 +354,8 @@ const HTTP_TOKEN_INTRO =
   "the server is not on loopback, so it requires a bearer token (--token-file or " + TOKEN_ENV +
   ")";
 
-const PRINT_OPTIONS = {
+/** The options of `config print` (node:util parseArgs). */
+export const PRINT_OPTIONS = {
   host: { type: "string" },
   root: { type: "string" },
   write: { type: "boolean" },

@@ -38,7 +38,8 @@ import { startOpProgress } from "./op_progress.ts";
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
 
-const OP_OPTIONS = {
+/** The options of `op` (node:util parseArgs). */
+export const OP_OPTIONS = {
   root: { type: "string" },
   write: { type: "boolean" },
   limit: { type: "string", multiple: true },

@@ -22,7 +22,7 @@ interface Run {
 async function run(
   cmd: string,
   args: string[],
-  opts: { cwd: string; stdin?: string },
+  opts: { cwd: string; stdin?: string; env?: Record<string, string> },
 ): Promise<Run> {
   const child = new Deno.Command(cmd, {
     args,
@@ -31,7 +31,7 @@ async function run(
     stdout: "piped",
     stderr: "piped",
     // As `deno task` and the launcher set it: the directory the user runs the command from.
-    env: { NO_COLOR: "1", INIT_CWD: opts.cwd },
+    env: { NO_COLOR: "1", INIT_CWD: opts.cwd, ...opts.env },
     signal: AbortSignal.timeout(60_000),
   }).spawn();
   if (opts.stdin !== undefined) {
@@ -74,7 +74,9 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
   const L = await layout();
   const bin = `${L.base}/bin`;
   const data = `${L.base}/data`;
-  const installer = (extra: string[]) =>
+  // HOME is a scratch directory: an uninstall must never touch the real default data dir.
+  const home = `${L.base}/home`;
+  const installer = (extra: string[], dirs = ["--bin-dir", bin, "--data-dir", data]) =>
     run(Deno.execPath(), [
       "run",
       "--quiet",
@@ -83,12 +85,9 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
       "--allow-env",
       "--allow-run",
       `${PROJECT}src/cli/install.ts`,
-      "--bin-dir",
-      bin,
-      "--data-dir",
-      data,
+      ...dirs,
       ...extra,
-    ], { cwd: L.cwd });
+    ], { cwd: L.cwd, env: { HOME: home, XDG_DATA_HOME: "" } });
   try {
     const first = await installer([]);
     assert.equal(first.code, 0, first.stderr + first.stdout);
@@ -96,6 +95,13 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
     const wmcp = `${bin}/wmcp`;
     const script = await Deno.readTextFile(wmcp);
     assert.ok(!script.includes("--allow-read") && !script.includes("--allow-net"), script);
+    // The launcher says how to remove exactly this install.
+    assert.ok(
+      script.includes(
+        `# Remove: deno task -q install --bin-dir ${bin} --data-dir ${data} --uninstall`,
+      ),
+      script,
+    );
 
     await t.step("--version answers the package version", async () => {
       const r = await run(wmcp, ["--version"], { cwd: L.cwd });
@@ -120,6 +126,17 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
       assert.equal(r.code, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).content, "alpha\n");
     });
+    await t.step(
+      "tools call NAME --help through the launcher connects to the bundled server",
+      async () => {
+        const r = await run(wmcp, ["tools", "call", "read_file", "--help", "--root", L.A], {
+          cwd: L.cwd,
+        });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /tools call read_file/);
+        assert.match(r.stdout, /startLine/);
+      },
+    );
     await t.step("re-running the install changes nothing", async () => {
       const before = await Deno.stat(wmcp);
       const again = await installer([]);
@@ -128,12 +145,20 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
       assert.equal((await Deno.stat(wmcp)).mtime?.getTime(), before.mtime?.getTime());
       assert.doesNotMatch(again.stdout, /copied Deno/);
     });
-    await t.step("--uninstall removes the launcher and the runtime", async () => {
-      const r = await installer(["--uninstall"]);
-      assert.equal(r.code, 0, r.stderr);
-      await assert.rejects(Deno.stat(wmcp), Deno.errors.NotFound);
-      await assert.rejects(Deno.stat(`${data}/runtime`), Deno.errors.NotFound);
-    });
+    await t.step(
+      "--uninstall --bin-dir removes that launcher and the runtime IT names",
+      async () => {
+        // Another install's runtime in the default data directory: not this launcher's, kept.
+        const other = `${home}/.local/share/wmcp/runtime/deno-${Deno.version.deno}`;
+        await Deno.mkdir(`${home}/.local/share/wmcp/runtime`, { recursive: true });
+        await Deno.writeTextFile(other, "another install's runtime");
+        const r = await installer(["--uninstall"], ["--bin-dir", bin]);
+        assert.equal(r.code, 0, r.stderr);
+        await assert.rejects(Deno.stat(wmcp), Deno.errors.NotFound);
+        await assert.rejects(Deno.stat(`${data}/runtime`), Deno.errors.NotFound);
+        assert.equal(await Deno.readTextFile(other), "another install's runtime");
+      },
+    );
   } finally {
     await Deno.remove(L.base, { recursive: true });
   }

@@ -1,0 +1,377 @@
+/**
+ * The router's fixes, as real processes of cli.ts started exactly as the `cli` task starts it:
+ * `tools call NAME --help` connects like the call (bundled server and --config); every path put
+ * into a permission flag refuses a comma with exit 2; a missing bundled root is exit 2 before
+ * any server starts; SIGHUP reaches the scoped child and a child's signal maps to 128+N; a
+ * --config entry is loaded first so its child gets run on that command only and no net; auth
+ * started with narrower flags re-launches with the router's own auth grant; the router's
+ * VALUE_FLAGS match the commands' option tables; the serve launcher's flags match its task.
+ */
+import assert from "node:assert/strict";
+import {
+  commandPermissions,
+  UngrantablePathError,
+  VALUE_FLAGS,
+} from "../../src/cli/command_permissions.ts";
+import { probeEntry } from "../../src/cli/entry_probe.ts";
+import { launcherFlags } from "../../src/cli/host_config.ts";
+import { OP_OPTIONS } from "../../src/cli/main.ts";
+import { OPTIONS as CLIENT_OPTIONS } from "../../src/cli/client_cli.ts";
+import { OPTIONS as AUTH_OPTIONS } from "../../src/cli/auth_cli.ts";
+import { PRINT_OPTIONS } from "../../src/cli/host_config.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
+
+const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+const dec = new TextDecoder();
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const taskFlags = (task: string) => {
+  const t = task.split(/\s+/);
+  return t.slice(t.indexOf("run") + 1, t.indexOf("cli.ts"));
+};
+const ROUTER_FLAGS = taskFlags(denoConfig.tasks.cli);
+
+/** cli.ts as the `cli` task starts it, from `cwd`, with extra environment. */
+async function router(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; flags?: string[] },
+): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", ...(opts.flags ?? ROUTER_FLAGS), `${PROJECT}cli.ts`, ...args],
+    cwd: opts.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", INIT_CWD: opts.cwd, ...opts.env },
+    signal: AbortSignal.timeout(60_000),
+  }).output();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function errorOf(r: Run): { code: string; message: string } {
+  const line = r.stderr.trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
+  assert.ok(line, `no JSON error on stderr: ${r.stderr}`);
+  return JSON.parse(line).error;
+}
+
+async function scratch() {
+  const base = Deno.realPathSync(await Deno.makeTempDir({ prefix: "wmcp_scope_" }));
+  const dirs = { cwd: `${base}/cwd`, A: `${base}/A`, files: `${base}/elsewhere` };
+  for (const d of Object.values(dirs)) await Deno.mkdir(d);
+  await Deno.writeTextFile(`${dirs.A}/a.txt`, "alpha\n");
+  const config = `${dirs.files}/servers.json`;
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        here: {
+          command: Deno.execPath(),
+          args: ["run", ...ROUTER_FLAGS, `${PROJECT}cli.ts`, "serve", "stdio", "--root", dirs.A],
+        },
+        web: { url: "http://127.0.0.1:9/mcp" },
+      },
+    }),
+  );
+  return { base, config, ...dirs };
+}
+
+Deno.test("router: tools call NAME --help connects like the call (bundled and --config); other help stays in process", async () => {
+  const L = await scratch();
+  try {
+    for (
+      const args of [
+        ["tools", "call", "read_file", "--help", "--root", L.A],
+        ["tools", "call", "read_file", "-h", "--config", L.config, "--server", "here"],
+      ]
+    ) {
+      const r = await router(args, { cwd: L.cwd });
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stdout, /tools call read_file/, r.stdout);
+      assert.match(r.stdout, /startLine/, r.stdout);
+      assert.doesNotMatch(r.stderr, /PERMISSION|NotCapable/, r.stderr);
+    }
+    // Plain help needs nothing: it answers even when the root does not exist.
+    const plain = await router(["tools", "--help", "--root", "/nonexistent-wmcp"], { cwd: L.cwd });
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, /tools/);
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: a comma in any granted path is exit 2 in words (credentials, invocation and worker directories)", async () => {
+  const L = await scratch();
+  try {
+    for (const dir of ["/tmp/x,/etc", "/tmp/x,/"]) {
+      const r = await router(["tools", "list", "--endpoint", "http://127.0.0.1:9/mcp"], {
+        cwd: L.cwd,
+        env: { WMCP_CONFIG_DIR: dir },
+      });
+      assert.equal(r.code, 2, r.stderr);
+      const e = errorOf(r);
+      assert.equal(e.code, "USAGE");
+      assert.match(e.message, /credentials directory .*comma/);
+      const auth = await router(["auth", "status"], {
+        cwd: L.cwd,
+        env: { WMCP_CONFIG_DIR: dir },
+      });
+      assert.equal(auth.code, 2, auth.stderr);
+      assert.match(errorOf(auth).message, /credentials directory .*comma/);
+    }
+    // The invocation directory, granted to a --config whose entry is not loaded first.
+    const commaDir = `${L.base}/c,d`;
+    await Deno.mkdir(commaDir);
+    const r = await router(["tools", "list", "--config", L.config], { cwd: commaDir });
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(errorOf(r).message, /invocation directory .*comma/);
+    // The search worker directory (a checkout path with a comma).
+    assert.throws(
+      () =>
+        commandPermissions(["op", "read_file", "--root", L.A], {
+          invocationDir: L.cwd,
+          deno: ["deno"],
+          workerDir: "/co,py/src/workspace",
+        }),
+      (e) => e instanceof UngrantablePathError && /worker directory/.test(e.message),
+    );
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: a missing root is exit 2 USAGE for tools as for op (no server started)", async () => {
+  const L = await scratch();
+  try {
+    for (const args of [["tools", "list"], ["server-info"], ["op", "list_directory"]]) {
+      const r = await router([...args, "--root", "/nonexistent-wmcp-root"], { cwd: L.cwd });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      const e = errorOf(r);
+      assert.equal(e.code, "USAGE");
+      assert.match(e.message, /\/nonexistent-wmcp-root/);
+      assert.doesNotMatch(r.stderr, /bubblewrap|sandbox/i);
+    }
+    // A file is not a root either.
+    const f = await router(["tools", "list", "--root", `${L.A}/a.txt`], { cwd: L.cwd });
+    assert.equal(f.code, 2, f.stderr);
+    assert.match(errorOf(f).message, /not a directory/);
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+/** Starts the router on `op read_file --arguments-stdin` (waits on stdin) and finds its child. */
+async function routerWithChild(L: { A: string; cwd: string }) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...ROUTER_FLAGS,
+      `${PROJECT}cli.ts`,
+      "op",
+      "read_file",
+      "--root",
+      L.A,
+      "--arguments-stdin",
+    ],
+    cwd: L.cwd,
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let grandchild: number | undefined;
+  for (let i = 0; i < 300 && grandchild === undefined; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    const ps = await new Deno.Command("ps", {
+      args: ["-o", "pid=,args=", "--ppid", String(child.pid)],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    for (const line of dec.decode(ps.stdout).split("\n")) {
+      const m = /^\s*(\d+)\s+(.*)$/.exec(line);
+      if (m && m[2].includes("scoped_main.ts")) grandchild = Number(m[1]);
+    }
+  }
+  assert.ok(grandchild !== undefined, "the router started no scoped child");
+  return { child, grandchild };
+}
+
+async function gone(pid: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    const ps = await new Deno.Command("ps", {
+      args: ["-o", "stat=", "-p", String(pid)],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    if (!ps.success || dec.decode(ps.stdout).trim().startsWith("Z")) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+Deno.test("router: SIGHUP is forwarded (exit 129, no orphan); a child ended by SIGALRM is exit 142", async () => {
+  const L = await scratch();
+  try {
+    {
+      const { child, grandchild } = await routerWithChild(L);
+      child.kill("SIGHUP");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      const status = await child.status;
+      clearTimeout(timer);
+      assert.equal(status.signal, null, "the router exited by itself (not killed by SIGHUP)");
+      assert.equal(status.code, 129);
+      assert.ok(await gone(grandchild), "the scoped child outlived the router");
+      await child.stdin.close().catch(() => {});
+    }
+    {
+      const { child, grandchild } = await routerWithChild(L);
+      Deno.kill(grandchild, "SIGALRM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      const status = await child.status;
+      clearTimeout(timer);
+      assert.equal(status.signal, null);
+      assert.equal(status.code, 142);
+      await child.stdin.close().catch(() => {});
+    }
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("router: a --config entry is loaded first: stdio gets run on its command and read on its cwd only, no net; HTTP gets net and run only on the browser opener", async () => {
+  const L = await scratch();
+  try {
+    const self = Deno.build.os === "linux" ? "/proc/self/exe" : Deno.execPath();
+    const stdio = await probeEntry(
+      { path: L.config, server: "here", read: [L.config] },
+      { deno: self, invocationDir: L.cwd },
+    );
+    assert.deepEqual(stdio, {
+      kind: "stdio",
+      command: Deno.execPath(),
+      cwd: L.cwd,
+      pathEnv: false,
+    });
+    const web = await probeEntry(
+      { path: L.config, server: "web", read: [L.config] },
+      { deno: self, invocationDir: L.cwd },
+    );
+    assert.deepEqual(web, { kind: "http" });
+    const missing = await probeEntry(
+      { path: L.config, server: "nope", read: [L.config] },
+      { deno: self, invocationDir: L.cwd },
+    );
+    assert.ok(missing !== undefined && "error" in missing, JSON.stringify(missing));
+
+    const ctx = {
+      invocationDir: L.cwd,
+      deno: [Deno.execPath()],
+      configDir: `${L.base}/creds`,
+      browser: "xdg-open",
+    };
+    const argv = ["tools", "list", "--config", L.config, "--server", "here"];
+    const plan = commandPermissions(argv, { ...ctx, configEntry: stdio });
+    assert.equal(plan.kind, "child");
+    if (plan.kind !== "child") return;
+    // Under exactly those flags: the entry's command runs, others do not; no net; the cwd is
+    // readable, its parent (the rest of the disk) is not.
+    const probe = `${L.files}/probe.ts`;
+    await Deno.writeTextFile(
+      probe,
+      `const out = {};
+const tryIt = async (name, f) => { try { await f(); out[name] = "allowed"; }
+  catch (e) { out[name] = e instanceof Deno.errors.NotCapable ? "refused" : String(e); } };
+await tryIt("runEntry", () => new Deno.Command(${
+        JSON.stringify(Deno.execPath())
+      }, { args: ["--version"] }).output());
+await tryIt("runOther", () => new Deno.Command("true").output());
+await tryIt("net", () => Deno.connect({ hostname: "127.0.0.1", port: 9 }));
+await tryIt("readCwd", () => Deno.stat(${JSON.stringify(L.cwd)}));
+await tryIt("readAbove", () => Deno.readTextFile(${JSON.stringify(`${L.A}/a.txt`)}));
+await tryIt("readCreds", () => Deno.stat(${JSON.stringify(ctx.configDir)}));
+console.log(JSON.stringify(out));`,
+    );
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...plan.flags, probe],
+      cwd: L.cwd,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(r.code, 0, dec.decode(r.stderr));
+    assert.deepEqual(JSON.parse(dec.decode(r.stdout)), {
+      runEntry: "allowed",
+      runOther: "refused",
+      net: "refused",
+      readCwd: "allowed",
+      readAbove: "refused",
+      readCreds: "refused",
+    });
+    const http = commandPermissions(["tools", "list", "--config", L.config, "--server", "web"], {
+      ...ctx,
+      configEntry: web,
+    });
+    assert.equal(http.kind, "child");
+    if (http.kind !== "child") return;
+    assert.ok(http.flags.includes("--allow-net"), http.flags.join(" "));
+    assert.ok(http.flags.includes("--allow-run=xdg-open"), http.flags.join(" "));
+    assert.ok(!http.flags.some((f) => f.startsWith("--allow-read=") && f.includes(L.cwd)));
+    // Not loaded first (no entry): today's wide grant.
+    const wide = commandPermissions(argv, ctx);
+    assert.equal(wide.kind, "child");
+    if (wide.kind === "child") assert.ok(wide.flags.includes("--allow-run"));
+
+    // Through the router for real: the stdio entry answers with the narrow grant.
+    const real = await router(
+      ["tools", "call", "read_file", "path=a.txt", "--config", L.config, "--server", "here"],
+      { cwd: L.cwd },
+    );
+    assert.equal(real.code, 0, real.stderr);
+    assert.match(real.stdout, /alpha/);
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("auth: cli.ts started with narrower flags re-launches with the router's auth grant", async () => {
+  const L = await scratch();
+  try {
+    const creds = `${L.base}/creds`;
+    await Deno.writeTextFile(`${L.files}/secret`, "s3cret-value\n");
+    // No run on /proc/self/exe (so no router child), no sys, no read: only Deno by its path.
+    const r = await router(["auth", "status", "--output", "json"], {
+      cwd: L.cwd,
+      env: { WMCP_CONFIG_DIR: creds },
+      flags: ["--quiet", "--no-prompt", "--allow-env", `--allow-run=${Deno.execPath()}`],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).directory, `${creds}/auth`);
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
+Deno.test("VALUE_FLAGS is exactly the value-taking options of op, the client commands, auth and config print", () => {
+  const valueTaking = (options: Record<string, { type: string }>) =>
+    Object.entries(options).filter(([, o]) => o.type === "string").map(([k]) => k);
+  const tables = { OP_OPTIONS, CLIENT_OPTIONS, AUTH_OPTIONS, PRINT_OPTIONS };
+  const all = new Set<string>();
+  for (const [name, table] of Object.entries(tables)) {
+    for (const k of valueTaking(table)) {
+      all.add(k);
+      assert.ok(VALUE_FLAGS.has(k), `${name}'s --${k} takes a value but is not in VALUE_FLAGS`);
+    }
+    // A boolean of one table must not be read as taking a value by the router.
+    for (const [k, o] of Object.entries(table)) {
+      if (o.type === "boolean") assert.ok(!VALUE_FLAGS.has(k), `--${k} is a boolean of ${name}`);
+    }
+  }
+  for (const k of VALUE_FLAGS) assert.ok(all.has(k), `VALUE_FLAGS has --${k}, no table takes it`);
+});
+
+Deno.test("the serve launcher's flags (host config snippets) are the serve:stdio task's", () => {
+  assert.deepEqual(launcherFlags(), taskFlags(denoConfig.tasks["serve:stdio"]));
+  assert.deepEqual(launcherFlags(), taskFlags(denoConfig.tasks["serve:stdio:write"]));
+});
