@@ -25,12 +25,19 @@ import {
 } from "../client/commands.ts";
 import { progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
-import { terminalColumns, writeStdout } from "./output.ts";
+import { StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
 import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
-import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
+import {
+  didYouMean,
+  explainParseError,
+  shorthandTypeHint,
+  unknownArgumentMessage,
+  unknownKey,
+  withPointer,
+} from "./suggest.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 
 /** Output formats of the client commands. */
@@ -356,6 +363,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
   let path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
     ? [command, typed]
     : [command];
+  // Where a usage error points instead of help: an unknown tool points at the tool list.
+  let pointer: string | undefined;
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);
@@ -495,6 +504,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) {
+        pointer = `see \`${prog} tools list\``;
         throw new ClientError(
           "usage",
           `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
@@ -587,6 +597,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     return worst;
   } catch (err) {
+    // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
+    if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
     // readArguments (shared with `op`) reports bad argument sources as UsageError.
     const e = err instanceof ClientError
       ? err
@@ -597,10 +609,17 @@ export async function runClient(command: string, argv: string[]): Promise<number
       abort.signal.aborted && e.failure !== "usage"
         ? new ClientError("timeout", `interrupted: ${e.message}`)
         : e.failure === "usage"
-        ? new ClientError("usage", `${e.message}; ${seeHelp(path, prog)}`, {
-          details: e.details,
-          cause: e,
-        })
+        ? new ClientError(
+          "usage",
+          withPointer(
+            e.message + shorthandTypeHint(e.message, shorthandWords(argv)),
+            pointer ?? seeHelp(path, prog),
+          ),
+          {
+            details: e.details,
+            cause: e,
+          },
+        )
         : e,
       output,
     );
@@ -617,4 +636,10 @@ function reportError(e: ClientError, output: ClientOutput): void {
     ? errorLine(e.failure, e.message, palette(stderrColor()))
     : line({ error: e.toJSON() });
   Deno.stderr.writeSync(new TextEncoder().encode(text));
+}
+
+/** The `key=value` shorthand words of argv (for the `key:=` hint of a type mismatch). */
+function shorthandWords(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).filter((w) => !w.startsWith("-") && w.includes("="));
 }
