@@ -23,7 +23,7 @@ import {
   showTool,
   type ToolsPage,
 } from "../client/commands.ts";
-import { progressLine } from "../client/progress.ts";
+import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
 import { StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
@@ -496,7 +496,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     // Progress of a running call: one updating line on stderr when it is a terminal, cleared
     // when the call ends and before any prompt.
-    const progress = progressLine(undefined, { noColor: !stderrColor() });
+    // Drawn only once a call has run for PROGRESS_DELAY_MS: an instant call draws nothing.
+    const progress = progressLine(undefined, {
+      noColor: !stderrColor(),
+      delayMs: PROGRESS_DELAY_MS,
+    });
     session.onElicitation.add(() => {
       progress.clear();
       return () => {};

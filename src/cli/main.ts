@@ -44,6 +44,9 @@ import {
 } from "./output.ts";
 import { startOpProgress } from "./op_progress.ts";
 
+/** Exit code of an `op` ended by Ctrl-C (128 + SIGINT, as a shell reports a death by it). */
+const EXIT_INTERRUPTED = 130;
+
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
 
@@ -306,12 +309,30 @@ export async function main(argv: string[]): Promise<number> {
     checkOperationArguments(op, args, positionals.slice(1));
     // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
     const progress = startOpProgress(name);
+    // Ctrl-C: the progress line is erased (with the terminal's echoed ^C), the operation is
+    // cancelled, and the command ends at once with 130 (128 + SIGINT), writing nothing more.
+    const cancel = new AbortController();
+    const interrupted = Promise.withResolvers<"interrupted">();
+    const onSigint = () => {
+      progress.stop();
+      cancel.abort();
+      interrupted.resolve("interrupted");
+    };
+    Deno.addSignalListener("SIGINT", onSigint);
     let result;
     try {
-      result = await runOperation({ workspace: ws, onProgress: progress.report }, name, args);
+      const running = runOperation(
+        { workspace: ws, onProgress: progress.report, signal: cancel.signal },
+        name,
+        args,
+      );
+      running.catch(() => {}); // after an interrupt nobody awaits it
+      result = await Promise.race([running, interrupted.promise]);
     } finally {
+      Deno.removeSignalListener("SIGINT", onSigint);
       progress.stop();
     }
+    if (result === "interrupted") return EXIT_INTERRUPTED;
     await writeStdout(renderResult(name, result, { format, args }));
     return EXIT.ok;
   } catch (err) {
