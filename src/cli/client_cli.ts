@@ -365,6 +365,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     : [command];
   // Where a usage error points instead of help: an unknown tool points at the tool list.
   let pointer: string | undefined;
+  const toolsList = `see \`${prog} tools list\``;
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);
@@ -453,9 +454,15 @@ export async function runClient(command: string, argv: string[]): Promise<number
       await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
+    // A tool the server does not list: the error points at the list, not at help.
+    const findTool = (name: string) =>
+      showTool(session!, name, listOptions).catch((err) => {
+        if (err instanceof ClientError && err.failure === "usage") pointer = toolsList;
+        throw err;
+      });
     if (sub === "call" && values.help) {
       // `tools call NAME --help`: NAME's arguments as the server lists them.
-      const { tool } = await showTool(session, rest[0], listOptions);
+      const { tool } = await findTool(rest[0]);
       await writeStdout(schemaHelp({
         usage: `${prog} tools call ${String(tool.name)}`,
         name: String(tool.name),
@@ -467,7 +474,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       return CLIENT_EXIT.ok;
     }
     if (sub === "show") {
-      const { tool, pages } = await showTool(session, rest[0], listOptions);
+      const { tool, pages } = await findTool(rest[0]);
       await writeStdout(
         output === "pretty" ? JSON.stringify(tool, null, 2) + "\n" : line({
           contractVersion: CONTRACT_VERSION,
@@ -508,7 +515,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) {
-        pointer = `see \`${prog} tools list\``;
+        pointer = toolsList;
         throw new ClientError(
           "usage",
           `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
