@@ -9,7 +9,7 @@ import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from
 import type { Limits } from "../workspace/limits.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
-import { closest, unknownFlagMessage } from "./suggest.ts";
+import { closest, explainParseError, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
@@ -358,8 +358,8 @@ export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags 
   try {
     ({ values } = parseArgs({ args, options: parseOptions(kind), strict: true }));
   } catch (err) {
-    // node:util's messages name the flag; some span lines, a usage error is one.
-    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, " "));
+    // In the CLI's words (a flag missing its value says how to give one starting with '-').
+    throw new UsageError(explainParseError(err, parseOptions(kind)).replace(/\s*\n\s*/g, " "));
   }
   const num: Record<string, number | undefined> = {};
   const str = (name: string): string | undefined => {
