@@ -300,6 +300,49 @@ Deno.test("op on a terminal: Ctrl-C erases the progress line (and the echoed ^C)
   });
 });
 
+Deno.test("tools call on a terminal: Ctrl-C erases the progress line before the one error line", async () => {
+  await withTempDir(async (dir) => {
+    // A server whose call lasts until DIR/release exists (never, here), with wmcp's progress.
+    const hold = new URL("../client/fixtures/hold_server.ts", import.meta.url).pathname;
+    const denoJson = new URL("../../deno.json", import.meta.url).pathname;
+    await Deno.writeTextFile(
+      `${dir}/mcp.json`,
+      JSON.stringify({
+        mcpServers: {
+          hold: {
+            command: Deno.execPath(),
+            args: ["run", "--quiet", "-A", "--config", denoJson, hold],
+          },
+        },
+      }),
+    );
+    const { flags, args } = clientArgv(dir, [
+      "tools",
+      "call",
+      "hold",
+      "--config",
+      `${dir}/mcp.json`,
+      "--server",
+      "hold",
+      "--output",
+      "json",
+      "--arguments",
+      JSON.stringify({ dir }),
+    ]);
+    const run = await runCliOnPty(flags, args, {
+      env: childEnv({}),
+      clearEnv: true,
+      interruptWhen: (screen) => screen.includes("hold: "),
+    });
+    assert.equal(run.code, 7, JSON.stringify(run.screen));
+    // The line (no count: `hold: started`) and the echoed ^C are erased; then the error line.
+    assert.match(strip(run.screen), /hold: started/);
+    const last = run.screen.slice(run.screen.lastIndexOf(ERASE) + ERASE.length);
+    assert.match(last, /^\{"error":\{"class":"timeout"/, JSON.stringify(run.screen));
+    assert.ok(!last.includes("^C"), JSON.stringify(run.screen));
+  });
+});
+
 Deno.test("op on a terminal: NO_COLOR and TERM=dumb give no escape codes; a coloured diff otherwise", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
