@@ -252,6 +252,12 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
       assert.match(e.message, pattern, args.join(" "));
       assert.ok(e.message.endsWith(`; see \`${help}\``), `${args.join(" ")}: ${e.message}`);
     }
+    // A sentence ending in a full stop keeps one mark before the pointer (no ".;").
+    const home = errorOf(
+      await runClient(["serve", "stdio"], { read: [dir], cwd: dir, env: { HOME: dir } }),
+      2,
+    );
+    assert.match(home.message, /serves this one on purpose; see `wmcp serve stdio --help`$/);
     // Nothing close: no suggestion, still the pointer.
     const flag = errorOf(await runClient(["--hlep"], { read: [dir] }), 2);
     assert.equal(flag.message, "unknown flag --hlep (did you mean --help?); see `wmcp --help`");
