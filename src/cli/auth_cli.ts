@@ -20,7 +20,7 @@ import {
   normaliseServerUrl,
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
-import { writeStdout } from "./output.ts";
+import { StdoutClosed, writeStdout } from "./output.ts";
 import { commandPermissions, UngrantablePathError } from "./command_permissions.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError } from "./suggest.ts";
@@ -594,6 +594,8 @@ export async function runAuth(argv: string[]): Promise<number> {
       await redirector.close();
     }
   } catch (err) {
+    // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
+    if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
     let e = authFailure(err);
     if (e.failure === "usage") {
       e = new ClientError("usage", `${e.message}; ${seeHelp(path, programName())}`, {

@@ -23,14 +23,21 @@ import {
   showTool,
   type ToolsPage,
 } from "../client/commands.ts";
-import { progressLine } from "../client/progress.ts";
+import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
-import { terminalColumns, writeStdout } from "./output.ts";
+import { StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
 import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
-import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
+import {
+  didYouMean,
+  explainParseError,
+  shorthandTypeHint,
+  unknownArgumentMessage,
+  unknownKey,
+  withPointer,
+} from "./suggest.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 
 /** Output formats of the client commands. */
@@ -357,6 +364,9 @@ export async function runClient(command: string, argv: string[]): Promise<number
   let path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
     ? [command, typed]
     : [command];
+  // Where a usage error points instead of help: an unknown tool points at the tool list.
+  let pointer: string | undefined;
+  const toolsList = `see \`${prog} tools list\``;
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);
@@ -445,9 +455,15 @@ export async function runClient(command: string, argv: string[]): Promise<number
       await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
+    // A tool the server does not list: the error points at the list, not at help.
+    const findTool = (name: string) =>
+      showTool(session!, name, listOptions).catch((err) => {
+        if (err instanceof ClientError && err.failure === "usage") pointer = toolsList;
+        throw err;
+      });
     if (sub === "call" && values.help) {
       // `tools call NAME --help`: NAME's arguments as the server lists them.
-      const { tool } = await showTool(session, rest[0], listOptions);
+      const { tool } = await findTool(rest[0]);
       await writeStdout(schemaHelp({
         usage: `${prog} tools call ${String(tool.name)}`,
         name: String(tool.name),
@@ -459,7 +475,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       return CLIENT_EXIT.ok;
     }
     if (sub === "show") {
-      const { tool, pages } = await showTool(session, rest[0], listOptions);
+      const { tool, pages } = await findTool(rest[0]);
       await writeStdout(
         output === "pretty" ? JSON.stringify(tool, null, 2) + "\n" : line({
           contractVersion: CONTRACT_VERSION,
@@ -488,7 +504,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     // Progress of a running call: one updating line on stderr when it is a terminal, cleared
     // when the call ends and before any prompt.
-    const progress = progressLine(undefined, { noColor: !stderrColor() });
+    // Drawn only once a call has run for PROGRESS_DELAY_MS: an instant call draws nothing.
+    const progress = progressLine(undefined, {
+      noColor: !stderrColor(),
+      delayMs: PROGRESS_DELAY_MS,
+    });
     session.onElicitation.add(() => {
       progress.clear();
       return () => {};
@@ -496,6 +516,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) {
+        pointer = toolsList;
         throw new ClientError(
           "usage",
           `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
@@ -588,6 +609,8 @@ export async function runClient(command: string, argv: string[]): Promise<number
     }
     return worst;
   } catch (err) {
+    // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
+    if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
     // readArguments (shared with `op`) reports bad argument sources as UsageError.
     const e = err instanceof ClientError
       ? err
@@ -598,10 +621,17 @@ export async function runClient(command: string, argv: string[]): Promise<number
       abort.signal.aborted && e.failure !== "usage"
         ? new ClientError("timeout", `interrupted: ${e.message}`)
         : e.failure === "usage"
-        ? new ClientError("usage", `${e.message}; ${seeHelp(path, prog)}`, {
-          details: e.details,
-          cause: e,
-        })
+        ? new ClientError(
+          "usage",
+          withPointer(
+            e.message + shorthandTypeHint(e.message, shorthandWords(argv)),
+            pointer ?? seeHelp(path, prog),
+          ),
+          {
+            details: e.details,
+            cause: e,
+          },
+        )
         : e,
       output,
     );
@@ -618,4 +648,10 @@ function reportError(e: ClientError, output: ClientOutput): void {
     ? errorLine(e.failure, e.message, palette(stderrColor()))
     : line({ error: e.toJSON() });
   Deno.stderr.writeSync(new TextEncoder().encode(text));
+}
+
+/** The `key=value` shorthand words of argv (for the `key:=` hint of a type mismatch). */
+function shorthandWords(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).filter((w) => !w.startsWith("-") && w.includes("="));
 }

@@ -7,7 +7,7 @@
  * directory and any PATH. Formats and sources: docs/decisions/0019-host-setup-and-root-refusal.md.
  */
 import { parseArgs } from "node:util";
-import { explainParseError } from "./suggest.ts";
+import { didYouMean, explainParseError } from "./suggest.ts";
 import { serverPermissions } from "./server_flags.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
@@ -383,8 +383,13 @@ export async function configPrint(
     throw new UsageError(explainParseError(err, PRINT_OPTIONS));
   }
   const host = values.host;
-  if (host === undefined || !(HOSTS as readonly string[]).includes(host)) {
-    throw new UsageError(`config print needs --host ${HOSTS.join("|")}`);
+  if (host === undefined) throw new UsageError(`config print needs --host ${HOSTS.join("|")}`);
+  if (!(HOSTS as readonly string[]).includes(host)) {
+    throw new UsageError(
+      `unknown --host ${JSON.stringify(host)}${didYouMean(host, HOSTS)}; --host takes ${
+        HOSTS.join(", ")
+      }`,
+    );
   }
   const name = values.name ?? DEFAULT_SERVER_NAME;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) {

@@ -21,7 +21,15 @@ import {
   SUBCOMMANDS,
   VERSION,
 } from "./help.ts";
-import { didYouMean, explainParseError, unknownArgumentMessage, unknownKey } from "./suggest.ts";
+import {
+  didYouMean,
+  explainParseError,
+  shorthandTypeHint,
+  unknownArgumentMessage,
+  unknownFlagMessage,
+  unknownKey,
+  withPointer,
+} from "./suggest.ts";
 import { serveStop } from "./serve_stop.ts";
 import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
@@ -30,10 +38,14 @@ import {
   type OutputFormat,
   renderOperations,
   renderResult,
+  StdoutClosed,
   writeError,
   writeStdout,
 } from "./output.ts";
 import { startOpProgress } from "./op_progress.ts";
+
+/** Exit code of an `op` ended by Ctrl-C (128 + SIGINT, as a shell reports a death by it). */
+const EXIT_INTERRUPTED = 130;
 
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
@@ -83,7 +95,7 @@ function operationHelp(op: OperationDefinition, prog: string): string {
 function unknownOperation(name: string): UsageError {
   const names = availableOperations(true).map((o) => o.name);
   return new UsageError(
-    `unknown operation ${JSON.stringify(name)}${didYouMean(name, names)}; known: ${
+    `unknown operation ${JSON.stringify(name)}${didYouMean(name, [...names, "list"])}; known: ${
       names.join(", ")
     }`,
   );
@@ -95,7 +107,11 @@ function unknownOperation(name: string): UsageError {
  * INVALID_ARGUMENT error, reported as a usage error (exit 2), as `tools call` reports the same
  * arguments; refinements beyond JSON Schema (endLine < startLine) are left to the operation.
  */
-function checkOperationArguments(op: OperationDefinition, args: Record<string, unknown>): void {
+function checkOperationArguments(
+  op: OperationDefinition,
+  args: Record<string, unknown>,
+  words: readonly string[],
+): void {
   const parsed = op.inputSchema.safeParse(args);
   try {
     parseInput(op, args);
@@ -108,11 +124,13 @@ function checkOperationArguments(op: OperationDefinition, args: Record<string, u
     // worded and suggested as `tools call` words it.
     const unknown = unknownKey(jsonSchemas(op).input, args);
     throw new ArgumentsMismatch(
-      unknown === undefined ? err.toJSON() : {
-        ...err.toJSON(),
-        message: unknownArgumentMessage(unknown.key, unknown.known),
-        argument: unknown.key,
-      },
+      unknown === undefined
+        ? { ...err.toJSON(), message: err.message + shorthandTypeHint(err.message, words) }
+        : {
+          ...err.toJSON(),
+          message: unknownArgumentMessage(unknown.key, unknown.known),
+          argument: unknown.key,
+        },
     );
   }
 }
@@ -192,9 +210,9 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.ok;
       }
       throw new UsageError(
-        `unknown ${command.startsWith("-") ? "flag" : "command"} ${JSON.stringify(command)}${
-          didYouMean(command, command.startsWith("-") ? ["--help", "--version"] : COMMANDS)
-        }`,
+        command.startsWith("-")
+          ? unknownFlagMessage(command, ["--help", "-h", "--version", "-V"])
+          : `unknown command ${JSON.stringify(command)}${didYouMean(command, COMMANDS)}`,
       );
     }
     // `serve stdio|http` hands every flag (--help and --version included) to the server entry.
@@ -289,28 +307,44 @@ export async function main(argv: string[]): Promise<number> {
     path = ["op", name];
     const args = await readArguments(values, positionals.slice(1));
     const ws = await openWorkspaceFromFlags(values);
-    checkOperationArguments(op, args);
+    checkOperationArguments(op, args, positionals.slice(1));
     // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
     const progress = startOpProgress(name);
+    // Ctrl-C: the progress line is erased (with the terminal's echoed ^C), the operation is
+    // cancelled, and the command ends at once with 130 (128 + SIGINT), writing nothing more.
+    const cancel = new AbortController();
+    const interrupted = Promise.withResolvers<"interrupted">();
+    const onSigint = () => {
+      progress.stop();
+      cancel.abort();
+      interrupted.resolve("interrupted");
+    };
+    Deno.addSignalListener("SIGINT", onSigint);
     let result;
     try {
-      result = await runOperation({ workspace: ws, onProgress: progress.report }, name, args);
+      const running = runOperation(
+        { workspace: ws, onProgress: progress.report, signal: cancel.signal },
+        name,
+        args,
+      );
+      running.catch(() => {}); // after an interrupt nobody awaits it
+      result = await Promise.race([running, interrupted.promise]);
     } finally {
+      Deno.removeSignalListener("SIGINT", onSigint);
       progress.stop();
     }
+    if (result === "interrupted") return EXIT_INTERRUPTED;
     await writeStdout(renderResult(name, result, { format, args }));
     return EXIT.ok;
   } catch (err) {
+    // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
+    if (err instanceof StdoutClosed) return EXIT.ok;
     if (err instanceof UsageError) {
-      // A message that already points at --help (the server flags' own) is not pointed twice.
-      const message = /--help\b/.test(err.message)
-        ? err.message
-        : `${err.message}; ${seeHelp(path, prog)}`;
-      writeError({ code: "USAGE", message }, format);
+      writeError({ code: "USAGE", message: withPointer(err.message, seeHelp(path, prog)) }, format);
       return EXIT.usage;
     }
     if (err instanceof ArgumentsMismatch) {
-      writeError({ ...err.error, message: `${err.message}; ${seeHelp(path, prog)}` }, format);
+      writeError({ ...err.error, message: withPointer(err.message, seeHelp(path, prog)) }, format);
       return EXIT.usage;
     }
     writeError(toWorkspaceError(err).toJSON(), format);

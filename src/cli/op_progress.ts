@@ -1,12 +1,13 @@
 /**
  * Progress of an `op` command: the client's progress line (src/client/progress.ts) on stderr,
- * drawn at the server's cadence (PROGRESS_INTERVAL_MS: once at the start, then every interval)
- * with the operation's latest counters, and erased before the result or error is written.
- * Nothing at all when stderr is not a terminal.
+ * drawn only once the operation has run for PROGRESS_DELAY_MS (an instant operation draws
+ * nothing), then at the server's cadence (PROGRESS_INTERVAL_MS) with the operation's latest
+ * counters, and erased before the result or error is written. Nothing at all when stderr is not
+ * a terminal.
  */
 import type { OperationProgress } from "../operations/types.ts";
 import { PROGRESS_INTERVAL_MS } from "../server/progress.ts";
-import { type ProgressLine, progressLine } from "../client/progress.ts";
+import { PROGRESS_DELAY_MS, type ProgressLine, progressLine } from "../client/progress.ts";
 import { stderrColor } from "./colors.ts";
 
 /** A running operation's progress display. */
@@ -23,21 +24,22 @@ export interface OpProgressOptions {
   line?: ProgressLine;
   /** Interval between redraws (ms). */
   intervalMs?: number;
+  /** How long the operation runs before the first draw (ms). */
+  delayMs?: number;
 }
 
 /** Starts the progress display of operation `name`. */
 export function startOpProgress(name: string, options: OpProgressOptions = {}): OpProgress {
   const line = options.line ??
     progressLine(undefined, { noColor: !stderrColor() });
-  let ticks = 0;
   let latest: OperationProgress | undefined;
   let stopped = false;
-  const draw = () => {
-    ticks++;
-    line.update(name, { progress: ticks, message: latest?.message ?? "running" });
-  };
-  const timer = setInterval(draw, options.intervalMs ?? PROGRESS_INTERVAL_MS);
-  draw();
+  let interval: ReturnType<typeof setInterval> | undefined;
+  const draw = () => line.update(name, { progress: 0, message: latest?.message ?? "running" });
+  const delay = setTimeout(() => {
+    draw();
+    interval = setInterval(draw, options.intervalMs ?? PROGRESS_INTERVAL_MS);
+  }, options.delayMs ?? PROGRESS_DELAY_MS);
   return {
     report(p) {
       latest = p;
@@ -45,7 +47,8 @@ export function startOpProgress(name: string, options: OpProgressOptions = {}): 
     stop() {
       if (stopped) return;
       stopped = true;
-      clearInterval(timer);
+      clearTimeout(delay);
+      clearInterval(interval);
       line.clear();
     },
   };

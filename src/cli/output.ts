@@ -50,11 +50,31 @@ export function terminalColumns(): number | undefined {
 
 const enc = new TextEncoder();
 
-/** Writes a whole string to stdout. */
+/**
+ * Stdout was closed by its reader (`wmcp ... | head`): the command ends quietly with exit 0, as
+ * ripgrep does (nothing on stderr; the reader has what it wanted). See INTERFACES.md.
+ */
+export class StdoutClosed extends Error {
+  constructor() {
+    super("stdout closed");
+    this.name = "StdoutClosed";
+  }
+}
+
+/** Whether err is a write to a pipe whose reader went away (EPIPE, Deno.errors.BrokenPipe). */
+export function isBrokenPipe(err: unknown): boolean {
+  return err instanceof StdoutClosed || err instanceof Deno.errors.BrokenPipe ||
+    (err as { code?: string } | null)?.code === "EPIPE";
+}
+
+/** Writes a whole string to stdout; a closed reader throws StdoutClosed. */
 export async function writeStdout(text: string): Promise<void> {
   const w = Deno.stdout.writable.getWriter();
   try {
     await w.write(enc.encode(text));
+  } catch (err) {
+    if (isBrokenPipe(err)) throw new StdoutClosed();
+    throw err;
   } finally {
     w.releaseLock();
   }

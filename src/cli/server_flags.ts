@@ -1,6 +1,6 @@
 /**
  * The server flags as one table, shared by serve_http.ts, serve_stdio.ts and the launcher
- * (`cli.ts serve stdio|http`): parsing with did-you-mean, number and secret validation, the
+ * (`wmcp serve stdio|http`): parsing with did-you-mean, number and secret validation, the
  * generated --help, and the one function that turns flags into Deno permissions.
  */
 import { parseArgs } from "node:util";
@@ -9,6 +9,8 @@ import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from
 import type { Limits } from "../workspace/limits.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
+import { closest, explainParseError, unknownFlagMessage } from "./suggest.ts";
+import { programName } from "./help.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
 export type ServerKind = "stdio" | "http";
@@ -225,36 +227,34 @@ export interface ServerFlags {
   maxBufferedBodyBytes?: number;
 }
 
-/** Edit distance between two short strings, a swap of neighbours counting one (for did-you-mean). */
-function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
-
-/** The closest known name to `given`, when it is close enough to be a typo. */
+/** The closest known name to `given` (names without `--`), by the CLI's one did-you-mean rule. */
 export function suggestFlag(given: string, known: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const name of known) {
-    const d = name.startsWith(given) && given.length >= 3 ? 0.5 : distance(given, name);
-    if (d < bestDistance) [best, bestDistance] = [name, d];
-  }
-  const allowed = given.length < 4 ? 1 : Math.max(2, Math.floor(given.length / 3));
-  return bestDistance <= allowed ? best : undefined;
+  return closest(given, known);
 }
 
+/** The file name of a server entry. */
 function entryName(kind: ServerKind): string {
   return kind === "http" ? "serve_http.ts" : "serve_stdio.ts";
+}
+
+/**
+ * How messages name this server: its entry file when that file is the program run directly
+ * (`deno run ... serve_http.ts`), else the command the user typed (`wmcp serve http`).
+ */
+function serverName(kind: ServerKind): string {
+  return globalThis.Deno?.mainModule.endsWith(`/${entryName(kind)}`)
+    ? entryName(kind)
+    : `${programName()} serve ${kind}`;
+}
+
+/**
+ * The pointer a usage error of this server ends with when the entry runs directly; under the
+ * CLI none (its main adds the one `see \`wmcp serve KIND --help\`` ending).
+ */
+function seeServerHelp(kind: ServerKind): string {
+  return globalThis.Deno?.mainModule.endsWith(`/${entryName(kind)}`)
+    ? `; see \`${entryName(kind)} --help\``
+    : "";
 }
 
 /** The node:util parseArgs options of one server, from SERVER_FLAGS (plus -h/-V). */
@@ -284,23 +284,22 @@ function refuseUnknown(kind: ServerKind, args: string[]): void {
   for (const t of tokens ?? []) {
     if (t.kind === "positional") {
       throw new UsageError(
-        `${entryName(kind)} takes no positional argument, got ${
-          JSON.stringify(t.value)
-        }; see --help`,
+        `${serverName(kind)} takes no positional argument, got ${JSON.stringify(t.value)}${
+          seeServerHelp(kind)
+        }`,
       );
     }
     if (t.kind !== "option" || known.includes(t.name)) continue;
     const shown = t.rawName;
     if (kind === "stdio" && SERVER_FLAGS.some((f) => f.name === t.name)) {
       throw new UsageError(
-        `${shown} is a flag of the HTTP server; serve_stdio.ts does not take it`,
+        `${shown} is a flag of the HTTP server; ${serverName(kind)} does not take it${
+          seeServerHelp(kind)
+        }`,
       );
     }
-    const hint = t.rawName.startsWith("--") ? suggestFlag(t.name, known) : undefined;
-    throw new UsageError(
-      `unknown flag ${shown} for ${entryName(kind)}` +
-        (hint === undefined ? "" : `; did you mean --${hint}?`) + " (see --help)",
-    );
+    const flags = t.rawName.startsWith("--") ? known.map((k) => `--${k}`) : [];
+    throw new UsageError(`${unknownFlagMessage(shown, flags)}${seeServerHelp(kind)}`);
   }
 }
 
@@ -360,8 +359,8 @@ export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags 
   try {
     ({ values } = parseArgs({ args, options: parseOptions(kind), strict: true }));
   } catch (err) {
-    // node:util's messages name the flag; some span lines, a usage error is one.
-    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, " "));
+    // In the CLI's words (a flag missing its value says how to give one starting with '-').
+    throw new UsageError(explainParseError(err, parseOptions(kind)).replace(/\s*\n\s*/g, " "));
   }
   const num: Record<string, number | undefined> = {};
   const str = (name: string): string | undefined => {
@@ -492,29 +491,31 @@ export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {
   const title = kind === "http"
     ? "Streamable HTTP MCP server on one workspace directory"
     : "stdio MCP server on one workspace directory (stdout carries protocol messages only)";
+  const prog = programName();
   const usage = options.launcher
-    ? `cli.ts serve ${kind} [--sandbox auto|required|off] [flags]`
+    ? `${prog} serve ${kind} [--sandbox auto|required|off] [flags]`
     : `deno run PERMISSIONS ${entryName(kind)} [flags]`;
+  const cmd = `${prog} serve ${kind}`;
   const examples = kind === "http"
     ? [
-      "deno task serve:http --root ~/project --port 0",
-      "deno task serve:http:write --root ~/project --pid-file /run/user/1000/wmcp/pid",
-      "WMCP_TOKEN=$(cat ~/.wmcp-token) deno task serve:http --host 0.0.0.0 --allowed-host box.lan",
+      `${cmd} --root ~/project --port 0`,
+      `${cmd} --root ~/project --write --pid-file /run/user/1000/wmcp/pid`,
+      `WMCP_TOKEN=$(cat ~/.wmcp-token) ${cmd} --host 0.0.0.0 --allowed-host box.lan`,
     ]
     : [
-      "deno task serve:stdio --root ~/project",
-      "deno task serve:stdio:write --root ~/project --limit maxWriteBytes=1048576",
+      `${cmd} --root ~/project`,
+      `${cmd} --root ~/project --write --limit maxWriteBytes=1048576`,
     ];
   const exits = kind === "http"
     ? "0 stopped by a signal, 2 usage, 3 port in use, 4 another live server owns --pid-file"
     : "0 stdin closed, 2 usage";
   return [
-    `${options.launcher ? `cli.ts serve ${kind}` : entryName(kind)} ${VERSION}: ${title}`,
+    `${options.launcher ? cmd : entryName(kind)} ${VERSION}: ${title}`,
     "",
     "Usage:",
     `  ${usage}`,
     ...(options.launcher ? [] : [
-      `  cli.ts serve ${kind} [flags]   (the launcher: computes the permissions from the flags)`,
+      `  ${cmd} [flags]   (the launcher: computes the permissions from the flags)`,
     ]),
     "",
     "Flags:",

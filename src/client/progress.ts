@@ -1,7 +1,11 @@
 /**
  * The progress line: notifications/progress of a running call shown on stderr as one updating
- * line (cleared when the call ends), only when stderr is a terminal; plain text under NO_COLOR.
+ * line (cleared when the call ends), only when stderr is a terminal, and only once the call has
+ * run for delayMs (an instant call draws nothing); plain text under NO_COLOR.
  */
+
+/** How long a call runs before the CLI draws its progress line (ms). */
+export const PROGRESS_DELAY_MS = 400;
 
 /** One progress notification's payload. */
 export interface ProgressUpdate {
@@ -25,13 +29,20 @@ export interface ProgressLine {
   clear(): void;
 }
 
-/** The text of one progress line (no escapes). */
+/**
+ * The text of one progress line (no escapes): `name: ` then, with a total, the count and
+ * percentage and the message; without a total the message alone (a bare count, such as the
+ * server's notification sequence number, says nothing), or the count when there is no message.
+ * A message that already starts with `name: ` is not prefixed twice.
+ */
 export function progressText(name: string, p: ProgressUpdate): string {
-  const count = p.total !== undefined && p.total > 0
-    ? `${p.progress}/${p.total} (${Math.min(100, Math.floor((p.progress / p.total) * 100))}%)`
-    : String(p.progress);
-  const message = typeof p.message === "string" ? ` ${p.message.replace(/\s+/g, " ")}` : "";
-  return `${name}: ${count}${message}`;
+  let message = typeof p.message === "string" ? p.message.replace(/\s+/g, " ").trim() : "";
+  if (message.startsWith(`${name}: `)) message = message.slice(name.length + 2);
+  if (p.total !== undefined && p.total > 0) {
+    const pct = Math.min(100, Math.floor((p.progress / p.total) * 100));
+    return `${name}: ${p.progress}/${p.total} (${pct}%)${message ? ` ${message}` : ""}`;
+  }
+  return `${name}: ${message || String(p.progress)}`;
 }
 
 /** A progress line on out (stderr by default); off when it is not a terminal. */
@@ -47,10 +58,10 @@ export function progressLine(
       }
     },
   },
-  env: { noColor: boolean } = { noColor: noColorSet() },
+  env: { noColor: boolean; delayMs?: number } = { noColor: noColorSet() },
 ): ProgressLine {
   const on = out.isTerminal();
-  const shown = { any: false };
+  const shown = { any: false, since: undefined as number | undefined };
   const write = (s: string) => {
     const bytes = new TextEncoder().encode(s);
     let off = 0;
@@ -63,7 +74,13 @@ export function progressLine(
   return {
     update(name, p) {
       if (!on) return;
-      const width = Math.max(20, (out.columns?.() ?? 80) - 1);
+      // The first update of a call starts its clock; nothing is drawn before delayMs.
+      const now = performance.now();
+      shown.since ??= now;
+      if (now - shown.since < (env.delayMs ?? 0)) return;
+      // A pty without a size reports 0 columns: the usual 80 then.
+      const columns = out.columns?.();
+      const width = Math.max(20, (columns !== undefined && columns > 0 ? columns : 80) - 1);
       let text = progressText(name, p);
       if (text.length > width) text = text.slice(0, width - 1) + "…";
       // \r and erase-line redraw one line; dim unless NO_COLOR asks for no styling.
@@ -71,6 +88,7 @@ export function progressLine(
       shown.any = true;
     },
     clear() {
+      shown.since = undefined;
       if (!on || !shown.any) return;
       write("\r\x1b[2K");
       shown.any = false;

@@ -102,3 +102,73 @@ export function runCli(
 export function shellQuote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
+
+/** How to run one CLI child on a pseudo-terminal. */
+export interface PtyOptions {
+  /** Environment of the child: added to ours, or all of it with clearEnv. */
+  env?: Record<string, string>;
+  /** Start from an empty environment (only `env`). */
+  clearEnv?: boolean;
+  /** Types Ctrl-C (the terminal sends SIGINT) once this holds for the screen so far. */
+  interruptWhen?: (screen: string) => boolean;
+  /** The child is killed and the run throws after this long (default 60 s). */
+  timeoutMs?: number;
+}
+
+/** What one CLI run on a pseudo-terminal produced. */
+export interface PtyResult {
+  /** The exit code of the command (`script -e` passes it on). */
+  code: number;
+  /** Everything the terminal showed (stdout and stderr), "\r\n" turned into "\n". */
+  screen: string;
+}
+
+/**
+ * Runs `deno run DENO_FLAGS cli.ts ARGS` on a pseudo-terminal (`script -qec`): stdin, stdout and
+ * stderr are the terminal. With interruptWhen, Ctrl-C is typed (once) when the screen matches.
+ */
+export async function runCliOnPty(
+  denoFlags: readonly string[],
+  args: readonly string[],
+  options: PtyOptions = {},
+): Promise<PtyResult> {
+  const command = [Deno.execPath(), ...cliArgv(denoFlags, args)].map(shellQuote).join(" ");
+  const child = new Deno.Command("script", {
+    args: ["-qec", command, "/dev/null"],
+    env: options.env,
+    clearEnv: options.clearEnv,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let killed = false;
+  const watchdog = setTimeout(() => {
+    killed = true;
+    try {
+      child.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, options.timeoutMs ?? 60_000);
+  const stdin = child.stdin.getWriter();
+  let screen = "";
+  let typed = false;
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      screen += value;
+      if (!typed && options.interruptWhen?.(screen)) {
+        typed = true;
+        await stdin.write(new Uint8Array([3])).catch(() => {});
+      }
+    }
+    const status = await child.status;
+    await child.stderr.cancel().catch(() => {});
+    if (killed) throw new Error(`cli ${args.join(" ")} on a pty did not exit in time: ${screen}`);
+    // The terminal turns each "\n" into "\r\n"; progress redraws keep their bare "\r".
+    return { code: status.code, screen: screen.replaceAll("\r\n", "\n") };
+  } finally {
+    clearTimeout(watchdog);
+    await stdin.close().catch(() => {});
+  }
+}

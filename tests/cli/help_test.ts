@@ -11,20 +11,8 @@ import { makeTree, withTempDir } from "../workspace/_helpers.ts";
 import { parseShorthand } from "../../src/cli/arguments.ts";
 import { closest, didYouMean } from "../../src/cli/suggest.ts";
 import { UsageError } from "../../src/config.ts";
-
-/** Runs items through fn with at most 3 children at a time (the machine is small). */
-async function pool<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  return out;
-}
+import { pool } from "../_support/pool.ts";
+import { cliArgv, shellQuote } from "../_support/cli.ts";
 
 /** The one JSON error object on stderr of a failed run (nothing on stdout). */
 // deno-lint-ignore no-explicit-any
@@ -61,6 +49,7 @@ Deno.test("help: every command and subcommand answers --help and -h on stdout, e
     const runs = HELP_PATHS.flatMap((p) => [[...p, "--help"], [...p, "-h"]]);
     const results = await pool(
       runs,
+      3,
       (args) => runClient(args, { read: [dir], env: { WMCP_PROG: "mywmcp" } }),
     );
     for (const [i, args] of runs.entries()) {
@@ -133,7 +122,10 @@ Deno.test("help: tools call NAME --help shows the tool's arguments as the server
     assert.match(help.stdout, /Annotations: read-only, idempotent/);
     assert.match(help.stdout, /Example:\n {2}wmcp tools call read_file path=PATH\n/);
     const e = errorOf(missing, 2);
-    assert.match(e.message, /no tool named "raed_file" \(did you mean read_file\?\)/);
+    assert.equal(
+      e.message,
+      'no tool named "raed_file" (did you mean read_file?); see `wmcp tools list`',
+    );
   });
 });
 
@@ -150,7 +142,7 @@ Deno.test("help: -V and --version on every command print the version, exit 0", a
       ["serve", "stop", "--version"],
       ["config", "print", "-V"],
     ];
-    const results = await pool(runs, (args) => runClient(args, { read: [dir] }));
+    const results = await pool(runs, 3, (args) => runClient(args, { read: [dir] }));
     for (const [i, r] of results.entries()) {
       assert.equal(r.code, 0, `${runs[i].join(" ")}: ${describe(r)}`);
       assert.equal(r.stdout, `${denoConfig.version}\n`, runs[i].join(" "));
@@ -218,16 +210,57 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
         /unknown operation "serch_text" \(did you mean search_text\?\)/,
         "wmcp op --help",
       ],
+      [["op", "lst"], /unknown operation "lst" \(did you mean list\?\)/, "wmcp op --help"],
+      // A swap of neighbours is one edit; a prefix of a flag names the flag.
+      [
+        ["tools", "shwo"],
+        /unknown subcommand tools "shwo" \(did you mean show\?\)/,
+        "wmcp tools --help",
+      ],
+      [
+        ["tools", "list", "--connect", "5"],
+        /^unknown flag --connect \(did you mean --connect-timeout\?\)/,
+        "wmcp tools list --help",
+      ],
+      // The server flags: the same module, the same wording, the command as typed.
+      [
+        ["serve", "http", "--shutdown", "5"],
+        /^unknown flag --shutdown \(did you mean --shutdown-timeout\?\); see/,
+        "wmcp serve http --help",
+      ],
+      [
+        ["serve", "stdio", "--prot", "5"],
+        /^unknown flag --prot; see/,
+        "wmcp serve stdio --help",
+      ],
+      [
+        ["serve", "stdio", "--port", "5"],
+        /^--port is a flag of the HTTP server; wmcp serve stdio does not take it; see/,
+        "wmcp serve stdio --help",
+      ],
+      [
+        ["config", "print", "--host", "vscdoe", "--root", dir],
+        /^unknown --host "vscdoe" \(did you mean vscode\?\); --host takes claude-desktop, /,
+        "wmcp config print --help",
+      ],
       [["op", "read_file", "--root"], /--root needs a value/, "wmcp op --help"],
     ];
-    const results = await pool(cases, ([args]) => runClient(args, { read: [dir] }));
+    const results = await pool(cases, 3, ([args]) => runClient(args, { read: [dir] }));
     for (const [i, [args, pattern, help]] of cases.entries()) {
       const e = errorOf(results[i], 2);
       assert.ok(e.code === "USAGE" || e.class === "usage", args.join(" "));
       assert.match(e.message, pattern, args.join(" "));
       assert.ok(e.message.endsWith(`; see \`${help}\``), `${args.join(" ")}: ${e.message}`);
     }
+    // A sentence ending in a full stop keeps one mark before the pointer (no ".;").
+    const home = errorOf(
+      await runClient(["serve", "stdio"], { read: [dir], cwd: dir, env: { HOME: dir } }),
+      2,
+    );
+    assert.match(home.message, /serves this one on purpose; see `wmcp serve stdio --help`$/);
     // Nothing close: no suggestion, still the pointer.
+    const flag = errorOf(await runClient(["--hlep"], { read: [dir] }), 2);
+    assert.equal(flag.message, "unknown flag --hlep (did you mean --help?); see `wmcp --help`");
     const far = errorOf(await runClient(["zzzzzz"], { read: [dir] }), 2);
     assert.equal(far.message, 'unknown command "zzzzzz"; see `wmcp --help`');
   });
@@ -250,18 +283,22 @@ Deno.test("suggest: the same argument mistake is the same class and exit code in
       opRange,
       callRange,
       callNoTool,
-    ] = await pool([
-      () => op(["pth=a.txt"]),
-      () => call(["pth=a.txt"]),
-      () => op(["--arguments", '{"path":"a.txt","endLnie":2}']),
-      () => call(["--arguments", '{"path":"a.txt","endLnie":2}']),
-      () => op(["path:=5"]),
-      () => call(["path:=5"]),
-      // A refinement JSON Schema cannot express: the operation (or the server) refuses it.
-      () => op(["path=a.txt", "startLine:=3", "endLine:=2"]),
-      () => call(["path=a.txt", "startLine:=3", "endLine:=2"]),
-      () => runClient(["tools", "call", "raed_file", "--root", dir, "path=a.txt"], read),
-    ], (f) => f());
+    ] = await pool(
+      [
+        () => op(["pth=a.txt"]),
+        () => call(["pth=a.txt"]),
+        () => op(["--arguments", '{"path":"a.txt","endLnie":2}']),
+        () => call(["--arguments", '{"path":"a.txt","endLnie":2}']),
+        () => op(["path:=5"]),
+        () => call(["path:=5"]),
+        // A refinement JSON Schema cannot express: the operation (or the server) refuses it.
+        () => op(["path=a.txt", "startLine:=3", "endLine:=2"]),
+        () => call(["path=a.txt", "startLine:=3", "endLine:=2"]),
+        () => runClient(["tools", "call", "raed_file", "--root", dir, "path=a.txt"], read),
+      ],
+      3,
+      (f) => f(),
+    );
 
     // Unknown key: exit 2, usage, the key named with its suggestion, in the same words.
     const sentence = "unknown argument: `pth` (did you mean `path`?)";
@@ -296,7 +333,89 @@ Deno.test("suggest: the same argument mistake is the same class and exit code in
     assert.equal(env.error.code, "INVALID_ARGUMENT");
 
     const nt = errorOf(callNoTool, 2);
-    assert.match(nt.message, /no tool named "raed_file" \(did you mean read_file\?\)/);
+    assert.equal(
+      nt.message,
+      'no tool named "raed_file" (did you mean read_file?); see `wmcp tools list`',
+    );
+  });
+});
+
+Deno.test("suggest: a key=value string where the schema wants a number says to write key:=", async () => {
+  await withTempDir(async (dir) => {
+    await makeTree(dir, { "a.txt": "one\ntwo\nthree\n" });
+    const read = { read: [dir] };
+    const [op, call, text] = await pool(
+      [
+        ["op", "read_file", "--root", dir, "path=a.txt", "endLine=3"],
+        ["tools", "call", "read_file", "--root", dir, "path=a.txt", "endLine=3"],
+        // Not JSON: no hint (there is nothing := would make of it).
+        ["op", "read_file", "--root", dir, "path=a.txt", "endLine=three"],
+      ],
+      3,
+      (args) => runClient(args, read),
+    );
+    const o = errorOf(op, 2);
+    assert.equal(
+      o.message,
+      "`endLine` must be a number (write endLine:=3 for a JSON value); see `wmcp op read_file --help`",
+    );
+    const c = errorOf(call, 2);
+    assert.match(
+      c.message,
+      /endLine must be integer \(write endLine:=3 for a JSON value\); see `wmcp tools call read_file --help`$/,
+    );
+    assert.doesNotMatch(errorOf(text, 2).message, /:=/);
+  });
+});
+
+Deno.test("serve http|stdio --help: the command as typed (WMCP_PROG), examples that run under it", async () => {
+  await withTempDir(async (dir) => {
+    const env = { WMCP_PROG: "mywmcp" };
+    const [http, stdio] = await pool(
+      [
+        ["serve", "http", "--help"],
+        ["serve", "stdio", "-h"],
+      ],
+      2,
+      (args) => runClient(args, { read: [dir], env }),
+    );
+    for (const [kind, r] of [["http", http], ["stdio", stdio]] as const) {
+      assert.equal(r.code, 0, describe(r));
+      assert.match(r.stdout, new RegExp(`^mywmcp serve ${kind} \\S+: `));
+      assert.match(r.stdout, new RegExp(`Usage:\n  mywmcp serve ${kind} \\[--sandbox`));
+      assert.match(r.stdout, new RegExp(`Examples:\n  mywmcp serve ${kind} --root ~/project`));
+      assert.ok(!r.stdout.includes("cli.ts"), r.stdout);
+      assert.ok(!r.stdout.includes("deno task"), r.stdout);
+    }
+  });
+});
+
+Deno.test("a closed stdout (| head) ends op and tools call quietly: exit 0, nothing on stderr", async () => {
+  await withTempDir(async (dir) => {
+    // Far more than a pipe holds: the writer meets the closed pipe.
+    await makeTree(dir, { "big.txt": "0123456789abcdef\n".repeat(15_000) });
+    const flags = ["-q", "--no-prompt", `--allow-read=${dir}`, "--allow-env", "--allow-run"];
+    const piped = (args: string[]) => {
+      const cli = [Deno.execPath(), ...cliArgv(flags, args)].map(shellQuote).join(" ");
+      // bash's PIPESTATUS: the exit code of wmcp itself, not head's.
+      return new Deno.Command("bash", {
+        args: ["-c", `${cli} 2>"$0" | head -c 10; echo " $\{PIPESTATUS[0]}"`, `${dir}/stderr`],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    };
+    for (
+      const args of [
+        ["op", "read_file", "--root", dir, "path=big.txt"],
+        ["tools", "call", "read_file", "--root", dir, "path=big.txt", "--output", "json"],
+      ]
+    ) {
+      const out = await piped(args);
+      const [head, code] = new TextDecoder().decode(out.stdout).split(" ");
+      assert.equal(head.length, 10, head);
+      assert.equal(code.trim(), "0", `${args.join(" ")}: exit ${code}`);
+      assert.equal(await Deno.readTextFile(`${dir}/stderr`), "", args.join(" "));
+    }
   });
 });
 
@@ -305,26 +424,30 @@ Deno.test("shorthand: key=value and key:=json in op and tools call", async () =>
     await makeTree(dir, { "a.txt": "one\ntwo\nthree\n", "b.txt": "x=1\ny=2\n" });
     const read = { read: [dir] };
     const op = (extra: string[]) => runClient(["op", "--root", dir, ...extra], read);
-    const runs = await pool([
-      () => op(["read_file", "--arguments", '{"path":"a.txt","startLine":2}']),
-      () => op(["read_file", "path=a.txt", "startLine:=2"]),
-      // Merged with --arguments (no key in both).
-      () => op(["read_file", "--arguments", '{"path":"a.txt"}', "startLine:=2"]),
-      () =>
-        runClient([
-          "tools",
-          "call",
-          "read_file",
-          "path=a.txt",
-          "startLine:=2",
-          "--root",
-          dir,
-          "--output",
-          "json",
-        ], read),
-      // A value holding `=` (split at the first one) and a JSON array.
-      () => op(["search_text", "query=x=1", 'include:=["*.txt"]']),
-    ], (f) => f());
+    const runs = await pool(
+      [
+        () => op(["read_file", "--arguments", '{"path":"a.txt","startLine":2}']),
+        () => op(["read_file", "path=a.txt", "startLine:=2"]),
+        // Merged with --arguments (no key in both).
+        () => op(["read_file", "--arguments", '{"path":"a.txt"}', "startLine:=2"]),
+        () =>
+          runClient([
+            "tools",
+            "call",
+            "read_file",
+            "path=a.txt",
+            "startLine:=2",
+            "--root",
+            dir,
+            "--output",
+            "json",
+          ], read),
+        // A value holding `=` (split at the first one) and a JSON array.
+        () => op(["search_text", "query=x=1", 'include:=["*.txt"]']),
+      ],
+      3,
+      (f) => f(),
+    );
     const [viaJson, viaShort, merged, viaCall, withEq] = runs;
     assert.equal(viaJson.code, 0, describe(viaJson));
     assert.deepStrictEqual(JSON.parse(viaShort.stdout), JSON.parse(viaJson.stdout));
@@ -365,7 +488,7 @@ Deno.test("shorthand: bad words are usage errors naming the problem, in op and t
       ["op", "read_file", "--root", dir, ...words],
       ["tools", "call", "read_file", "--root", dir, ...words],
     ]);
-    const results = await pool(runs, (args) => runClient(args, read));
+    const results = await pool(runs, 3, (args) => runClient(args, read));
     for (const [i, [words, pattern]] of cases.entries()) {
       const o = errorOf(results[2 * i], 2);
       const c = errorOf(results[2 * i + 1], 2);
@@ -399,4 +522,11 @@ Deno.test("shorthand parser and suggestions (in process)", () => {
   assert.equal(closest("zzz", ["path"]), undefined);
   assert.equal(didYouMean("--wirte", ["--write", "--root"]), " (did you mean --write?)");
   assert.equal(didYouMean("x", ["path"]), "");
+  // Swaps count one; a prefix (3+ characters) names the shortest flag it begins; dashes matter.
+  assert.equal(closest("shwo", ["list", "show", "call", "run"]), "show");
+  assert.equal(closest("--shutdown", ["--shutdown-timeout", "--host"]), "--shutdown-timeout");
+  assert.equal(closest("--pid", ["--pid-file", "--port"]), "--pid-file");
+  assert.equal(closest("--x", ["--x-long-flag"]), undefined, "a prefix needs 3 characters");
+  assert.equal(closest("-hlep", ["--help"]), undefined);
+  assert.equal(closest("lst", ["list", "read_file"]), "list");
 });

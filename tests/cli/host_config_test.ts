@@ -192,7 +192,11 @@ Deno.test("config print: bad input is a usage error (exit 2) that prints no snip
   const { base, root } = await fixture();
   try {
     const cases: [string[], RegExp][] = [
-      [["--host", "emacs", "--root", root], /--host claude-desktop\|/],
+      [
+        ["--host", "emacs", "--root", root],
+        /^unknown --host "emacs"; --host takes claude-desktop, /,
+      ],
+      [["--host", "vscdoe", "--root", root], /unknown --host "vscdoe" \(did you mean vscode\?\)/],
       [["--root", root], /--host/],
       [["--host", "cursor"], /--root DIR/],
       [["--host", "cursor", "--root", `${base}/missing`], /No such file/],

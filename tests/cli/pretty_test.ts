@@ -17,8 +17,7 @@ import {
   signatureOf,
 } from "../../src/cli/pretty.ts";
 import { toolTable } from "../../src/cli/table.ts";
-
-const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+import { cliArgv, runCli, runCliOnPty, shellQuote } from "../_support/cli.ts";
 /** Any SGR (colour/style) escape sequence. */
 const SGR = new RegExp("\x1b\\[[0-9;]*m");
 const SGR_ALL = new RegExp(SGR.source, "g");
@@ -34,21 +33,35 @@ const TREE = {
 
 const COLOR_ENV = ["NO_COLOR", "FORCE_COLOR", "TERM"];
 
-/** deno argv running cli.ts with read (and write) on dir, env only where asked. */
-function denoArgv(dir: string, args: string[], o: { write?: boolean; env?: string[] } = {}) {
-  return [
-    "run",
+/** One CLI run: the Deno flags and the CLI's arguments (tests/_support/cli.ts builds the argv). */
+interface Cli {
+  flags: string[];
+  args: string[];
+}
+
+/** cli.ts with read (and write) on dir, env only where asked. */
+function denoArgv(dir: string, args: string[], o: { write?: boolean; env?: string[] } = {}): Cli {
+  const flags = [
     "-q",
     "--no-prompt",
     `--allow-read=${dir},${ENGINE_READ_PATH}`,
     ...(o.write ? [`--allow-write=${dir}`] : []),
     ...(o.env ? [`--allow-env=${o.env.join(",")}`] : []),
-    CLI,
-    ...args,
   ];
+  return { flags, args };
 }
 
-const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+/** The client commands: read on dir, env and run (the bundled server). */
+function clientArgv(dir: string, args: string[]): Cli {
+  const flags = [
+    "-q",
+    "--no-prompt",
+    `--allow-read=${dir},${ENGINE_READ_PATH}`,
+    "--allow-env",
+    "--allow-run",
+  ];
+  return { flags, args };
+}
 
 /** The environment of a child: ours without the colour variables, plus exactly `env`. */
 function childEnv(env: Record<string, string>): Record<string, string> {
@@ -57,39 +70,19 @@ function childEnv(env: Record<string, string>): Record<string, string> {
   return { ...inherited, TERM: "xterm-256color", ...env };
 }
 
-/** Runs argv on a pseudo-terminal (`script`): stdout and stderr are both the terminal. */
-async function onPty(argv: string[], env: Record<string, string> = {}): Promise<string> {
-  const command = [Deno.execPath(), ...argv].map(quote).join(" ");
-  const child = new Deno.Command("script", {
-    args: ["-qec", command, "/dev/null"],
-    env: childEnv(env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const watchdog = setTimeout(() => child.kill("SIGKILL"), 60_000);
-  try {
-    const out = await child.output();
-    // The terminal turns each "\n" into "\r\n"; progress redraws keep their bare "\r".
-    return new TextDecoder().decode(out.stdout).replaceAll("\r\n", "\n");
-  } finally {
-    clearTimeout(watchdog);
-  }
+/** Runs the CLI on a pseudo-terminal (`script`): stdout and stderr are both the terminal. */
+async function onPty(cli: Cli, env: Record<string, string> = {}): Promise<string> {
+  const run = await runCliOnPty(cli.flags, cli.args, { env: childEnv(env), clearEnv: true });
+  return run.screen;
 }
 
-/** Runs argv with stdout and stderr piped. */
-async function piped(argv: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: argv,
+/** Runs the CLI with stdout and stderr piped. */
+async function piped(cli: Cli, env: Record<string, string> = {}) {
+  const { code, stdout, stderr } = await runCli(cli.flags, cli.args, {
     env: childEnv(env),
     clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+  });
+  return { code, stdout, stderr };
 }
 
 /** Runs a shell command in a detached tmux pane of `columns` columns; returns the pane with escapes. */
@@ -106,7 +99,7 @@ async function inTmux(dir: string, command: string, columns: number): Promise<st
     String(columns),
     "-y",
     "50",
-    `${command}; echo $? > ${quote(done)}; sleep 120`,
+    `${command}; echo $? > ${shellQuote(done)}; sleep 120`,
   );
   assert.equal(started.code, 0, new TextDecoder().decode(started.stderr));
   try {
@@ -221,7 +214,7 @@ Deno.test("renderers: read_file text after a dim header; search hits grep-style,
   });
 });
 
-Deno.test("op on a terminal: text, highlighted hits, progress on stderr erased before the result", async () => {
+Deno.test("op on a terminal: text, highlighted hits; an instant operation draws no progress line", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
     const ws = await openWorkspace(dir);
@@ -246,18 +239,107 @@ Deno.test("op on a terminal: text, highlighted hits, progress on stderr erased b
       }),
     );
     const at = screen.indexOf("\x1b[35m");
-    assert.ok(at > 0, JSON.stringify(screen));
+    assert.ok(at >= 0, JSON.stringify(screen));
     const before = screen.slice(0, at);
-    // The progress line: drawn dim on one line, then erased (the last redraw is empty).
-    const draws = before.split(ERASE).slice(1);
-    assert.ok(draws.length >= 2, `a progress line and its erasure: ${JSON.stringify(before)}`);
-    assert.ok(draws[0].startsWith(`${DIM}search_text: 1 `), JSON.stringify(draws[0]));
-    assert.equal(draws[draws.length - 1], "");
-    assert.ok(!before.includes("\n"), "the progress line never scrolls");
+    // An instant operation draws no progress line at all (it shows after PROGRESS_DELAY_MS).
+    assert.ok(!before.includes(ERASE), `no progress line: ${JSON.stringify(before)}`);
     const after = screen.slice(at);
     assert.ok(after.includes("// \x1b[1m\x1b[31mTODO\x1b[39m\x1b[22m one\n"), after);
     assert.match(strip(after), /^src\/a\.ts:2:4: \/\/ TODO one$/m);
     assert.match(strip(after), /^2 matching lines in 2 files \(3 files searched\)\.$/m);
+  });
+});
+
+/** A tree a regular-expression search takes well over a second on (80 MB of text, no match). */
+async function slowTree(dir: string): Promise<void> {
+  const line = "hello world ".repeat(8) + "\n";
+  const blob = line.repeat(Math.floor(4_000_000 / line.length));
+  for (let i = 0; i < 20; i++) await Deno.writeTextFile(`${dir}/f${i}.txt`, blob);
+}
+
+const SLOW_SEARCH = [
+  "op",
+  "search_text",
+  "query=(a|b)+z[0-9]{3}q",
+  "regex:=true",
+  "caseSensitive:=false",
+  "--output",
+  "json",
+];
+
+Deno.test("op on a terminal: a long operation's progress line shows its counters, no tick count", async () => {
+  await withTempDir(async (dir) => {
+    await slowTree(dir);
+    const screen = await onPty(denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV }));
+    const at = screen.indexOf('{"matches"');
+    assert.ok(at > 0, JSON.stringify(screen));
+    const draws = screen.slice(0, at).split(ERASE).slice(1);
+    // Whether it ran past the delay depends on the machine; it takes seconds here, so it did.
+    assert.ok(draws.length >= 2, `progress drawn, then erased: ${JSON.stringify(screen)}`);
+    for (const d of draws.slice(0, -1)) {
+      assert.match(strip(d), /^search_text: (running|\d+ files? searched)/, JSON.stringify(d));
+      assert.doesNotMatch(strip(d), /^search_text: \d+ \d+/, "no redraw count before it");
+    }
+    assert.equal(draws[draws.length - 1], "", "erased before the result");
+  });
+});
+
+Deno.test("op on a terminal: Ctrl-C erases the progress line (and the echoed ^C) and exits 130", async () => {
+  await withTempDir(async (dir) => {
+    await slowTree(dir);
+    const cli = denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV });
+    const run = await runCliOnPty(cli.flags, cli.args, {
+      env: childEnv({}),
+      clearEnv: true,
+      interruptWhen: (screen) => screen.includes("search_text: "),
+    });
+    assert.equal(run.code, 130, JSON.stringify(run.screen));
+    assert.ok(!run.screen.includes('{"matches"'), "no result after an interrupt");
+    // The screen ends with the erasure: nothing of the line, nor the ^C, is left on it.
+    assert.ok(run.screen.endsWith(ERASE), JSON.stringify(run.screen));
+  });
+});
+
+Deno.test("tools call on a terminal: Ctrl-C erases the progress line before the one error line", async () => {
+  await withTempDir(async (dir) => {
+    // A server whose call lasts until DIR/release exists (never, here), with wmcp's progress.
+    const hold = new URL("../client/fixtures/hold_server.ts", import.meta.url).pathname;
+    const denoJson = new URL("../../deno.json", import.meta.url).pathname;
+    await Deno.writeTextFile(
+      `${dir}/mcp.json`,
+      JSON.stringify({
+        mcpServers: {
+          hold: {
+            command: Deno.execPath(),
+            args: ["run", "--quiet", "-A", "--config", denoJson, hold],
+          },
+        },
+      }),
+    );
+    const { flags, args } = clientArgv(dir, [
+      "tools",
+      "call",
+      "hold",
+      "--config",
+      `${dir}/mcp.json`,
+      "--server",
+      "hold",
+      "--output",
+      "json",
+      "--arguments",
+      JSON.stringify({ dir }),
+    ]);
+    const run = await runCliOnPty(flags, args, {
+      env: childEnv({}),
+      clearEnv: true,
+      interruptWhen: (screen) => screen.includes("hold: "),
+    });
+    assert.equal(run.code, 7, JSON.stringify(run.screen));
+    // The line (no count: `hold: started`) and the echoed ^C are erased; then the error line.
+    assert.match(strip(run.screen), /hold: started/);
+    const last = run.screen.slice(run.screen.lastIndexOf(ERASE) + ERASE.length);
+    assert.match(last, /^\{"error":\{"class":"timeout"/, JSON.stringify(run.screen));
+    assert.ok(!last.includes("^C"), JSON.stringify(run.screen));
   });
 });
 
@@ -289,7 +371,8 @@ Deno.test("op on a terminal: NO_COLOR and TERM=dumb give no escape codes; a colo
     assert.ok(coloured.includes("\x1b[32m+DONE three\x1b[39m\n"));
     assert.ok(coloured.includes("\x1b[36m@@ -1,3 +1,3 @@\x1b[39m\n"));
     // After the progress line's last erasure: the same text, with and without colour.
-    const result = (s: string) => s.slice(s.lastIndexOf(ERASE) + ERASE.length);
+    const result = (s: string) =>
+      s.includes(ERASE) ? s.slice(s.lastIndexOf(ERASE) + ERASE.length) : s;
     for (const plain of [noColor, dumb, noGrant]) {
       assert.ok(!SGR.test(plain), JSON.stringify(plain));
       assert.equal(strip(result(coloured)), result(plain));
@@ -302,20 +385,8 @@ Deno.test("op on a terminal: NO_COLOR and TERM=dumb give no escape codes; a colo
 Deno.test("tools list on a tmux terminal: a table wrapped to the pane's width", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
-    const client = [
-      Deno.execPath(),
-      "run",
-      "-q",
-      "--no-prompt",
-      `--allow-read=${dir},${ENGINE_READ_PATH}`,
-      "--allow-env",
-      "--allow-run",
-      CLI,
-      "tools",
-      "list",
-      "--root",
-      dir,
-    ].map(quote).join(" ");
+    const { flags, args } = clientArgv(dir, ["tools", "list", "--root", dir]);
+    const client = [Deno.execPath(), ...cliArgv(flags, args)].map(shellQuote).join(" ");
     const pane = await inTmux(dir, `env -u NO_COLOR -u FORCE_COLOR ${client}`, 80);
     assert.ok(SGR.test(pane), "coloured on a terminal");
     const lines = strip(pane).split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
@@ -334,23 +405,11 @@ Deno.test("tools list on a tmux terminal: a table wrapped to the pane's width", 
 Deno.test("tools call on a terminal: hits highlighted as op shows them; a failure is one red line", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
-    const client = (extra: string[]) => [
-      "run",
-      "-q",
-      "--no-prompt",
-      `--allow-read=${dir},${ENGINE_READ_PATH}`,
-      "--allow-env",
-      "--allow-run",
-      CLI,
-      "tools",
-      "call",
-      ...extra,
-      "--root",
-      dir,
-    ];
+    const client = (extra: string[]) => clientArgv(dir, ["tools", "call", ...extra, "--root", dir]);
     const hits = await onPty(client(["search_text", "--arguments", '{"query":"TODO"}']));
     assert.ok(hits.includes("// \x1b[1m\x1b[31mTODO\x1b[39m\x1b[22m one\n"), JSON.stringify(hits));
     assert.match(strip(hits), /^src\/a\.ts:2:4: \/\/ TODO one$/m);
+    assert.ok(!hits.includes(ERASE), `an instant call draws no progress: ${JSON.stringify(hits)}`);
     const failed = await onPty(client(["read_fil", "--arguments", "{}"]));
     assert.ok(
       failed.includes('\x1b[31m\x1b[1merror\x1b[22m\x1b[39m (usage): no tool named "read_fil"'),
@@ -410,21 +469,7 @@ Deno.test("piped: the machine formats byte for byte, nothing on stderr but the e
 
     // The client (bundled server): stdout is mcp-json, stderr empty or the one error line.
     const client = (extra: string[]) =>
-      piped([
-        "run",
-        "-q",
-        "--no-prompt",
-        `--allow-read=${dir},${ENGINE_READ_PATH}`,
-        "--allow-env",
-        "--allow-run",
-        CLI,
-        "tools",
-        "call",
-        "read_file",
-        "--root",
-        dir,
-        ...extra,
-      ]);
+      piped(clientArgv(dir, ["tools", "call", "read_file", "--root", dir, ...extra]));
     const [ok, bad, usage] = [
       await client(["--arguments", '{"path":"src/a.ts"}']),
       await client(["--arguments", '{"path":"x"}']),
