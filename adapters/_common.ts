@@ -65,7 +65,7 @@ export function urlHost(host: string): string {
 export function adapterHelp(runtime: "node" | "bun"): string {
   const rows: [string, string][] = [];
   for (const f of flagsOf("http")) {
-    if (f.name in REFUSED) continue;
+    if (Object.hasOwn(REFUSED, f.name)) continue;
     const def = f.default === undefined ? "" : ` (default ${f.default})`;
     rows.push([`--${f.name}${f.meta ? ` ${f.meta}` : ""}`, `${f.help}${def}`]);
   }
@@ -111,7 +111,9 @@ function refuseNotTaken(args: string[]): void {
     tokens: true,
   });
   for (const t of tokens ?? []) {
-    if (t.kind === "option" && t.name in REFUSED) throw new UsageError(REFUSED[t.name]);
+    if (t.kind === "option" && Object.hasOwn(REFUSED, t.name)) {
+      throw new UsageError(REFUSED[t.name]);
+    }
   }
 }
 
