@@ -3,10 +3,19 @@
  * `deno task build:adapters`, run `bun dist/bun.js --root DIR`.
  */
 import process from "node:process";
-import { log, openHandler, parseSettings, printReady, startFailure } from "./_common.ts";
+import {
+  announce,
+  answerInfo,
+  loadSettings,
+  log,
+  onShutdown,
+  openHandler,
+  startFailure,
+} from "./_common.ts";
 
 /** The part of Bun's API this adapter uses. */
 interface BunServe {
+  version: string;
   serve(options: {
     hostname: string;
     port: number;
@@ -16,34 +25,37 @@ interface BunServe {
 }
 
 async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  const info = answerInfo(args, "bun");
+  if (info !== undefined) return info;
   const bun = (globalThis as { Bun?: BunServe }).Bun;
-  if (bun === undefined) throw new Error("adapters/bun.ts runs on Bun only");
-  const settings = parseSettings(process.argv.slice(2), process.env);
+  if (bun === undefined) {
+    log("dist/bun.js runs on Bun only; on Node run dist/node.js (see --help)");
+    return 1;
+  }
+  const settings = await loadSettings(args, process.env);
+  const { flags } = settings;
   const { workspace, handler } = await openHandler(settings, {
     moduleUrl: import.meta.url,
     onError: (err) => log(`error: ${err.message}`),
   });
   // idleTimeout 0: SSE streams stay open (the handler sends its own keep-alives).
   const server = bun.serve({
-    hostname: settings.host,
-    port: settings.port,
+    hostname: flags.host,
+    port: flags.port,
     fetch: handler.fetch,
     idleTimeout: 0,
   });
-  printReady(server.hostname, server.port);
-  log(
-    `serving ${workspace.policy.rootReal} (${settings.write ? "read-write" : "read-only"}) on Bun`,
+  onShutdown(
+    { handler, workspace, shutdownMs: flags.shutdownMs },
+    async () => await server.stop(false),
   );
-  const shutdown = async (signal: string) => {
-    log(`${signal}: stopping`);
-    handler.closeIdleStreams();
-    await handler.close();
-    await server.stop(true);
-    workspace.engine.close();
-    process.exit(0);
-  };
-  process.once("SIGINT", () => void shutdown("SIGINT"));
-  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  announce(settings, {
+    host: server.hostname,
+    port: server.port,
+    rootReal: workspace.policy.rootReal,
+    runtime: `Bun ${bun.version}`,
+  });
   return -1;
 }
 

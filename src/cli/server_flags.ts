@@ -3,6 +3,7 @@
  * (`wmcp serve stdio|http`): parsing with did-you-mean, number and secret validation, the
  * generated --help, and the one function that turns flags into Deno permissions.
  */
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from "../config.ts";
@@ -412,33 +413,68 @@ export interface ServerSecrets {
   stateKey?: string;
 }
 
-/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
-async function loadTokens(file: string | undefined, env: string, flag: string) {
-  if (file === undefined) {
-    const envToken = envIfGranted(env) || undefined;
-    return { tokens: envToken === undefined ? [] : [envToken], from: env };
-  }
-  let tokens: string[];
+/**
+ * Where loadServerSecrets reads the environment and resolves relative file paths. The defaults
+ * are Deno's (permission-checked env, the invocation directory); the Node and Bun adapters pass
+ * process.env and process.cwd() so no Deno global is touched on their path.
+ */
+export interface SecretSources {
+  /** An environment variable, or undefined. */
+  env?: (name: string) => string | undefined;
+  /** A user-given path made absolute. */
+  resolve?: (path: string) => string;
+}
+
+/** Reads a secret file's text (node:fs/promises, so the same code runs on Deno, Node and Bun). */
+async function readSecretFile(path: string, flag: string): Promise<string> {
   try {
-    // One token a line; each identifies one client (legacy sessions are shared fairly).
-    tokens = (await Deno.readTextFile(resolveFromInvocation(file)))
-      .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
+    return await readFile(path, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);
   }
+}
+
+/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
+async function loadTokens(
+  file: string | undefined,
+  env: string,
+  options: { flag: string; sources: Required<SecretSources> },
+) {
+  const { flag, sources } = options;
+  if (file === undefined) {
+    const envToken = sources.env(env) || undefined;
+    return { tokens: envToken === undefined ? [] : [envToken], from: env };
+  }
+  // One token a line; each identifies one client (legacy sessions are shared fairly).
+  const tokens = (await readSecretFile(sources.resolve(file), flag))
+    .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
   if (tokens.length === 0) throw new UsageError(`${flag} holds no token`);
   return { tokens, from: flag };
 }
 
 /**
  * Reads and checks the HTTP server's secrets (the one place they are validated): token files or
- * else WMCP_TOKEN/WMCP_READ_TOKEN, each token at least 16 characters and of one kind only; the
- * state key file or else WMCP_STATE_KEY, at least 32 bytes. Failures are UsageErrors naming the
- * flag or variable.
+ * else WMCP_TOKEN/WMCP_READ_TOKEN, each token at least 16 characters (an empty variable is unset)
+ * and of one kind only; the state key file or else WMCP_STATE_KEY, at least 32 bytes.
+ * Failures are UsageErrors naming the flag or variable. `sources` replaces Deno's env and path
+ * resolution (the Node and Bun adapters).
  */
-export async function loadServerSecrets(flags: ServerFlags): Promise<ServerSecrets> {
-  const rw = await loadTokens(flags.tokenFile, SECRET_ENV.token, "--token-file");
-  const ro = await loadTokens(flags.readTokenFile, SECRET_ENV.readToken, "--read-token-file");
+export async function loadServerSecrets(
+  flags: ServerFlags,
+  sources: SecretSources = {},
+): Promise<ServerSecrets> {
+  const src: Required<SecretSources> = {
+    env: sources.env ?? envIfGranted,
+    resolve: sources.resolve ?? resolveFromInvocation,
+  };
+  const rw = await loadTokens(flags.tokenFile, SECRET_ENV.token, {
+    flag: "--token-file",
+    sources: src,
+  });
+  const ro = await loadTokens(flags.readTokenFile, SECRET_ENV.readToken, {
+    flag: "--read-token-file",
+    sources: src,
+  });
   for (const { tokens, from } of [rw, ro]) {
     if (tokens.some((t) => t.length < MIN_TOKEN_CHARS)) {
       throw new UsageError(
@@ -452,14 +488,11 @@ export async function loadServerSecrets(flags: ServerFlags): Promise<ServerSecre
       "a token is both read-write and read-only; give each client one token of one kind",
     );
   }
-  let stateKey: string | undefined = envIfGranted(SECRET_ENV.stateKey) || undefined;
+  let stateKey: string | undefined = src.env(SECRET_ENV.stateKey) || undefined;
   let keyFrom: string = SECRET_ENV.stateKey;
   if (flags.stateKeyFile !== undefined) {
-    try {
-      stateKey = (await Deno.readTextFile(resolveFromInvocation(flags.stateKeyFile))).trim();
-    } catch (err) {
-      throw new UsageError(`cannot read --state-key-file: ${(err as Error).message}`);
-    }
+    const file = src.resolve(flags.stateKeyFile);
+    stateKey = (await readSecretFile(file, "--state-key-file")).trim();
     keyFrom = "--state-key-file";
   }
   if (stateKey !== undefined && new TextEncoder().encode(stateKey).length < MIN_STATE_KEY_BYTES) {
@@ -468,6 +501,16 @@ export async function loadServerSecrets(flags: ServerFlags): Promise<ServerSecre
     );
   }
   return { tokens: rw.tokens, readTokens: ro.tokens, stateKey };
+}
+
+/**
+ * The loopback URL host that reaches a wildcard bind (127.0.0.1 for 0.0.0.0, [::1] for ::), or
+ * undefined for a concrete address; `host` normalised by bindHost first.
+ */
+export function wildcardLoopback(host: string): string | undefined {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return undefined;
 }
 
 /** The version the servers and the CLI report. */

@@ -139,10 +139,12 @@ export async function connect(
     { openSession },
     { callTool: callOnSession, flatten, listToolsPages },
     { nonInteractive },
+    { withoutSdkToolExclusionWarnings },
   ] = await Promise.all([
     import("./session.ts"),
     import("./commands.ts"),
     import("./interaction.ts"),
+    import("../workarounds/sdk_console_warn.ts"),
   ]);
   const session = await openSession({
     target: toTarget(target),
@@ -153,10 +155,22 @@ export async function connect(
     serverLogs: options.serverLogs === true,
   });
   const known = new Map<string, Record<string, unknown>>();
+  // The SDK mirrors x-mcp-header arguments into Mcp-Param-* headers only for tools its own
+  // client.listTools() has seen; without that a call with such an argument is refused (400)
+  // and retried. Warmed once, as the tools CLI does (a failure only costs that retry).
+  let mirroring: Promise<void> | undefined;
+  const warmHeaderMirroring = () => {
+    if (!session.sendsToolHeaders) return Promise.resolve();
+    mirroring ??= withoutSdkToolExclusionWarnings(async () => {
+      await session.client.listTools().catch(() => {});
+    });
+    return mirroring;
+  };
   const listTools = async (o: { signal?: AbortSignal } = {}) => {
     const pages = await listToolsPages(session, { maxPages: MAX_PAGES, signal: o.signal });
     const tools = flatten(pages, { headers: false }).map((t) => t.tool as ListedTool);
     for (const tool of tools) known.set(tool.name, tool);
+    await warmHeaderMirroring();
     return tools;
   };
   const callTool = async (
@@ -164,6 +178,7 @@ export async function connect(
     args: Record<string, unknown> = {},
     o: ToolCallOptions = {},
   ): Promise<ToolResult> => {
+    await warmHeaderMirroring();
     const outcome = await callOnSession(session, name, args, {
       timeoutMs: o.timeoutMs ?? CALL_TIMEOUT_MS,
       signal: o.signal ?? new AbortController().signal,

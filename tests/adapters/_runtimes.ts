@@ -137,14 +137,19 @@ export async function startAdapter(
   };
 }
 
-/** Runs an adapter that must refuse to start: its exit status and stderr (bounded by 30 s). */
+/**
+ * Runs an adapter that must end by itself (a refusal, --help): its exit status, stdout and
+ * stderr (bounded by 30 s). `entry` replaces the runtime's own bundle.
+ */
 export async function runRefused(
   runtime: Runtime,
   args: string[],
+  options: { env?: Record<string, string>; cwd?: string; entry?: string } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = new Deno.Command(runtime.bin, {
-    args: [runtime.entry, ...args],
-    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+    args: [options.entry ?? runtime.entry, ...args],
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...options.env },
+    cwd: options.cwd,
     clearEnv: true,
     stdin: "null",
     stdout: "piped",

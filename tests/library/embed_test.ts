@@ -288,3 +288,38 @@ Deno.test("the exported registry: schemas and validation by Operation, unknown o
     return true;
   });
 });
+
+Deno.test("connect() warms the SDK's header mirroring: a tools/call with a path is one request, 200, no server error", async () => {
+  await withWorkspace(async (workspace) => {
+    const errors: string[] = [];
+    const handler = createHttpHandler({ workspace, onError: (err) => errors.push(err.message) });
+    const calls: { status: number; paramPath: string | null }[] = [];
+    const counting = async (request: Request) => {
+      const body = request.method === "POST" ? await request.clone().text() : "";
+      const response = await handler.fetch(request);
+      if (/"method"\s*:\s*"tools\/call"/.test(body)) {
+        calls.push({ status: response.status, paramPath: request.headers.get("mcp-param-path") });
+      }
+      return response;
+    };
+    for (const listFirst of [true, false]) {
+      calls.length = 0;
+      const client = await connect({ url: "http://localhost/mcp", fetch: counting });
+      try {
+        assert.equal(client.era, "modern");
+        if (listFirst) await client.listTools();
+        const result = await client.callTool("read_file", { path: "hello.txt" });
+        assert.notEqual(result.isError, true, JSON.stringify(result));
+        assert.deepEqual(
+          calls,
+          [{ status: 200, paramPath: "hello.txt" }],
+          `listFirst ${listFirst}`,
+        );
+      } finally {
+        await client.close();
+      }
+    }
+    await handler.close();
+    assert.deepEqual(errors.filter((e) => /param-header/.test(e)), [], errors.join("\n"));
+  });
+});

@@ -10,6 +10,7 @@
  * spawned and jobs wait in the queue. The time budget runs from run(), queue included.
  * Idle workers are unref'd and closed after IDLE_MS, so the pool never keeps a process alive.
  */
+import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { WorkspaceError } from "../errors.ts";
 import {
@@ -164,7 +165,8 @@ function defaultMode(worker: URL | undefined): EngineMode {
 }
 
 function defaultSize(): number {
-  const cores = Number(globalThis.navigator?.hardwareConcurrency) || 1;
+  // navigator.hardwareConcurrency is missing on Node < 21; node:os answers on Deno, Node and Bun.
+  const cores = Number(globalThis.navigator?.hardwareConcurrency) || availableParallelism() || 1;
   return Math.max(1, Math.min(MAX_WORKERS, Math.floor(cores)));
 }
 

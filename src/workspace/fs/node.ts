@@ -7,7 +7,17 @@ import fsp from "node:fs/promises";
 import process from "node:process";
 import type { FsDirEntry, FsInfo, WorkspaceFs } from "./types.ts";
 
-function info(s: fs.Stats): FsInfo {
+/** A nanosecond time as Deno gives it: truncated to the millisecond (Node and Bun round). */
+function msTime(ns: bigint): Date {
+  return new Date(Number(ns / 1_000_000n));
+}
+
+/**
+ * Stat results in the form Deno's fs gives them, so answers match across runtimes: mtime, atime
+ * and birthtime truncated to the millisecond from the nanosecond stat; ctime in whole seconds
+ * (what Deno 2 reports).
+ */
+function info(s: fs.BigIntStats): FsInfo {
   return {
     isFile: s.isFile(),
     isDirectory: s.isDirectory(),
@@ -16,15 +26,15 @@ function info(s: fs.Stats): FsInfo {
     isSocket: s.isSocket(),
     isCharDevice: s.isCharacterDevice(),
     isBlockDevice: s.isBlockDevice(),
-    size: s.size,
-    mtime: s.mtime,
-    atime: s.atime,
-    birthtime: s.birthtime,
-    ctime: s.ctime,
-    dev: s.dev,
-    ino: s.ino,
-    mode: s.mode,
-    nlink: s.nlink,
+    size: Number(s.size),
+    mtime: msTime(s.mtimeNs),
+    atime: msTime(s.atimeNs),
+    birthtime: msTime(s.birthtimeNs),
+    ctime: new Date(Number(s.ctimeNs / 1_000_000_000n) * 1000),
+    dev: Number(s.dev),
+    ino: Number(s.ino),
+    mode: Number(s.mode),
+    nlink: Number(s.nlink),
   };
 }
 
@@ -46,9 +56,9 @@ async function* readDir(abs: string): AsyncIterable<FsDirEntry> {
 export const nodeFs: WorkspaceFs = Object.freeze(
   {
     kind: "node",
-    lstat: async (abs: string) => info(await fsp.lstat(abs)),
-    lstatSync: (abs: string) => info(fs.lstatSync(abs)),
-    stat: async (abs: string) => info(await fsp.stat(abs)),
+    lstat: async (abs: string) => info(await fsp.lstat(abs, { bigint: true })),
+    lstatSync: (abs: string) => info(fs.lstatSync(abs, { bigint: true })),
+    stat: async (abs: string) => info(await fsp.stat(abs, { bigint: true })),
     realPath: (abs: string) => fsp.realpath(abs),
     readLink: (abs: string) => fsp.readlink(abs),
     readDir,
