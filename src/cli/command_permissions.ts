@@ -259,7 +259,9 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       fixed("the server's working directory", entry.cwd ?? base, [read]);
       const c = entry.command;
       const exact = !c.includes(",") && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
-      extra.push(exact ? `--allow-run=${c}` : "--allow-run");
+      // `kill` too: the client SIGKILLs a server that ignores SIGTERM (Deno.kill would need
+      // unscoped run; src/workarounds/deno_child_kill.ts).
+      extra.push(exact ? `--allow-run=${c},kill` : "--allow-run");
     } else if (entry?.kind === "http") {
       // The sign-in may open a browser (as `auth login` does).
       if (ctx.browser) extra.push(`--allow-run=${runList("the browser opener", [ctx.browser])}`);
@@ -270,7 +272,7 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       extra.push("--allow-run");
     } else if (!has("endpoint")) {
       // The bundled server: this Deno running `cli.ts serve stdio` (its own launcher scopes it).
-      extra.push(`--allow-run=${runList("the Deno binary", ctx.deno)}`);
+      extra.push(`--allow-run=${runList("the Deno binary", [...ctx.deno, "kill"])}`);
     }
     return finish(extra);
   }

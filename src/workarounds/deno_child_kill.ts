@@ -24,7 +24,20 @@ export function reapChild(pid: number | null): void {
   if (pid === null) return;
   try {
     Deno.kill(pid, "SIGKILL");
+  } catch (err) {
+    // Deno.kill needs unscoped run permission; a client scoped to its server's command (and
+    // `kill`, as the router grants) sends the signal through the kill binary instead.
+    if (err instanceof Deno.errors.NotCapable) killByCommand(pid);
+    // else: already exited
+  }
+}
+
+/** SIGKILL through the `kill` binary, fire and forget (an exited pid is nothing to report). */
+function killByCommand(pid: number): void {
+  try {
+    new Deno.Command("kill", { args: ["-KILL", String(pid)], stdout: "null", stderr: "null" })
+      .spawn().status.catch(() => {});
   } catch {
-    // already exited
+    // no run permission for kill either: the SDK's own SIGTERM is all that was sent
   }
 }
