@@ -20,21 +20,17 @@ import { OPTIONS as CLIENT_OPTIONS } from "../../src/cli/client_cli.ts";
 import { OPTIONS as AUTH_OPTIONS } from "../../src/cli/auth_cli.ts";
 import { PRINT_OPTIONS } from "../../src/cli/host_config.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
+import {
+  errorOf,
+  gone,
+  PROJECT,
+  ROUTER_FLAGS,
+  routerWithChild,
+  type Run,
+  taskFlags,
+} from "./_router.ts";
 
-const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 const dec = new TextDecoder();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const taskFlags = (task: string) => {
-  const t = task.split(/\s+/);
-  return t.slice(t.indexOf("run") + 1, t.indexOf("cli.ts"));
-};
-const ROUTER_FLAGS = taskFlags(denoConfig.tasks.cli);
 
 /** cli.ts as the `cli` task starts it, from `cwd`, with extra environment. */
 async function router(
@@ -51,12 +47,6 @@ async function router(
     signal: AbortSignal.timeout(60_000),
   }).output();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-function errorOf(r: Run): { code: string; message: string } {
-  const line = r.stderr.trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
-  assert.ok(line, `no JSON error on stderr: ${r.stderr}`);
-  return JSON.parse(line).error;
 }
 
 async function scratch() {
@@ -163,54 +153,6 @@ Deno.test("router: a missing root is exit 2 USAGE for tools as for op (no server
     await Deno.remove(L.base, { recursive: true });
   }
 });
-
-/** Starts the router on `op read_file --arguments-stdin` (waits on stdin) and finds its child. */
-async function routerWithChild(L: { A: string; cwd: string }) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...ROUTER_FLAGS,
-      `${PROJECT}cli.ts`,
-      "op",
-      "read_file",
-      "--root",
-      L.A,
-      "--arguments-stdin",
-    ],
-    cwd: L.cwd,
-    stdin: "piped",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  let grandchild: number | undefined;
-  for (let i = 0; i < 300 && grandchild === undefined; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    const ps = await new Deno.Command("ps", {
-      args: ["-o", "pid=,args=", "--ppid", String(child.pid)],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    for (const line of dec.decode(ps.stdout).split("\n")) {
-      const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-      if (m && m[2].includes("scoped_main.ts")) grandchild = Number(m[1]);
-    }
-  }
-  assert.ok(grandchild !== undefined, "the router started no scoped child");
-  return { child, grandchild };
-}
-
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100; i++) {
-    const ps = await new Deno.Command("ps", {
-      args: ["-o", "stat=", "-p", String(pid)],
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    if (!ps.success || dec.decode(ps.stdout).trim().startsWith("Z")) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-}
 
 Deno.test("router: SIGHUP is forwarded (exit 129, no orphan); a child ended by SIGALRM is exit 142", async () => {
   const L = await scratch();

@@ -9,15 +9,9 @@
 import assert from "node:assert/strict";
 import { commandPermissions, UngrantablePathError } from "../../src/cli/command_permissions.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
+import { errorOf, gone, PROJECT, ROUTER_FLAGS, routerWithChild, type Run } from "./_router.ts";
 
-const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 const dec = new TextDecoder();
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 async function run(
   cmd: string,
@@ -43,12 +37,6 @@ async function run(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-function errorOf(r: Run): { code: string; message: string } {
-  const line = r.stderr.trim().split("\n").filter((l) => l.startsWith("{")).at(-1);
-  assert.ok(line, `no JSON error on stderr: ${r.stderr}`);
-  return JSON.parse(line).error;
-}
-
 /** A scratch layout: cwd (unrelated), A (the root), B (outside, with a secret), files elsewhere. */
 async function layout() {
   const base = Deno.realPathSync(await Deno.makeTempDir({ prefix: "wmcp_router_" }));
@@ -59,11 +47,6 @@ async function layout() {
   await Deno.symlink(`${dirs.B}/secret.txt`, `${dirs.A}/link`);
   return { base, ...dirs };
 }
-
-const ROUTER_FLAGS = (() => {
-  const t = denoConfig.tasks.cli.split(/\s+/);
-  return t.slice(t.indexOf("run") + 1, t.indexOf("cli.ts"));
-})();
 
 /** cli.ts started exactly as the `cli` task starts it (the router's permissions only). */
 function router(args: string[], opts: { cwd: string; stdin?: string }): Promise<Run> {
@@ -327,55 +310,14 @@ Deno.test("router: SIGTERM to the router ends its child", async () => {
   const L = await layout();
   try {
     // op --arguments-stdin waits on stdin, which this test never closes.
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        ...ROUTER_FLAGS,
-        `${PROJECT}cli.ts`,
-        "op",
-        "read_file",
-        "--root",
-        L.A,
-        "--arguments-stdin",
-      ],
-      cwd: L.cwd,
-      stdin: "piped",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    // Wait (bounded) until the router has started its scoped child.
-    let grandchild: number | undefined;
-    for (let i = 0; i < 300 && grandchild === undefined; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      const ps = await new Deno.Command("ps", {
-        args: ["-o", "pid=,args=", "--ppid", String(child.pid)],
-        stdout: "piped",
-        stderr: "null",
-      }).output();
-      for (const line of dec.decode(ps.stdout).split("\n")) {
-        const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-        if (m && m[2].includes("scoped_main.ts")) grandchild = Number(m[1]);
-      }
-    }
-    assert.ok(grandchild !== undefined, "the router started no scoped child");
+    const { child, grandchild } = await routerWithChild(L);
     child.kill("SIGTERM");
     const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
     const status = await child.status;
     clearTimeout(timer);
     assert.equal(status.signal, null, "the router exited by itself (not killed)");
     assert.equal(status.code, 143);
-    let gone = false;
-    for (let i = 0; i < 100 && !gone; i++) {
-      const ps = await new Deno.Command("ps", {
-        args: ["-o", "stat=", "-p", String(grandchild)],
-        stdout: "piped",
-        stderr: "null",
-      }).output();
-      // Gone, or a zombie nobody will reap (its parent, the router, has exited).
-      gone = !ps.success || dec.decode(ps.stdout).trim().startsWith("Z");
-      if (!gone) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(gone, "the scoped child outlived the router");
+    assert.ok(await gone(grandchild), "the scoped child outlived the router");
     await child.stdin.close().catch(() => {});
   } finally {
     await Deno.remove(L.base, { recursive: true });
