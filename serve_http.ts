@@ -14,9 +14,12 @@ import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
 import {
   answerInfoFlags,
+  isLoopbackHost,
   loadServerSecrets,
   parseServerFlags,
   SECRET_ENV,
+  urlHost,
+  wildcardLoopback,
 } from "./src/cli/server_flags.ts";
 import {
   checkPidFile,
@@ -39,26 +42,6 @@ function log(message: string): void {
   console.error(`wmcp: ${message}`);
 }
 
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/**
- * The loopback URL host that reaches a wildcard bind (127.0.0.1 for 0.0.0.0, [::1] for ::), or
- * undefined for a concrete address; `host` is normalised by bindHost (every other spelling of a
- * wildcard, `0`, `::0`, the 8-group form, is one of these two by then).
- */
-function wildcardLoopback(host: string): string | undefined {
-  if (host === "0.0.0.0") return "127.0.0.1";
-  if (host === "::") return "[::1]";
-  return undefined;
-}
-
-/** A host as a URL spells it (IPv6 in brackets). */
-function urlHost(host: string): string {
-  return host.includes(":") ? `[${host}]` : host;
-}
-
 async function main(): Promise<number> {
   const info = await answerInfoFlags("http", Deno.args);
   if (info !== undefined) return info;
@@ -76,9 +59,9 @@ async function main(): Promise<number> {
     const host = flags.host;
     const wildcard = wildcardLoopback(host);
     const allowedHosts = flags.allowedHosts;
-    const remoteNames = allowedHosts.filter((h) => !isLoopback(h.replace(/^\[(.*)\]$/, "$1")));
+    const remoteNames = allowedHosts.filter((h) => !isLoopbackHost(h.replace(/^\[(.*)\]$/, "$1")));
     const authenticated = tokens.length + readTokens.length > 0;
-    if (!isLoopback(host) && !authenticated) {
+    if (!isLoopbackHost(host) && !authenticated) {
       throw new UsageError(
         `refusing to listen on ${host} without authentication: anyone who can reach it could use the workspace. ` +
           `Set ${TOKEN_ENV} or --token-file (read-write), ${READ_TOKEN_ENV} or --read-token-file ` +
@@ -92,7 +75,7 @@ async function main(): Promise<number> {
           `Set ${TOKEN_ENV} or --token-file, or ${READ_TOKEN_ENV} or --read-token-file`,
       );
     }
-    if (flags.pidFile !== undefined && !isLoopback(host) && wildcard === undefined) {
+    if (flags.pidFile !== undefined && !isLoopbackHost(host) && wildcard === undefined) {
       throw new UsageError(
         `--pid-file needs a loopback or wildcard --host (127.0.0.1, ::1, 0.0.0.0, ::): the pid ` +
           `file records a loopback URL, which a server bound to ${host} alone cannot answer`,

@@ -19,11 +19,13 @@ import {
   bindHost,
   flagsOf,
   infoRequest,
+  isLoopbackHost,
   loadServerSecrets,
   parseOptions,
   parseServerFlags,
   SECRET_ENV,
   type ServerFlags,
+  urlHost,
   VERSION,
   wildcardLoopback,
 } from "../src/cli/server_flags.ts";
@@ -50,15 +52,6 @@ export interface AdapterSettings {
   tokens: string[];
   readTokens: string[];
   stateKey?: string;
-}
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** A host as a URL spells it (IPv6 in brackets). */
-export function urlHost(host: string): string {
-  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** The adapter's --help, from the server flags table minus the flags it refuses. */
@@ -133,14 +126,14 @@ export async function loadSettings(
     resolve: (path) => resolve(path),
   });
   const authenticated = secrets.tokens.length + secrets.readTokens.length > 0;
-  if (!isLoopback(flags.host) && !authenticated) {
+  if (!isLoopbackHost(flags.host) && !authenticated) {
     throw new UsageError(
       `refusing to listen on ${flags.host} without authentication: anyone who can reach it ` +
         `could use the workspace. Set ${SECRET_ENV.token} or --token-file (read-write), ` +
         `${SECRET_ENV.readToken} or --read-token-file (read-only), or bind to 127.0.0.1`,
     );
   }
-  const remote = flags.allowedHosts.filter((h) => !isLoopback(bindHost(h)));
+  const remote = flags.allowedHosts.filter((h) => !isLoopbackHost(bindHost(h)));
   if (remote.length > 0 && !authenticated) {
     throw new UsageError(
       `refusing --allowed-host ${remote.join(", ")} without authentication: a name other than ` +

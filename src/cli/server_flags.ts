@@ -513,6 +513,16 @@ export function wildcardLoopback(host: string): string | undefined {
   return undefined;
 }
 
+/** Whether a bind host is a loopback address or name (normalised by bindHost first). */
+export function isLoopbackHost(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** A host as a URL spells it (IPv6 in brackets). */
+export function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
 /** The version the servers and the CLI report. */
 export const VERSION: string = denoConfig.version;
 
