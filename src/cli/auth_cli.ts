@@ -21,6 +21,7 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { StdoutClosed, writeStdout } from "./output.ts";
+import { onInterrupt } from "./interrupt.ts";
 import { commandPermissions, UngrantablePathError } from "./command_permissions.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError } from "./suggest.ts";
@@ -572,11 +573,10 @@ export async function runAuth(argv: string[]): Promise<number> {
       say,
     });
     const abort = new AbortController();
-    const onSigint = () => {
+    const interrupt = onInterrupt(() => {
       abort.abort();
       redirector.close().catch(() => {});
-    };
-    Deno.addSignalListener("SIGINT", onSigint);
+    });
     try {
       const creds = await signIn(serverUrl, { store, redirector, scope: values.scope });
       const d = describe(creds);
@@ -590,7 +590,7 @@ export async function runAuth(argv: string[]): Promise<number> {
       );
       return CLIENT_EXIT.ok;
     } finally {
-      Deno.removeSignalListener("SIGINT", onSigint);
+      interrupt.dispose();
       await redirector.close();
     }
   } catch (err) {

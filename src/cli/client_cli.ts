@@ -26,6 +26,7 @@ import {
 import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
 import { StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
+import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
@@ -356,8 +357,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
   let session: Session | undefined;
   let authorization: Awaited<ReturnType<typeof authProviderFor>> | undefined;
   const abort = new AbortController();
-  const onSigint = () => abort.abort();
-  let listening = false;
+  let interrupt: InterruptListener | undefined;
   const prog = programName();
   // The command a usage error points to, from the words as typed (before parsing can fail).
   const typed = argv.find((w) => !w.startsWith("-"));
@@ -418,8 +418,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const target = await resolveTarget(values);
     const authSettings = await authSettingsFrom(values, target);
     const interaction = await chooseInteraction(values);
-    Deno.addSignalListener("SIGINT", onSigint);
-    listening = true;
+    interrupt = onInterrupt(() => abort.abort());
     if (authSettings && target.kind !== "stdio") {
       authorization = await authProviderFor(target.url, authSettings);
     }
@@ -637,7 +636,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     );
     return abort.signal.aborted && e.failure !== "usage" ? CLIENT_EXIT.timeout : e.exitCode;
   } finally {
-    if (listening) Deno.removeSignalListener("SIGINT", onSigint);
+    interrupt?.dispose();
     await session?.close();
     await authorization?.close();
   }

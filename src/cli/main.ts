@@ -42,6 +42,7 @@ import {
   writeError,
   writeStdout,
 } from "./output.ts";
+import { onInterrupt } from "./interrupt.ts";
 import { startOpProgress } from "./op_progress.ts";
 
 /** Exit code of an `op` ended by Ctrl-C (128 + SIGINT, as a shell reports a death by it). */
@@ -314,12 +315,11 @@ export async function main(argv: string[]): Promise<number> {
     // cancelled, and the command ends at once with 130 (128 + SIGINT), writing nothing more.
     const cancel = new AbortController();
     const interrupted = Promise.withResolvers<"interrupted">();
-    const onSigint = () => {
+    const interrupt = onInterrupt(() => {
       progress.stop();
       cancel.abort();
       interrupted.resolve("interrupted");
-    };
-    Deno.addSignalListener("SIGINT", onSigint);
+    });
     let result;
     try {
       const running = runOperation(
@@ -330,7 +330,7 @@ export async function main(argv: string[]): Promise<number> {
       running.catch(() => {}); // after an interrupt nobody awaits it
       result = await Promise.race([running, interrupted.promise]);
     } finally {
-      Deno.removeSignalListener("SIGINT", onSigint);
+      interrupt.dispose();
       progress.stop();
     }
     if (result === "interrupted") return EXIT_INTERRUPTED;
