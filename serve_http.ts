@@ -142,6 +142,7 @@ async function main(): Promise<number> {
       unusedSessionMs,
       maxBufferedBodyBytes,
       requestStateKey: stateKey,
+      instance: flags.instance,
       healthProof: (challenge) =>
         pidRecord === undefined || pidFilePlace === undefined ? undefined : pidFileProof(
           pidSecret,
@@ -218,7 +219,8 @@ async function main(): Promise<number> {
     );
     log(
       `serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}` +
-        (wildcard === undefined ? "" : ` (bound to ${bind}, every interface)`),
+        (wildcard === undefined ? "" : ` (bound to ${bind}, every interface)`) +
+        (flags.instance === undefined ? "" : ` as instance ${flags.instance}`),
     );
     if (wildcard !== undefined && allowedHosts.length === 0) {
       log(

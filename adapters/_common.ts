@@ -207,6 +207,7 @@ export async function openHandler(
     unusedSessionMs: flags.unusedSessionMs,
     maxBufferedBodyBytes: flags.maxBufferedBodyBytes,
     requestStateKey: settings.stateKey,
+    instance: flags.instance,
     onError: options.onError,
   });
   return { workspace, handler };

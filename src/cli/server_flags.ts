@@ -10,6 +10,7 @@ import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from
 import type { Limits } from "../workspace/limits.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
+import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, explainParseError, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
 
@@ -26,7 +27,8 @@ export type FlagValue =
   | "bytes"
   | "seconds"
   | "positive-seconds"
-  | "limit";
+  | "limit"
+  | "name";
 
 /** One server flag: what it takes, its default, which servers take it, its help line. */
 export interface ServerFlagSpec {
@@ -183,6 +185,14 @@ export const SERVER_FLAGS: readonly ServerFlagSpec[] = [
     help: "seconds a legacy session never used after initialize lives",
   },
   {
+    name: "instance",
+    value: "name",
+    meta: "NAME",
+    servers: HTTP,
+    help: "this instance's tag behind a balancer, [a-z0-9-] (1-32): legacy session ids become " +
+      "NAME.<random> and responses carry Wmcp-Instance: NAME (docs/deployment.md)",
+  },
+  {
     name: "max-buffered-body",
     value: "bytes",
     meta: "N",
@@ -226,6 +236,8 @@ export interface ServerFlags {
   bodyTimeoutMs: number;
   unusedSessionMs: number;
   maxBufferedBodyBytes?: number;
+  /** The instance tag (--instance), checked by instanceNameProblem. */
+  instance?: string;
 }
 
 /** The closest known name to `given` (names without `--`), by the CLI's one did-you-mean rule. */
@@ -339,6 +351,13 @@ function checkValue(spec: ServerFlagSpec, text: string): number | undefined {
       if (ms <= 0) throw new UsageError(`--${n} must be seconds > 0, not ${JSON.stringify(text)}`);
       return ms;
     }
+    case "name": {
+      const why = instanceNameProblem(text);
+      if (why !== undefined) {
+        throw new UsageError(`--${n} must be ${why}, not ${JSON.stringify(text)}`);
+      }
+      return undefined;
+    }
     case "path":
       if (text.trim() === "" && n !== "root") {
         throw new UsageError(`--${n} is empty: pass the file's path`);
@@ -400,6 +419,7 @@ export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags 
     bodyTimeoutMs: num["body-timeout"] ?? 30_000,
     unusedSessionMs: num["unused-session"] ?? 60_000,
     maxBufferedBodyBytes: num["max-buffered-body"],
+    instance: str("instance"),
   };
 }
 

@@ -37,6 +37,7 @@ import {
   DEFAULT_SESSION_IDLE_MS,
   DEFAULT_UNUSED_SESSION_MS,
 } from "./http/legacy_sessions.ts";
+import { instanceNameProblem, withInstanceHeader } from "./http/instance.ts";
 
 export {
   BUFFERED_BODIES_PER_CAP,
@@ -111,6 +112,11 @@ export interface HttpHandlerOptions {
   healthProof?: (challenge: string) => string | undefined;
   /** Called with out-of-band errors (logged to stderr by the entry). */
   onError?: (err: Error) => void;
+  /**
+   * This instance's tag behind a balancer, 1 to 32 of [a-z0-9-]: legacy session ids become
+   * `NAME.<uuid>` and every response carries `Wmcp-Instance: NAME` (docs/decisions/0037).
+   */
+  instance?: string;
 }
 
 /** The handler and its lifecycle. */
@@ -157,6 +163,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     );
   }
   const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const instance = options.instance;
+  const instanceProblem = instance === undefined ? undefined : instanceNameProblem(instance);
+  if (instanceProblem !== undefined) throw new RangeError(`instance must be ${instanceProblem}`);
   const tokens = [
     ...(options.token === undefined ? [] : [options.token]),
     ...(options.tokens ?? []),
@@ -193,6 +202,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     keepAliveMs,
     now: options.now ?? Date.now,
     onError,
+    instance,
   });
 
   const app = new Hono<HttpEnv>();
@@ -247,7 +257,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   });
 
   return {
-    fetch: (request: Request) => Promise.resolve(app.fetch(request)),
+    fetch: instance === undefined
+      ? (request: Request) => Promise.resolve(app.fetch(request))
+      : async (request: Request) => withInstanceHeader(await app.fetch(request), instance),
     close: async () => {
       await modern.close();
       await legacy.close();

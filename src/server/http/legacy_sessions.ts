@@ -7,7 +7,9 @@
  * most its share of the table, `ceil(maxSessions / clients)`: a client at its share replaces its
  * own least recently used idle session; a newcomer under its share at a full table evicts the
  * least recently used idle session of the client holding the most sessions (among clients holding
- * at least as many as the newcomer's). See docs/decisions/0015.
+ * at least as many as the newcomer's). See docs/decisions/0015. Behind a balancer, a session id
+ * carries its instance's tag (`NAME.<uuid>`, docs/decisions/0037): an id this table does not hold,
+ * another instance's included, is 404 like any unknown session, never served here.
  */
 import {
   type AuthInfo,
@@ -16,6 +18,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { ServerFactory } from "../factory.ts";
 import { jsonRpcError } from "./context.ts";
+import { newSessionId } from "./instance.ts";
 
 /** Default most open legacy sessions. */
 export const DEFAULT_MAX_SESSIONS = 100;
@@ -42,6 +45,8 @@ export interface LegacySessionsOptions {
   maxBodyBytes: number;
   /** SSE keep-alive interval (ms). */
   keepAliveMs: number;
+  /** This instance's tag, the prefix of its session ids (`NAME.<uuid>`); none: bare UUIDs. */
+  instance?: string;
   /** The clock (ms); injectable for tests. */
   now: () => number;
   /** Out-of-band errors. */
@@ -279,7 +284,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     try {
       const server = options.factory({ era: "legacy", requestInfo: req, authInfo });
       const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
+        sessionIdGenerator: () => newSessionId(options.instance),
         onsessioninitialized: (id) => {
           const now = options.now();
           created = {
