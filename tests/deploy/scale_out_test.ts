@@ -12,6 +12,8 @@ import { EXAMPLE_INSTANCES, nginxConfig } from "../../deploy/nginx/config.ts";
 import { parseServerFlags } from "../../src/cli/server_flags.ts";
 import { INSTANCE_HEADER } from "../../src/server/http/instance.ts";
 import { makeWorkspace, modernRequest } from "../server/_harness.ts";
+import { withHandler } from "../_support/handler.ts";
+import { createHttpHandler } from "../../src/server/http.ts";
 import {
   CLUSTER_TOKEN,
   makeSecrets,
@@ -48,6 +50,51 @@ Deno.test("--instance takes 1 to 32 of a-z, 0-9 and -; anything else is a usage 
     );
   }
   assert.throws(() => parseServerFlags("stdio", ["--instance", "a"]), /HTTP server/);
+});
+
+Deno.test("the instance option: tagged session ids and Wmcp-Instance; none: bare UUIDs, no header", async () => {
+  const init = {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: "t", version: "0" } },
+  };
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  for (const instance of ["eu-1", undefined]) {
+    await withHandler({ instance }, async ({ url, fetch }) => {
+      const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(init) });
+      assert.equal(res.status, 200);
+      await res.body?.cancel();
+      const id = res.headers.get("mcp-session-id") ?? "";
+      const uuid = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+      assert.match(id, new RegExp(instance === undefined ? `^${uuid}$` : `^eu-1\\.${uuid}$`));
+      assert.equal(res.headers.get(INSTANCE_HEADER), instance ?? null);
+      // Refusals carry it too (the header names who answered, whatever the answer).
+      const refused = await fetch(url, { method: "POST", headers, body: "{" });
+      await refused.body?.cancel();
+      assert.equal(refused.headers.get(INSTANCE_HEADER), instance ?? null);
+      // Another instance's id (same UUID, other tag) is unknown here: 404, never served.
+      const uuidPart = id.slice(id.length - 36);
+      const foreign = await fetch(url, {
+        method: "POST",
+        headers: {
+          ...headers,
+          "mcp-session-id": `eu-2.${uuidPart}`,
+          "mcp-protocol-version": LEGACY,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+      assert.equal(foreign.status, 404);
+      await foreign.body?.cancel();
+    });
+  }
+  assert.throws(
+    () => createHttpHandler({ definition: { tools: [] } as never, instance: "Bad name" }),
+    /^RangeError: instance must be 1 to 32 characters/,
+  );
 });
 
 /** A modern tools/call through `url`; the result, the status and the instance that served it. */
