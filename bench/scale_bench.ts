@@ -242,6 +242,10 @@ async function main(): Promise<number> {
     const spread = (xs: number[], d = 0) =>
       `${round(Math.min(...xs), d)}..${round(Math.max(...xs), d)}`;
     const result = { one: summary(runs.one), two: summary(runs.two), ratio: round(median(ratios)) };
+    // Cores busy with something other than this benchmark (other programs on the machine).
+    const othersCores = (r: WrkRun) =>
+      Math.max(0, r.cpu!.busyCores - (r.rps * (r.cpu!.wmcpUs + r.cpu!.nginxUs + r.wrkUs)) / 1e6);
+    const busyElsewhere = median([...runs.one, ...runs.two].map(othersCores));
     // One instance: at most one core of wmcp, if nginx and wrk fit in the other core. Two: wmcp,
     // nginx and wrk share both cores. The ratio of those two rates is what this machine allows.
     const all = [...runs.one, ...runs.two];
@@ -264,12 +268,17 @@ async function main(): Promise<number> {
           return `  CPU a call (${w}): wmcp ${round(median(c.map((x) => x.wmcpUs)), 0)} µs, ` +
             `nginx ${round(median(c.map((x) => x.nginxUs)), 0)} µs, wrk ` +
             `${round(median(runs[w].map((r) => r.wrkUs)), 0)} µs; machine busy ` +
-            `${
-              round(median(c.map((x) => x.busyCores)), 2)
-            } of ${navigator.hardwareConcurrency} cores`;
+            `${round(median(c.map((x) => x.busyCores)), 2)} of ${cores} cores, of which ` +
+            `others ${round(median(runs[w].map(othersCores)), 2)}`;
         }),
         `  ceiling on 2 otherwise idle cores from these costs: ${round(ceiling, 2)}x ` +
         "(one instance is bound by its core; two share both cores with nginx and wrk)",
+        ...(busyElsewhere > 0.25
+          ? [
+            `  note: other programs kept ${round(busyElsewhere, 2)} cores busy during the runs; ` +
+            "the ratio then measures contention for the cores, not how the instances scale",
+          ]
+          : []),
       ].join("\n"),
     );
     if (values.json) console.log(JSON.stringify(result));

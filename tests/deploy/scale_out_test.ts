@@ -234,6 +234,16 @@ Deno.test({
         const home = await legacyPost(own.server.url, ping, id);
         assert.equal(home.status, 200);
         await home.body?.cancel();
+        // DELETE through nginx reaches its instance and ends the session there.
+        const ended = await fetch(url, {
+          method: "DELETE",
+          headers: { ...AUTH, "mcp-session-id": id, "mcp-protocol-version": LEGACY },
+        });
+        assert.equal(ended.status, 200);
+        await ended.body?.cancel();
+        const gone = await legacyPost(url, ping, id);
+        assert.equal(gone.status, 404);
+        await gone.body?.cancel();
       });
 
       await t.step(
@@ -246,6 +256,24 @@ Deno.test({
           const KILL_AFTER = 40;
           const victim = instances[0];
           const survivor = instances[1];
+          // A legacy session on the instance about to die (initialize until one lands there).
+          let doomed: string | undefined;
+          for (let i = 0; i < 10 && doomed === undefined; i++) {
+            const res = await legacyPost(url, {
+              jsonrpc: "2.0",
+              id: 0,
+              method: "initialize",
+              params: {
+                protocolVersion: LEGACY,
+                capabilities: {},
+                clientInfo: { name: "t", version: "0" },
+              },
+            });
+            await res.body?.cancel();
+            const id = res.headers.get("mcp-session-id");
+            if (id?.startsWith(`${victim.name}.`)) doomed = id;
+          }
+          assert.ok(doomed !== undefined, "no session landed on the instance to kill");
           const acked: { path: string; content: string }[] = [];
           const unacked: { path: string; content: string; why: string }[] = [];
           let done = 0;
@@ -292,6 +320,10 @@ Deno.test({
             else await new Promise((res) => setTimeout(res, 100));
           }
           assert.equal(served, survivor.name, "no request succeeded after the kill");
+          // The dead instance's session: nginx answers 404 (initialize again), not 502.
+          const lost = await legacyPost(url, { jsonrpc: "2.0", id: 5, method: "ping" }, doomed);
+          assert.equal(lost.status, 404);
+          assert.equal((await lost.json()).error?.code, -32001);
           for (let i = 0; i < 5; i++) {
             const r = await call(url, "write_file", {
               path: `load/after-${i}.txt`,
