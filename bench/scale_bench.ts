@@ -165,8 +165,8 @@ async function main(): Promise<number> {
     args: Deno.args,
     options: {
       json: { type: "boolean" },
-      reps: { type: "string", default: "3" },
-      duration: { type: "string", default: "6" },
+      reps: { type: "string", default: "5" },
+      duration: { type: "string", default: "5" },
       connections: { type: "string", default: "50" },
       threads: { type: "string", default: "1" },
       "nginx-workers": { type: "string", default: "1" },
