@@ -136,7 +136,7 @@ function legacyPost(url: string, message: unknown, session?: string): Promise<Re
 
 Deno.test({
   name: "two instances behind nginx: spread, confirmation across instances, sticky legacy " +
-    "sessions, SIGKILL under write load",
+    "sessions, SIGKILL under write load" + (SKIP === undefined ? "" : ` (skipped: ${SKIP})`),
   ignore: SKIP !== undefined,
   fn: async (t) => {
     const root = await makeWorkspace({ "seen.txt": "hello\n" });
