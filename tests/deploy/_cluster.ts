@@ -34,6 +34,17 @@ export function nginxSkipReason(): string | undefined {
   return "nginx is not installed (Debian package nginx-light); WMCP_REQUIRE_NGINX_TESTS=1 fails instead";
 }
 
+/** Whether this nginx takes `-e FILE` (1.19.5 and later). */
+function supportsErrorLogFlag(bin: string): boolean {
+  const out = new Deno.Command(bin, { args: ["-v"], stdout: "piped", stderr: "piped" })
+    .outputSync();
+  const text = new TextDecoder().decode(out.stderr) + new TextDecoder().decode(out.stdout);
+  const m = text.match(/nginx\/(\d+)\.(\d+)\.(\d+)/);
+  if (m === null) return false;
+  const [major, minor, patch] = m.slice(1).map(Number);
+  return major > 1 || (major === 1 && (minor > 19 || (minor === 19 && patch >= 5)));
+}
+
 /** A port free a moment ago on 127.0.0.1. */
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -157,8 +168,10 @@ export async function startNginx(
         "",
       ].join("\n"),
     );
+    // -e (nginx >= 1.19.5): the log nginx opens before reading the configuration, in the prefix.
+    const early = supportsErrorLogFlag(bin) ? ["-e", `${dir}/error.log`] : [];
     const child = new Deno.Command(bin, {
-      args: ["-p", dir, "-c", `${dir}/nginx.conf`, "-e", `${dir}/error.log`, "-g", "daemon off;"],
+      args: ["-p", dir, "-c", `${dir}/nginx.conf`, ...early, "-g", "daemon off;"],
       stdin: "null",
       stdout: "null",
       stderr: "piped",
