@@ -13,6 +13,9 @@ import { parseServerFlags } from "../../src/cli/server_flags.ts";
 import { INSTANCE_HEADER } from "../../src/server/http/instance.ts";
 import { makeWorkspace, modernRequest } from "../server/_harness.ts";
 import { withHandler } from "../_support/handler.ts";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport as V1HttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createHttpHandler } from "../../src/server/http.ts";
 import {
   CLUSTER_TOKEN,
@@ -245,6 +248,46 @@ Deno.test({
         assert.equal(gone.status, 404);
         await gone.body?.cancel();
       });
+
+      await t.step(
+        "real SDK clients through nginx: v1 (legacy session) and v2 (modern)",
+        async () => {
+          const requestInit = { headers: AUTH };
+          const v1 = new V1Client({ name: "v1-through-nginx", version: "0" });
+          const v1Transport = new V1HttpTransport(new URL(url), { requestInit });
+          await v1.connect(v1Transport);
+          try {
+            const tag = v1Transport.sessionId?.split(".")[0];
+            assert.ok(tag === "a" || tag === "b", v1Transport.sessionId);
+            for (let i = 0; i < 10; i++) {
+              const r = await v1.callTool({
+                name: "get_file_info",
+                arguments: { path: "seen.txt" },
+              });
+              assert.notEqual(r.isError, true, JSON.stringify(r));
+            }
+            assert.ok(
+              (await v1.listTools()).tools.some((x: { name: string }) => x.name === "write_file"),
+            );
+          } finally {
+            await v1Transport.terminateSession();
+            await v1.close();
+          }
+          const v2 = new Client({ name: "v2-through-nginx", version: "0" });
+          await v2.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit }));
+          try {
+            for (let i = 0; i < 10; i++) {
+              const r = await v2.callTool({
+                name: "get_file_info",
+                arguments: { path: "seen.txt" },
+              });
+              assert.notEqual(r.isError, true, JSON.stringify(r));
+            }
+          } finally {
+            await v2.close();
+          }
+        },
+      );
 
       await t.step(
         "SIGKILL of one instance under write load: every acknowledged write is on disk, " +
