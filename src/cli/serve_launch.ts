@@ -29,6 +29,9 @@ import {
 } from "../sandbox/bwrap.ts";
 import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
 import { inspectPidDir } from "../sandbox/pid_dir.ts";
+import { toWorkspaceError } from "../workspace/errors.ts";
+import { seeHelp } from "./help.ts";
+import { withPointer } from "./suggest.ts";
 import {
   answerInfoFlags,
   bindHost,
@@ -261,6 +264,30 @@ async function supervise(
   } finally {
     Deno.removeSignalListener("SIGINT", onInt);
     Deno.removeSignalListener("SIGTERM", onTerm);
+  }
+}
+
+/**
+ * `cli.ts serve stdio|http ARGS` without the router and the CLI's command table: what main.ts
+ * does for these two commands (write and net given up, then serveLaunch), with its errors
+ * reported as main.ts reports them. The command a host runs starts here,
+ * so nothing the launch does not use is loaded before the server is spawned (decision 0036).
+ */
+export async function serveFromCli(kind: ServerKind, args: string[]): Promise<number> {
+  try {
+    // The launcher only starts the child (with its own, narrower permissions).
+    Deno.permissions.revokeSync({ name: "write" });
+    Deno.permissions.revokeSync({ name: "net" });
+    return await serveLaunch(kind, args);
+  } catch (err) {
+    // As main.ts reports it (JSON on stderr, the help pointer on usage errors), without its
+    // module graph: a statically named import, even a dynamic one, is loaded at start-up.
+    const usage = err instanceof UsageError;
+    const error = usage
+      ? { code: "USAGE", message: withPointer(err.message, seeHelp(["serve", kind])) }
+      : toWorkspaceError(err).toJSON();
+    Deno.stderr.writeSync(new TextEncoder().encode(JSON.stringify({ error }) + "\n"));
+    return usage ? EXIT_USAGE : 1;
   }
 }
 
