@@ -1,0 +1,18 @@
+const t = () => performance.now();
+const out: string[] = []; let last = t(); out.push("start " + last.toFixed(0));
+const step = async (n: string, f: () => Promise<unknown>) => { await f(); const x = t(); out.push(`${n} +${(x - last).toFixed(0)}`); last = x; };
+await step("node:process+stream", () => Promise.all([import("node:process"), import("node:stream")]));
+await step("zod", () => import("zod"));
+await step("sdk", () => import("@modelcontextprotocol/server"));
+await step("sdk/stdio", () => import("@modelcontextprotocol/server/stdio"));
+await step("workspace", () => import("./src/workspace/workspace.ts"));
+await step("mime", () => import("mime"));
+await step("diff", () => import("diff"));
+await step("read_ops", () => import("./src/operations/read_ops.ts"));
+await step("write_ops", () => import("./src/operations/write_ops.ts"));
+await step("registry", () => import("./src/operations/registry.ts"));
+await step("tools", () => import("./src/server/tools.ts"));
+await step("factory", () => import("./src/server/factory.ts"));
+await step("stdio_server", () => import("./src/server/stdio_server.ts"));
+await step("serve_stdio", () => import("./serve_stdio.ts"));
+console.error(out.join(" | "));
