@@ -1,7 +1,7 @@
 /** One typed configuration object, built from flags and the environment. */
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
 import type { EngineMode } from "./workspace/engine/pool.ts";
-import { Workspace } from "./workspace/workspace.ts";
+import type { Workspace } from "./workspace/workspace.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 
 /** What every entry point needs to open the workspace. */
@@ -214,6 +214,9 @@ export async function openWorkspaceFromFlags(
   }
   let ws: Workspace;
   try {
+    // Loaded here, not at the top: the serve launcher uses this module's flag helpers and must
+    // not pay for the workspace's module graph (decision 0036).
+    const { Workspace } = await import("./workspace/workspace.ts");
     ws = await Workspace.open({
       root: config.root,
       writable: config.write,

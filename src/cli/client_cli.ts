@@ -127,18 +127,18 @@ export function endpointUrl(value: string): URL {
 
 /**
  * The bundled stdio server on --root, started through the same launcher as every server entry
- * (`cli.ts serve stdio`): permissions scoped to the root, inside bubblewrap when available.
+ * (`serve.ts stdio`, what `cli.ts serve stdio` runs, without the CLI's module graph; decision
+ * 0036): permissions scoped to the root, inside bubblewrap when available.
  */
 function bundledTarget(values: Values): Target {
   const root = resolveFromInvocation(rootFlag(values.root) ?? ".");
-  const cli = new URL("../../cli.ts", import.meta.url);
+  const serve = new URL("../../serve.ts", import.meta.url);
   const serverArgs = ["--root", root, ...(values.write ? ["--write"] : [])];
   const args = [
     "run",
     // Exactly the launcher's permissions, as in the serve:* tasks.
     ...serverPermissions("stdio", serverArgs, { via: "launcher" }),
-    cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
-    "serve",
+    serve.protocol === "file:" ? decodeURIComponent(serve.pathname) : serve.href,
     "stdio",
     ...serverArgs,
   ];

@@ -271,7 +271,7 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
       fixed("the invocation directory", base, [read]);
       extra.push("--allow-run");
     } else if (!has("endpoint")) {
-      // The bundled server: this Deno running `cli.ts serve stdio` (its own launcher scopes it).
+      // The bundled server: this Deno running `serve.ts stdio` (its own launcher scopes it).
       extra.push(`--allow-run=${runList("the Deno binary", [...ctx.deno, "kill"])}`);
     }
     return finish(extra);

@@ -28,6 +28,8 @@ export const TOKEN_ENV = "WMCP_TOKEN";
 export const DEFAULT_SERVER_NAME = "wmcp";
 
 const CLI_URL = new URL("../../cli.ts", import.meta.url);
+/** The launcher's own entry (what `cli.ts serve` runs, without the CLI's module graph). */
+const SERVE_URL = new URL("../../serve.ts", import.meta.url);
 
 /** The launcher's permission flags (server_flags.ts; the serve:stdio task is tested to match). */
 export function launcherFlags(): string[] {
@@ -60,10 +62,16 @@ export interface HostSnippet {
   notes: string[];
 }
 
-/** The stdio entry that runs this checkout's launcher on root (read-only unless write). */
+/**
+ * The stdio entry that runs this checkout's launcher on root (read-only unless write): serve.ts,
+ * the launcher alone, since a host starts it for every session and waits for its first answer
+ * (`cli.ts serve stdio`, the same launcher, stays valid in existing configurations).
+ */
 export function stdioEntry(options: { deno: string; root: string; write: boolean }): StdioEntry {
-  const cli = CLI_URL.protocol === "file:" ? decodeURIComponent(CLI_URL.pathname) : CLI_URL.href;
-  const args = ["run", ...launcherFlags(), cli, "serve", "stdio", "--sandbox", "auto"];
+  const serve = SERVE_URL.protocol === "file:"
+    ? decodeURIComponent(SERVE_URL.pathname)
+    : SERVE_URL.href;
+  const args = ["run", ...launcherFlags(), serve, "stdio", "--sandbox", "auto"];
   args.push("--root", options.root);
   if (options.write) args.push("--write");
   return { command: options.deno, args };

@@ -21,7 +21,6 @@ import {
   denoCacheDir,
   normalizeAbsolute,
   parentOf,
-  probeBubblewrap,
   SANDBOX_MODES,
   sandboxMarker,
   type SandboxMode,
@@ -29,6 +28,9 @@ import {
 } from "../sandbox/bwrap.ts";
 import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
 import { inspectPidDir } from "../sandbox/pid_dir.ts";
+import { toWorkspaceError } from "../workspace/errors.ts";
+import { seeHelp } from "./help.ts";
+import { withPointer } from "./suggest.ts";
 import {
   answerInfoFlags,
   bindHost,
@@ -208,21 +210,36 @@ async function explicitRoot(serverArgs: string[]): Promise<string[]> {
   return given === undefined ? [...serverArgs, "--root", root] : serverArgs;
 }
 
-/** Decides whether to sandbox: the probe's verdict applied to the mode (required fails, auto says why not). */
-async function useSandbox(mode: SandboxMode, denoPath: string): Promise<boolean> {
-  if (mode === "off") return false;
-  let reason: string | undefined;
-  if (Deno.build.os !== "linux") reason = `bubblewrap needs Linux, this is ${Deno.build.os}`;
-  else if (projectDir() === undefined) reason = "the server's code is not on a local file system";
-  else {
-    const probe = await probeBubblewrap(denoPath);
-    if (!probe.available) reason = probe.reason;
+/**
+ * Why the sandbox cannot be used before bwrap is even tried (not Linux, code not local), or
+ * undefined. Whether bwrap is installed and can build the namespaces is learnt by running the
+ * server in it (serveLaunch): a separate probe run cost every start a process (decision 0036).
+ */
+function sandboxUnavailable(): string | undefined {
+  if (Deno.build.os !== "linux") return `bubblewrap needs Linux, this is ${Deno.build.os}`;
+  if (projectDir() === undefined) return "the server's code is not on a local file system";
+  return undefined;
+}
+
+/** Why bwrap could not be started at all (spawn failed), in the words the old probe used. */
+function spawnFailure(err: unknown): string {
+  if (err instanceof Deno.errors.NotFound) {
+    return "bwrap (Debian package bubblewrap) is not on PATH";
   }
-  if (reason === undefined) return true;
+  if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
+    return `this process may not run bwrap (${(err as Error).message})`;
+  }
+  return `bwrap could not be started: ${(err as Error).message}`;
+}
+
+/** Applies the mode to a reason the sandbox is not used: required fails, auto says why once. */
+function withoutSandbox(mode: SandboxMode, reason: string): void {
   if (mode === "required") throw new UsageError(`--sandbox required, but ${reason}`);
   console.error(`wmcp: serving without the kernel sandbox: ${reason} (--sandbox off hides this)`);
-  return false;
 }
+
+/** The exit codes of a shell whose `exec` failed (not found, not executable, or no loader). */
+const EXEC_FAILED = new Set([126, 127]);
 
 /** Sends a signal to a pid through kill(1) (Deno.kill needs unscoped run permission). */
 async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
@@ -265,6 +282,30 @@ async function supervise(
 }
 
 /**
+ * `cli.ts serve stdio|http ARGS` without the router and the CLI's command table: what main.ts
+ * does for these two commands (write and net given up, then serveLaunch), with its errors
+ * reported as main.ts reports them. The command a host runs starts here,
+ * so nothing the launch does not use is loaded before the server is spawned (decision 0036).
+ */
+export async function serveFromCli(kind: ServerKind, args: string[]): Promise<number> {
+  try {
+    // The launcher only starts the child (with its own, narrower permissions).
+    Deno.permissions.revokeSync({ name: "write" });
+    Deno.permissions.revokeSync({ name: "net" });
+    return await serveLaunch(kind, args);
+  } catch (err) {
+    // As main.ts reports it (JSON on stderr, the help pointer on usage errors), without its
+    // module graph: a statically named import, even a dynamic one, is loaded at start-up.
+    const usage = err instanceof UsageError;
+    const error = usage
+      ? { code: "USAGE", message: withPointer(err.message, seeHelp(["serve", kind])) }
+      : toWorkspaceError(err).toJSON();
+    Deno.stderr.writeSync(new TextEncoder().encode(JSON.stringify({ error }) + "\n"));
+    return usage ? EXIT_USAGE : 1;
+  }
+}
+
+/**
  * Runs the server as a child with scoped permissions (inside bubblewrap when the mode and the
  * machine allow); forwards SIGINT/SIGTERM to the server; returns its exit code. When bwrap itself
  * fails to set the sandbox up (before the server starts), `required` fails (exit 2) and `auto`
@@ -285,7 +326,9 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   const script = entry.protocol === "file:" ? decodeURIComponent(entry.pathname) : entry.href;
   const denoPath = Deno.execPath();
   const env = { INIT_CWD: resolveFromInvocation(".") };
-  if (await useSandbox(sandbox, denoPath)) {
+  const unavailable = sandbox === "off" ? undefined : sandboxUnavailable();
+  if (unavailable !== undefined) withoutSandbox(sandbox, unavailable);
+  else if (sandbox !== "off") {
     const marker = sandboxMarker();
     const pidDirReal = kind === "http" ? await checkPidDir(sandbox, serverArgs) : undefined;
     const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
@@ -304,36 +347,47 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
       script,
       ...inner,
     ];
-    const child = new Deno.Command("bwrap", {
-      args: bwrapArgs(plan, command),
-      env,
-      stdin: "inherit",
-      stdout: "inherit",
-      stderr: "piped",
-    }).spawn();
-    let innerPid: number | undefined;
-    const early: string[] = [];
-    const errWriter = Deno.stderr;
-    const stderrDone = pipeStderr(child.stderr, {
-      to: (b) => errWriter.write(b),
-      onChildPid: (pid) => (innerPid = pid),
-      onEarlyLine: (line) => early.push(line),
-    }).catch(() => {});
-    const code = await supervise(child, () => innerPid);
-    await stderrDone;
-    if (innerPid !== undefined) return code;
-    // The server never started: bwrap could not build the sandbox.
-    const why = early.map((l) => l.replace(/^bwrap: /, "")).join("; ").slice(0, 500) ||
-      `bwrap exited with code ${code}`;
-    if (sandbox === "required") {
-      console.error(
-        `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${why}`,
-      );
-      return EXIT_USAGE;
+    let child: Deno.ChildProcess | undefined;
+    try {
+      child = new Deno.Command("bwrap", {
+        args: bwrapArgs(plan, command),
+        env,
+        stdin: "inherit",
+        stdout: "inherit",
+        stderr: "piped",
+      }).spawn();
+    } catch (err) {
+      withoutSandbox(sandbox, spawnFailure(err));
     }
-    console.error(
-      `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,
-    );
+    if (child !== undefined) {
+      let innerPid: number | undefined;
+      const early: string[] = [];
+      const errWriter = Deno.stderr;
+      const stderrDone = pipeStderr(child.stderr, {
+        to: (b) => errWriter.write(b),
+        onChildPid: (pid) => (innerPid = pid),
+        onEarlyLine: (line) => early.push(line),
+      }).catch(() => {});
+      const code = await supervise(child, () => innerPid);
+      await stderrDone;
+      // Started: the server's own exit code. A shell whose exec failed (126/127, its message
+      // already on stderr) never ran the server, which would have read stdin.
+      if (innerPid !== undefined && !EXEC_FAILED.has(code)) return code;
+      const why = innerPid !== undefined
+        ? `Deno could not be started inside it (exit code ${code})`
+        : early.map((l) => l.replace(/^bwrap: /, "")).join("; ").slice(0, 500) ||
+          `bwrap exited with code ${code}`;
+      // The server never started: bwrap could not build the sandbox or run Deno in it.
+      if (sandbox === "required") {
+        console.error(
+          `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${why}`,
+        );
+        return EXIT_USAGE;
+      }
+      console.error(
+        `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,
+      );
+    }
   }
   // On Linux /proc/self/exe is the running Deno binary, which the tasks allow by that name.
   const self = Deno.build.os === "linux" ? "/proc/self/exe" : denoPath;

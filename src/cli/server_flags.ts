@@ -3,7 +3,6 @@
  * (`wmcp serve stdio|http`): parsing with did-you-mean, number and secret validation, the
  * generated --help, and the one function that turns flags into Deno permissions.
  */
-import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from "../config.ts";
@@ -448,6 +447,8 @@ export interface SecretSources {
 /** Reads a secret file's text (node:fs/promises, so the same code runs on Deno, Node and Bun). */
 async function readSecretFile(path: string, flag: string): Promise<string> {
   try {
+    // Loaded when used: node:fs/promises costs the serve launcher ~30 ms (decision 0036).
+    const { readFile } = await import("node:fs/promises");
     return await readFile(path, "utf8");
   } catch (err) {
     throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);

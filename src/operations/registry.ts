@@ -18,6 +18,7 @@ import {
   writeFileOp,
 } from "./write_ops.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
+import PRECOMPUTED from "./json_schemas.json" with { type: "json" };
 
 /** Every operation, in the deterministic order adapters list them. */
 export const OPERATIONS: readonly OperationDefinition[] = Object.freeze([
@@ -57,20 +58,35 @@ export interface OperationJsonSchemas {
 
 const JSON_SCHEMAS = new Map<string, OperationJsonSchemas>();
 
-/** The JSON Schemas of an operation (computed on first use, then reused). */
+/**
+ * The JSON Schemas of an operation as zod converts them (what json_schemas.json holds, written
+ * by scripts/json_schemas.ts; tests/operations/json_schemas_test.ts keeps the two equal).
+ */
+export function computeJsonSchemas(op: OperationDefinition): OperationJsonSchemas {
+  return {
+    input: z.toJSONSchema(op.inputSchema, { target: "draft-2020-12", io: "input" }) as Record<
+      string,
+      unknown
+    >,
+    output: z.toJSONSchema(op.outputSchema, { target: "draft-2020-12", io: "output" }) as Record<
+      string,
+      unknown
+    >,
+  };
+}
+
+/**
+ * The JSON Schemas of an operation: precomputed (json_schemas.json) for the registry's own
+ * operations, so a server's first tools/list does not wait for zod's conversion (decision
+ * 0036); computed on first use, then reused, for any other definition.
+ */
 export function jsonSchemas(op: OperationDefinition): OperationJsonSchemas {
   let s = JSON_SCHEMAS.get(op.name);
   if (!s) {
-    s = {
-      input: z.toJSONSchema(op.inputSchema, { target: "draft-2020-12", io: "input" }) as Record<
-        string,
-        unknown
-      >,
-      output: z.toJSONSchema(op.outputSchema, { target: "draft-2020-12", io: "output" }) as Record<
-        string,
-        unknown
-      >,
-    };
+    const pre = (PRECOMPUTED as Record<string, OperationJsonSchemas | undefined>)[op.name];
+    s = pre !== undefined && BY_NAME.get(op.name) === op
+      ? { input: structuredClone(pre.input), output: structuredClone(pre.output) }
+      : computeJsonSchemas(op);
     JSON_SCHEMAS.set(op.name, s);
   }
   return s;

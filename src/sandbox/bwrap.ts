@@ -1,7 +1,7 @@
 /**
  * The kernel sandbox: a bubblewrap (`bwrap`) mount namespace in which only the workspace and the
- * read-only files the runtime needs exist. This module probes whether bwrap works here and builds
- * its argv; src/cli/serve_launch.ts runs it. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
+ * read-only files the runtime needs exist. This module builds bwrap's argv; src/cli/serve_launch.ts
+ * runs it and falls back (auto) or fails (required) when bwrap cannot start the server. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
  */
 import { MARKER_PREFIX, SANDBOX_ENV } from "./report.ts";
 
@@ -21,9 +21,6 @@ export const SANDBOX_MODES: readonly SandboxMode[] = ["auto", "required", "off"]
 export function sandboxHome(marker: string): string {
   return `${marker}/home`;
 }
-
-/** The outcome of the capability probe. */
-export type ProbeResult = { available: true } | { available: false; reason: string };
 
 /** One bind mount: `source` as seen by the launcher, `dest` as seen inside. */
 export interface Mount {
@@ -69,7 +66,7 @@ const SYSTEM_PATHS = [
   "/etc/localtime",
 ];
 
-/** Namespace and session flags shared by the probe and the server. Pid and net stay shared. */
+/** Namespace and session flags of the server's sandbox. Pid and net stay shared. */
 const ISOLATION = [
   "--die-with-parent",
   "--new-session",
@@ -164,36 +161,4 @@ export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
   if (plan.denoDir) args.push("--setenv", "DENO_DIR", plan.denoDir);
   args.push("--chdir", plan.workspace.dest, ...command);
   return args;
-}
-
-/**
- * Probes once whether bwrap is on PATH and can create the namespaces here, by running the Deno
- * binary's `--version` inside a minimal sandbox of the same kind.
- */
-export async function probeBubblewrap(denoPath: string): Promise<ProbeResult> {
-  const args = [...ISOLATION];
-  for (const p of SYSTEM_PATHS) args.push("--ro-bind-try", p, p);
-  args.push("--ro-bind", denoPath, denoPath, "--proc", "/proc", "--dev", "/dev");
-  args.push(denoPath, "--version");
-  let out: Deno.CommandOutput;
-  try {
-    out = await new Deno.Command("bwrap", {
-      args,
-      stdin: "null",
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-  } catch (err) {
-    if (err instanceof Deno.errors.NotFound) {
-      return { available: false, reason: "bwrap (Debian package bubblewrap) is not on PATH" };
-    }
-    if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
-      return { available: false, reason: `this process may not run bwrap (${err.message})` };
-    }
-    return { available: false, reason: `bwrap could not be started: ${(err as Error).message}` };
-  }
-  if (out.success) return { available: true };
-  const why = new TextDecoder().decode(out.stderr).trim().split("\n")[0] ||
-    `exit code ${out.code}`;
-  return { available: false, reason: `bwrap cannot create the namespaces here: ${why}` };
 }

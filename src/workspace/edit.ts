@@ -1,5 +1,4 @@
 /** edit_file: exact, unambiguous text replacements with a unified diff; line endings kept. */
-import { unifiedDiff } from "./patch.ts";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile, verifyChain } from "./path_policy.ts";
@@ -278,6 +277,8 @@ export async function editFile(
     sha256After: changed ? sha256Hex(afterBytes) : sha256Before,
   };
   if (changed) {
+    // Loaded on the first edit: jsdiff is not needed before a server's first answer (0036).
+    const { unifiedDiff } = await import("./patch.ts");
     const { diff } = unifiedDiff(r.rel, before, text);
     const fixed = jsonBytes({ ...out, truncated: true, truncatedReason: "maxResultBytes" });
     const room = ws.limits.maxResultBytes - fixed;

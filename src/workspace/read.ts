@@ -1,6 +1,5 @@
 /** Read operations: read_file, read_media, get_file_info. */
 import { Buffer } from "node:buffer";
-import mime from "mime";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { openCheckedFile, requireExisting, verifyChain } from "./path_policy.ts";
@@ -298,6 +297,8 @@ export async function readMedia(
         { argument: "path", details: { size, limit } },
       );
     if (st.size > limit) throw tooLarge(st.size);
+    // Loaded on the first read_media: its table is not needed before a server's first answer.
+    const { default: mime } = await import("mime");
     const mimeType = mime.getType(r.name) ?? "application/octet-stream";
     const skeleton: ReadMediaResult = {
       path: r.rel,

@@ -95,14 +95,14 @@ function checkStdioEntry(
   assert.ok(command.startsWith("/"), `command is absolute: ${command}`);
   assert.ok(Array.isArray(args) && args.every((a) => typeof a === "string"));
   assert.equal(Deno.realPathSync(command), Deno.realPathSync(Deno.execPath()), "the same Deno");
-  const cli = args.find((a) => a.endsWith("/cli.ts"));
-  assert.ok(cli !== undefined && cli.startsWith("/") && Deno.statSync(cli).isFile);
-  assert.equal(Deno.realPathSync(cli), Deno.realPathSync(`${PROJECT}cli.ts`));
+  // The launcher's own entry (decision 0036; `cli.ts serve stdio` runs the same launcher).
+  const serve = args.find((a) => a.endsWith("/serve.ts"));
+  assert.ok(serve !== undefined && serve.startsWith("/") && Deno.statSync(serve).isFile);
+  assert.equal(Deno.realPathSync(serve), Deno.realPathSync(`${PROJECT}serve.ts`));
   const i = args.indexOf("--root");
   assert.ok(i > 0, "an explicit --root");
   assert.equal(args[i + 1], root);
-  assert.deepEqual(args.slice(args.indexOf(cli) + 1, args.indexOf(cli) + 5), [
-    "serve",
+  assert.deepEqual(args.slice(args.indexOf(serve) + 1, args.indexOf(serve) + 4), [
     "stdio",
     "--sandbox",
     "auto",
