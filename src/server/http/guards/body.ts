@@ -186,7 +186,9 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
             message: "Parse error: the request body could not be read",
           });
       }
-      c.req.raw = new Request(req, { body: exposeProtoKeyInBody(read.bytes) as BodyInit });
+      const bytes = exposeProtoKeyInBody(read.bytes);
+      c.set("body", bytes); // read once: the fast path parses these, the SDK path reads the copy
+      c.req.raw = new Request(req, { body: bytes as BodyInit });
       await next();
     } finally {
       budget.release(reserved);
