@@ -27,6 +27,7 @@ import { bearerAuth } from "./http/guards/auth.ts";
 import { corsGuard } from "./http/guards/cors.ts";
 import {
   bodyLimit,
+  bodyRequest,
   BUFFERED_BODIES_PER_CAP,
   createBodyBudget,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -249,20 +250,21 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   });
 
   app.all(endpoint, async (c) => {
-    const req = c.req.raw;
+    const raw = c.req.raw;
     // Protocol headers are checked by the SDK before it dispatches (modern: version,
     // Mcp-Method, Mcp-Name, Mcp-Param-*; legacy: MCP-Protocol-Version, session).
     // authInfo (what the token grants) picks the factory's tool view for this request, or for
     // the legacy session an initialize opens (a session is bound to the token that opened it).
     const authInfo = c.get("authInfo");
     const body = c.get("body");
-    if (fast !== undefined && body !== undefined && !closed && !req.signal.aborted) {
-      const call = fast.take(bodyText.decode(body), { headers: req.headers, authInfo });
+    if (fast !== undefined && body !== undefined && !closed && !raw.signal.aborted) {
+      const call = fast.take(bodyText.decode(body), { headers: raw.headers, authInfo });
       if (call !== undefined) {
         taken++;
-        return await fastResponse(call, req.signal, { keepAliveMs, inflight: fastInflight });
+        return await fastResponse(call, raw.signal, { keepAliveMs, inflight: fastInflight });
       }
     }
+    const req = bodyRequest(raw, body);
     if (await isLegacyRequest(req, undefined, { maxRequestBodySize: maxBody })) {
       return await legacy.serve(req, c.get("client"), authInfo);
     }

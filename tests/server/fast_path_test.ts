@@ -76,7 +76,9 @@ const CASES: Case[] = [
   }),
   call("read_file", {}, true, { name: "missing required argument" }),
   call("nope", {}, false, { name: "unknown tool" }),
-  call("create_directory", { path: "sub", parents: true }, false, { name: "write tool (SDK path)" }),
+  call("create_directory", { path: "sub", parents: true }, false, {
+    name: "write tool (SDK path)",
+  }),
   call("write_file", { path: "n.txt", content: "x" }, false, {
     token: READ_TOKEN,
     name: "read token calling a write tool",

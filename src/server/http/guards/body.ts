@@ -121,6 +121,34 @@ export async function readBounded(
   return { kind: "ok", bytes };
 }
 
+/** Reads a whole body (`arrayBuffer`) within a time limit. */
+async function readWhole(req: Request, timeoutMs: number): Promise<BodyRead> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), timeoutMs);
+  });
+  const whole = req.arrayBuffer();
+  whole.catch(() => {}); // settled after the deadline won (the connection is then closed)
+  try {
+    const r = await Promise.race([whole, expired]).catch(() => "broken" as const);
+    if (r === "timeout" || r === "broken") return { kind: r };
+    return { kind: "ok", bytes: new Uint8Array(r) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A whole read held to the cap and the budget after the fact (a framed body never exceeds them). */
+function checkedWhole(
+  read: BodyRead,
+  maxBytes: number,
+  take: (bytes: number) => boolean,
+): BodyRead {
+  if (read.kind !== "ok") return read;
+  if (read.bytes.length > maxBytes) return { kind: "too-large" };
+  return take(read.bytes.length) ? read : { kind: "over-budget" };
+}
+
 /** The body with an own `__proto__` tool argument made visible to the registry (proto_key.ts). */
 function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
   if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes("__proto__")) {
@@ -131,9 +159,14 @@ function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
   return out === text ? bytes : new TextEncoder().encode(out);
 }
 
+/** The request with the body the guard read (its own stream is spent); as is without one. */
+export function bodyRequest(request: Request, body: Uint8Array | undefined): Request {
+  return body === undefined ? request : new Request(request, { body: body as BodyInit });
+}
+
 /**
  * Buffers a POST body under a size cap (413), a time limit (408) and the handler's shared body
- * budget (503) before the MCP handlers.
+ * budget (503) before the MCP handlers, as HttpEnv "body" (see bodyRequest).
  */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
   const { budget } = options;
@@ -169,7 +202,12 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
         reserved += extra;
         return true;
       };
-      const read = await readBounded(req.body, { ...options, take });
+      // A declared length frames the body (the HTTP layer reads exactly that many bytes, already
+      // reserved): read it whole, which Deno does without a stream read per chunk. Otherwise
+      // chunk by chunk, each chunk counted against the cap and the budget as it arrives.
+      const read = reserved > 0
+        ? checkedWhole(await readWhole(req, options.timeoutMs), options.maxBytes, take)
+        : await readBounded(req.body, { ...options, take });
       switch (read.kind) {
         case "too-large":
           return tooLarge();
@@ -186,9 +224,9 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
             message: "Parse error: the request body could not be read",
           });
       }
-      const bytes = exposeProtoKeyInBody(read.bytes);
-      c.set("body", bytes); // read once: the fast path parses these, the SDK path reads the copy
-      c.req.raw = new Request(req, { body: bytes as BodyInit });
+      // Handed on as bytes (HttpEnv "body"): the handler parses them for the fast path, and
+      // only a request the fast path leaves is rebuilt around them for the SDK (bodyRequest).
+      c.set("body", exposeProtoKeyInBody(read.bytes));
       await next();
     } finally {
       budget.release(reserved);
