@@ -101,11 +101,15 @@ function paramHeadersOf(schema: Plain): ParamHeader[] | null {
   return out.length === total ? out : null;
 }
 
-/** The result stamps of the modern wire encoding: resultType and `_meta` serverInfo. */
+/**
+ * The result stamps of the modern wire encoding: resultType and `_meta` serverInfo. `_meta` leads
+ * when the result has one, as after the SDK's result-schema parse (same bytes on the wire).
+ */
 function stamped(result: Plain, serverInfo: Plain, extra: Plain = {}): Plain {
-  const out: Plain = "resultType" in result
-    ? { ...result, ...extra }
-    : { ...result, resultType: "complete", ...extra };
+  const ordered = "_meta" in result ? { _meta: result._meta, ...result } : result;
+  const out: Plain = "resultType" in ordered
+    ? { ...ordered, ...extra }
+    : { ...ordered, resultType: "complete", ...extra };
   const meta = out._meta;
   if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
   else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined) {
