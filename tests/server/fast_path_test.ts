@@ -339,3 +339,37 @@ Deno.test("fast path and SDK path answer every request of the table the same", a
     await removeDir(root);
   }
 });
+
+Deno.test("a fast call still running after keepAliveMs streams keep-alive comments, then its answer", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-fast-ka-" }));
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 200; i++) files[`d${i % 10}/f${i}.txt`] = "hello\n".repeat(50);
+  await makeTree(root, files);
+  const workspace = await Workspace.open({ root });
+  const options = { workspace, keepAliveMs: 1 };
+  const sdk = createHttpHandler({ ...options, fastPath: false });
+  const fast = createHttpHandler(options);
+  try {
+    const c: Case = {
+      name: "slow search",
+      method: "tools/call",
+      params: { name: "search_text", arguments: { query: "hello", maxMatches: 5 } },
+      fast: true,
+    };
+    const expected = await sdk.fetch(requestOf(c, undefined));
+    const actual = await fast.fetch(requestOf(c, undefined));
+    assert.equal(fast.fastPathTaken(), 1);
+    assert.equal(actual.status, expected.status);
+    assert.equal(actual.headers.get("content-type"), expected.headers.get("content-type"));
+    const text = await actual.text();
+    assert.match(text, /^: keepalive\n\n/, "the stream is committed with a keep-alive comment");
+    const frames = (t: string) =>
+      t.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    assert.deepStrictEqual(frames(text), frames(await expected.text()));
+  } finally {
+    await fast.close();
+    await sdk.close();
+    workspace.engine.close();
+    await removeDir(root);
+  }
+});
