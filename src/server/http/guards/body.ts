@@ -121,34 +121,6 @@ export async function readBounded(
   return { kind: "ok", bytes };
 }
 
-/** Reads a whole body (`arrayBuffer`) within a time limit. */
-async function readWhole(req: Request, timeoutMs: number): Promise<BodyRead> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), timeoutMs);
-  });
-  const whole = req.arrayBuffer();
-  whole.catch(() => {}); // settled after the deadline won (the connection is then closed)
-  try {
-    const r = await Promise.race([whole, expired]).catch(() => "broken" as const);
-    if (r === "timeout" || r === "broken") return { kind: r };
-    return { kind: "ok", bytes: new Uint8Array(r) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A whole read held to the cap and the budget after the fact (a framed body never exceeds them). */
-function checkedWhole(
-  read: BodyRead,
-  maxBytes: number,
-  take: (bytes: number) => boolean,
-): BodyRead {
-  if (read.kind !== "ok") return read;
-  if (read.bytes.length > maxBytes) return { kind: "too-large" };
-  return take(read.bytes.length) ? read : { kind: "over-budget" };
-}
-
 /** The body with an own `__proto__` tool argument made visible to the registry (proto_key.ts). */
 function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
   if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes("__proto__")) {
@@ -202,12 +174,9 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
         reserved += extra;
         return true;
       };
-      // A declared length frames the body (the HTTP layer reads exactly that many bytes, already
-      // reserved): read it whole, which Deno does without a stream read per chunk. Otherwise
-      // chunk by chunk, each chunk counted against the cap and the budget as it arrives.
-      const read = reserved > 0
-        ? checkedWhole(await readWhole(req, options.timeoutMs), options.maxBytes, take)
-        : await readBounded(req.body, { ...options, take });
+      // Chunk by chunk, each chunk counted against the cap and the budget as it arrives, whatever
+      // the declared length says (a Request built in process need not keep to it).
+      const read = await readBounded(req.body, { ...options, take });
       switch (read.kind) {
         case "too-large":
           return tooLarge();
