@@ -75,8 +75,10 @@ export const NO_ARGUMENTS: CachedSchema = cachedSchema({ type: "object", propert
 export interface CallContext {
   /** The SDK's request context: progress token, signal, inputResponses, requestState, log. */
   ctx: ServerContext;
-  /** The McpServer serving this request. */
-  server: McpServer;
+  /** The McpServer serving this request; absent when the fast path (fast_path.ts) serves it. */
+  server?: McpServer;
+  /** The protocol revision of this request (the modern era's, or what initialize negotiated). */
+  protocolVersion: string | undefined;
   /**
    * Seals `requestState` for an input_required result. The factory verifies every echoed
    * state with the same key before a handler runs (tampered or expired: -32602), and
@@ -104,6 +106,13 @@ export interface ToolSpec {
   annotations?: ToolAnnotations;
   _meta?: Record<string, unknown>;
   handler: (args: Record<string, unknown>, call: CallContext) => ToolOutcome | Promise<ToolOutcome>;
+  /**
+   * The fast path (fast_path.ts) may serve this tool without an McpServer: its handler reads only
+   * its arguments, `ctx.mcpReq.signal`, `ctx.mcpReq.requestState()` (always undefined there),
+   * `readOnly` and `protocolVersion`; never asks the client for input (no input_required) and
+   * never throws. Default false: the SDK path serves it.
+   */
+  fastPath?: boolean;
 }
 
 /** Completion values for one argument or template variable. */

@@ -29,6 +29,7 @@ import {
   type CompiledDefinition,
   compileDefinition,
   type Completer,
+  deepFreeze,
   type ServerDefinition,
   type ToolSpec,
 } from "./definition.ts";
@@ -98,6 +99,37 @@ export interface ServerFactory {
    * @ignore
    */
   isSubscribed(server: McpServer, uri: string): boolean;
+  /**
+   * What the fast path (fast_path.ts) serves from, computed once with this factory.
+   * @ignore
+   */
+  readonly fast: FastInternals;
+}
+
+/** One tool view (every tool, or the read view of a read-only caller) as the fast path sees it. */
+export interface ToolView {
+  /** The view's tools by name. */
+  tools: ReadonlyMap<string, ToolSpec>;
+  /** The view's wire tool list (what tools/list pages). */
+  toolList: readonly unknown[];
+  /** The server/discover result of the view (before the SDK's result stamps); undefined if unknown. */
+  discover: () => Record<string, unknown> | undefined;
+}
+
+/** The factory's shared parts the fast path serves from (internal). */
+export interface FastInternals {
+  /** The view of a caller: the read view for a read-only caller, else every tool. */
+  view(readOnly: boolean): ToolView;
+  /** Page size of tools/list. */
+  pageSize: number;
+  /** The cache hint of tools/list results. */
+  listHint: CacheHint;
+  /** The serverInfo every modern result carries. */
+  serverInfo: { name: string; version: string };
+  /** Counts a running tool call for settled(). */
+  track: <T>(work: Promise<T>) => Promise<T>;
+  /** The requestState codec (the fast path never sees a requestState; handlers get it anyway). */
+  requestState: RequestStateCodec<unknown>;
 }
 
 type ListKind = "tools" | "prompts" | "resources" | "templates";
@@ -121,7 +153,8 @@ function decodeCursor(kind: ListKind, cursor: string, total: number): number {
   throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid cursor");
 }
 
-function page<K extends string>(
+/** One page of a precomputed list; an invalid cursor is -32602 "Invalid cursor". */
+export function page<K extends string>(
   key: K,
   kind: ListKind,
   items: readonly unknown[],
@@ -265,6 +298,9 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
       requestState: codec,
       clientCapabilities: clientCapabilitiesOf(server, ctx),
       readOnly,
+      // Deprecated accessor, still the one that knows an initialization-era connection's
+      // revision; modern requests report 2026-07-28.
+      protocolVersion: server.server.getNegotiatedProtocolVersion(),
     });
     // A read-only caller's server has no write tool at all: calling one is an unknown tool.
     for (const tool of tools) registerTool(server, tool, callOf, track);
@@ -403,7 +439,40 @@ export function createServerFactory(options: ServerFactoryOptions): ServerFactor
     }
     return server;
   };
+  // The fast path's views, each with its server/discover result computed once from an instance
+  // of this factory (the SDK's own answer, read through its internal _ondiscover).
+  const viewOf = (readOnly: boolean): ToolView => {
+    const tools = readOnly ? readTools : compiled.tools;
+    let discover: Record<string, unknown> | undefined | null = null;
+    return Object.freeze({
+      tools: new Map(tools.map((t) => [t.name, t])),
+      toolList: readOnly ? readToolList : compiled.toolList,
+      discover: () => {
+        if (discover === null) {
+          const probe = factory({
+            era: "modern",
+            ...(readOnly ? { authInfo: { token: "", clientId: "", scopes: [READ_SCOPE] } } : {}),
+          } as McpRequestContext).server as unknown as { _ondiscover?: () => unknown };
+          const result = typeof probe._ondiscover === "function" ? probe._ondiscover() : undefined;
+          discover = result !== null && typeof result === "object"
+            ? deepFreeze(structuredClone(result as Record<string, unknown>))
+            : undefined;
+        }
+        return discover;
+      },
+    });
+  };
+  const views = { all: viewOf(false), read: viewOf(true) };
+  const fast: FastInternals = Object.freeze({
+    view: (readOnly: boolean) => readOnly ? views.read : views.all,
+    pageSize,
+    listHint,
+    serverInfo: Object.freeze({ name: definition.name, version: definition.version }),
+    track,
+    requestState: codec,
+  });
   return Object.assign(factory, {
+    fast,
     compiled,
     settled: async (timeoutMs: number) => {
       await settledWithin(Promise.allSettled([...running]), timeoutMs);

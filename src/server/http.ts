@@ -4,7 +4,9 @@
  * order written below: the checks that need no body first (Host, Origin, bearer token, method
  * and content type), then the body under a size cap and a time limit; the SDK then checks the
  * protocol headers. Modern (2026-07-28) requests are served statelessly; an `initialize` opens a
- * legacy session (./http/legacy_sessions.ts). See docs/decisions/0015.
+ * legacy session (./http/legacy_sessions.ts). See docs/decisions/0015. The common modern
+ * requests are answered by the fast path (./fast_path.ts, decision 0034) after the same guards;
+ * what it does not take goes to the SDK with the body already read.
  */
 import { Hono } from "hono";
 import process from "node:process";
@@ -17,12 +19,15 @@ import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
 import type { ServerDefinition } from "./definition.ts";
 import { createServerFactory } from "./factory.ts";
+import { createFastPath } from "./fast_path.ts";
+import { fastResponse } from "./http/fast_response.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
 import { commitAtFirstFrame } from "../workarounds/sse_first_frame.ts";
 import { bearerAuth } from "./http/guards/auth.ts";
 import { corsGuard } from "./http/guards/cors.ts";
 import {
   bodyLimit,
+  bodyRequest,
   BUFFERED_BODIES_PER_CAP,
   createBodyBudget,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -117,6 +122,13 @@ export interface HttpHandlerOptions {
    * `NAME.<uuid>` and every response carries `Wmcp-Instance: NAME` (docs/decisions/0037).
    */
   instance?: string;
+  /**
+   * Whether the fast path (src/server/fast_path.ts) answers the common modern requests it can
+   * prove the SDK path would answer the same way (default true). False sends every request
+   * through the SDK; the differential tests compare the two. Internal, not a stable surface.
+   * @ignore
+   */
+  fastPath?: boolean;
 }
 
 /** The handler and its lifecycle. */
@@ -129,6 +141,11 @@ export interface HttpHandler {
   closeIdleStreams: () => void;
   /** Number of open legacy sessions. */
   sessionCount: () => number;
+  /**
+   * How many requests the fast path has answered (for the differential tests).
+   * @ignore
+   */
+  fastPathTaken: () => number;
   /**
    * Announces list and resource changes: to the modern subscriptions/listen streams that asked
    * for them and to every legacy session (for the lists whose listChanged the definition declares).
@@ -205,6 +222,13 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     instance,
   });
 
+  // The fast path of the common modern requests; everything it does not take goes to `modern`.
+  const fast = options.fastPath === false ? undefined : createFastPath(factory.fast);
+  const fastInflight = new Set<AbortController>();
+  const bodyText = new TextDecoder();
+  let closed = false;
+  let taken = 0;
+
   const app = new Hono<HttpEnv>();
 
   // The guards, in order, on every request (never per connection). Nothing reads a byte of the
@@ -236,12 +260,21 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   });
 
   app.all(endpoint, async (c) => {
-    const req = c.req.raw;
+    const raw = c.req.raw;
     // Protocol headers are checked by the SDK before it dispatches (modern: version,
     // Mcp-Method, Mcp-Name, Mcp-Param-*; legacy: MCP-Protocol-Version, session).
     // authInfo (what the token grants) picks the factory's tool view for this request, or for
     // the legacy session an initialize opens (a session is bound to the token that opened it).
     const authInfo = c.get("authInfo");
+    const body = c.get("body");
+    if (fast !== undefined && body !== undefined && !closed && !raw.signal.aborted) {
+      const call = fast.take(bodyText.decode(body), { headers: raw.headers, authInfo });
+      if (call !== undefined) {
+        taken++;
+        return await fastResponse(call, raw.signal, { keepAliveMs, inflight: fastInflight });
+      }
+    }
+    const req = bodyRequest(raw, body);
     if (await isLegacyRequest(req, undefined, { maxRequestBodySize: maxBody })) {
       return await legacy.serve(req, c.get("client"), authInfo);
     }
@@ -261,6 +294,9 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       ? (request: Request) => Promise.resolve(app.fetch(request))
       : async (request: Request) => withInstanceHeader(await app.fetch(request), instance),
     close: async () => {
+      closed = true;
+      for (const call of fastInflight) call.abort();
+      fastInflight.clear();
       await modern.close();
       await legacy.close();
       // Cancelled operations stop within 100 ms; let them finish unwinding (and log) first.
@@ -268,6 +304,7 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
     },
     closeIdleStreams: () => legacy.closeIdleStreams(),
     sessionCount: () => legacy.size(),
+    fastPathTaken: () => taken,
     notify: {
       toolsChanged: () => {
         modern.notify.toolsChanged();

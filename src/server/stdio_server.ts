@@ -10,6 +10,8 @@ import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
 import { createServerFactory, DEFAULT_PAGE_SIZE } from "./factory.ts";
 import { type OversizeLine, stdioLineFilter } from "./stdio_lines.ts";
+import { createFastPath } from "./fast_path.ts";
+import { createStdioFast } from "./stdio_fast.ts";
 
 /** Options of {@linkcode startStdioServer}. */
 export interface StdioServerOptions {
@@ -23,12 +25,23 @@ export interface StdioServerOptions {
   output?: Writable;
   /** Receives log lines (a refused oversize message, an out-of-band error). Default: stderr. */
   log?: (line: string) => void;
+  /**
+   * Whether the fast path (fast_path.ts, stdio_fast.ts) answers the common modern requests
+   * (default true); false sends every line to the SDK. Internal, for the differential tests.
+   * @ignore
+   */
+  fastPath?: boolean;
 }
 
 /** A running stdio server. */
 export interface StdioServer {
   /** Closes the connection (the server and its transport); in-flight calls are aborted. */
   close(): Promise<void>;
+  /**
+   * How many requests the fast path answered (for the differential tests).
+   * @ignore
+   */
+  fastPathTaken(): number;
 }
 
 /**
@@ -66,15 +79,31 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     if (id === undefined) return;
     transport.send({ jsonrpc: "2.0", id, error: { code: -32600, message } }).catch(() => {});
   };
-  const input = (options.input ?? process.stdin).pipe(
+  const factory = createServerFactory({
+    workspace,
+    pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
+  });
+  // The fast path answers what it takes of each line before the SDK sees it (stdio_fast.ts).
+  const fast = options.fastPath === false ? undefined : createStdioFast(
+    createFastPath(factory.fast),
+    { write: (line) => void output.write(line) },
+  );
+  const lines = (options.input ?? process.stdin).pipe(
     stdioLineFilter({ maxLineBytes, onOversize }),
   );
+  const input = fast === undefined ? lines : lines.pipe(fast.filter);
   const transport = new StdioServerTransport(input, output, {
     maxBufferSize: 2 * (maxLineBytes + 1),
   });
   const handle = serveStdio(
-    createServerFactory({ workspace, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE }),
+    factory,
     { transport, onerror: (err) => log(`wmcp: ${err.message}`) },
   );
-  return { close: () => handle.close() };
+  return {
+    close: () => {
+      fast?.close();
+      return handle.close();
+    },
+    fastPathTaken: () => fast?.taken() ?? 0,
+  };
 }

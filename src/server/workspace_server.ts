@@ -73,9 +73,8 @@ function withinResponseCap(result: ToolResult, cap: number): ToolResult {
 }
 
 function audioBlocks(call: CallContext): boolean {
-  // Deprecated accessor, still the one that knows an initialization-era connection's
-  // revision; modern requests report 2026-07-28.
-  const version = call.server.server.getNegotiatedProtocolVersion();
+  // The initialization era's negotiated revision, or 2026-07-28 on the modern era.
+  const version = call.protocolVersion;
   return version === undefined || !NO_AUDIO_REVISIONS.has(version);
 }
 
@@ -121,6 +120,8 @@ function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
     inputSchema: entry.inputSchema,
     outputSchema: entry.outputSchema,
     annotations: { title: op.title, ...op.annotations },
+    // Read tools never ask for confirmation and never throw (failures are results).
+    fastPath: op.annotations.readOnlyHint && !op.needsWrite,
     // Every failure, an unexpected one included, leaves as our error result (the SDK's own
     // wrapping would send a bare message without the code).
     handler: (args: Record<string, unknown>, call: CallContext) =>

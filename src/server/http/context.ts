@@ -8,6 +8,8 @@ export interface HttpEnv {
     client: string;
     /** What the bearer token grants (scopes); absent without tokens (everything is served). */
     authInfo?: AuthInfo;
+    /** The POST body as the body guard read it (the bytes the MCP handlers are handed). */
+    body?: Uint8Array;
   };
 }
 

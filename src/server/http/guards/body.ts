@@ -131,9 +131,14 @@ function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
   return out === text ? bytes : new TextEncoder().encode(out);
 }
 
+/** The request with the body the guard read (its own stream is spent); as is without one. */
+export function bodyRequest(request: Request, body: Uint8Array | undefined): Request {
+  return body === undefined ? request : new Request(request, { body: body as BodyInit });
+}
+
 /**
  * Buffers a POST body under a size cap (413), a time limit (408) and the handler's shared body
- * budget (503) before the MCP handlers.
+ * budget (503) before the MCP handlers, as HttpEnv "body" (see bodyRequest).
  */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
   const { budget } = options;
@@ -169,6 +174,8 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
         reserved += extra;
         return true;
       };
+      // Chunk by chunk, each chunk counted against the cap and the budget as it arrives, whatever
+      // the declared length says (a Request built in process need not keep to it).
       const read = await readBounded(req.body, { ...options, take });
       switch (read.kind) {
         case "too-large":
@@ -186,7 +193,9 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
             message: "Parse error: the request body could not be read",
           });
       }
-      c.req.raw = new Request(req, { body: exposeProtoKeyInBody(read.bytes) as BodyInit });
+      // Handed on as bytes (HttpEnv "body"): the handler parses them for the fast path, and
+      // only a request the fast path leaves is rebuilt around them for the SDK (bodyRequest).
+      c.set("body", exposeProtoKeyInBody(read.bytes));
       await next();
     } finally {
       budget.release(reserved);

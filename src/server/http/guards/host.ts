@@ -14,6 +14,9 @@ export interface HostGuardOptions {
   allowedHosts?: readonly string[];
 }
 
+/** Most Host values whose verdict a guard remembers (then it starts over). */
+const MAX_VERDICTS = 64;
+
 function hostnameOf(host: string): string | null {
   try {
     return new URL(`http://${host}`).hostname.toLowerCase();
@@ -27,10 +30,21 @@ export function hostGuard(options: HostGuardOptions = {}): MiddlewareHandler<Htt
   const allowed = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((h) => h.toLowerCase()),
   );
+  // Verdicts of recent Host values (a client sends the same one every time): no URL parse each.
+  const verdicts = new Map<string, boolean>();
+  const accepted = (host: string): boolean => {
+    let ok = verdicts.get(host);
+    if (ok === undefined) {
+      const hostname = hostnameOf(host);
+      ok = hostname !== null && allowed.has(hostname);
+      if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+      verdicts.set(host, ok);
+    }
+    return ok;
+  };
   return async (c, next) => {
     const host = c.req.raw.headers.get("host");
-    const hostname = host === null ? null : hostnameOf(host);
-    if (hostname === null || !allowed.has(hostname)) {
+    if (host === null || !accepted(host)) {
       return jsonRpcError(403, {
         code: -32600,
         message: `Invalid Host header: ${host ?? "(none)"}`,

@@ -1,0 +1,345 @@
+/**
+ * The fast path of the common modern-era (2026-07-28) requests: `tools/call` of a tool that needs
+ * no input from the client (ToolSpec.fastPath: the read tools), `tools/list` and
+ * `server/discover`, answered without a per-request McpServer, transport or wire codec. It only
+ * takes a request it can prove the SDK path would serve (every ladder rung passes: envelope,
+ * standard headers, Mcp-Param headers, known tool of the caller's view, no progressToken, no
+ * requestState or inputResponses, no `__proto__` key) and answers it with the result the SDK
+ * path would send. Anything else is "not mine" (undefined) and goes to the SDK path unchanged,
+ * which owns every error answer. Used by the HTTP handler (http.ts) and the stdio server
+ * (stdio_fast.ts); proven the same by tests/server/fast_path_test.ts. See docs/decisions/0034.
+ */
+import {
+  type AuthInfo,
+  classifyInboundRequest,
+  type McpRequestContext,
+  SERVER_INFO_META_KEY,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import type { CallContext, ToolSpec } from "./definition.ts";
+import { type FastInternals, isReadOnlyCaller, page } from "./factory.ts";
+
+/** The protocol revision the fast path serves. */
+export const FAST_PATH_REVISION = "2026-07-28";
+
+const PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion";
+const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
+const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+/** The only `_meta` keys a fast request may carry (anything else, a progressToken included, is the SDK's). */
+const ENVELOPE_KEYS = new Set([PROTOCOL_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY]);
+const BASE64_SENTINEL = "=?base64?";
+/** Most distinct envelopes whose validity is remembered (then the memo starts over). */
+const MAX_ENVELOPES = 256;
+/** Longest string id taken (longer ids go to the SDK path). */
+const MAX_ID_LENGTH = 256;
+
+/** What a fast request is sent with besides its body. */
+export interface FastRequestContext {
+  /** The HTTP request headers; absent on stdio (no header layer there). */
+  headers?: Headers;
+  /** What the bearer token grants; absent without tokens and on stdio. */
+  authInfo?: AuthInfo;
+}
+
+/** A request the fast path took: run it to get the JSON-RPC response message. */
+export interface FastCall {
+  /** The JSON-RPC id of the request. */
+  id: string | number;
+  /** Whether this is a tools/call (it runs a tool; the others answer at once). */
+  toolCall: boolean;
+  /**
+   * Serves the request. Resolves with the response message, or null when the signal aborted
+   * first (cancelled or closed: the SDK path sends nothing for such a request either).
+   */
+  run(signal: AbortSignal): Promise<Record<string, unknown> | null>;
+}
+
+/** The fast path of one handler or stdio connection. */
+export interface FastPath {
+  /**
+   * The request (one JSON-RPC message as text: an HTTP body or a stdio line) as a fast call, or
+   * undefined when the SDK path must serve it ("not mine").
+   */
+  take(text: string, context: FastRequestContext): FastCall | undefined;
+}
+
+/** One `x-mcp-header` declaration of a tool's input schema: a top-level argument. */
+interface ParamHeader {
+  /** The header to compare, lower case (`mcp-param-<name>`). */
+  header: string;
+  /** The argument it mirrors. */
+  argument: string;
+}
+
+/** A tool the fast path may call, with its Mcp-Param declarations. */
+interface FastTool {
+  spec: ToolSpec;
+  params: readonly ParamHeader[];
+}
+
+type Plain = Record<string, unknown>;
+
+function isPlain(value: unknown): value is Plain {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The Mcp-Param declarations of an input schema, or null when it declares one the fast path does
+ * not read (anywhere but on a top-level string property).
+ */
+function paramHeadersOf(schema: Plain): ParamHeader[] | null {
+  const text = JSON.stringify(schema);
+  const total = text.split('"x-mcp-header"').length - 1;
+  const out: ParamHeader[] = [];
+  const properties = isPlain(schema.properties) ? schema.properties : {};
+  for (const [argument, property] of Object.entries(properties)) {
+    if (!isPlain(property) || !("x-mcp-header" in property)) continue;
+    const name = property["x-mcp-header"];
+    if (typeof name !== "string" || property.type !== "string") return null;
+    out.push({ header: `mcp-param-${name.toLowerCase()}`, argument });
+  }
+  return out.length === total ? out : null;
+}
+
+/**
+ * The result stamps of the modern wire encoding: resultType and `_meta` serverInfo. `_meta` leads
+ * when the result has one, as after the SDK's result-schema parse (same bytes on the wire).
+ */
+function stamped(result: Plain, serverInfo: Plain, extra: Plain = {}): Plain {
+  const ordered = "_meta" in result ? { _meta: result._meta, ...result } : result;
+  const out: Plain = "resultType" in ordered
+    ? { ...ordered, ...extra }
+    : { ...ordered, resultType: "complete", ...extra };
+  const meta = out._meta;
+  if (meta === undefined) out._meta = { [SERVER_INFO_META_KEY]: serverInfo };
+  else if (isPlain(meta) && meta[SERVER_INFO_META_KEY] === undefined) {
+    out._meta = { ...meta, [SERVER_INFO_META_KEY]: serverInfo };
+  }
+  return out;
+}
+
+function toolError(message: string): Plain {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
+
+function issueText(issue: { message: string; path?: readonly unknown[] }): string {
+  if (!issue.path?.length) return issue.message;
+  return `${
+    issue.path.map((p) => String(typeof p === "object" && p !== null ? (p as Plain).key : p))
+      .join(".")
+  }: ${issue.message}`;
+}
+
+/**
+ * What McpServer's tools/call does with a handler's result: output validation (a failure is a
+ * tool error naming it), else the result as it is (fast tools have object output schemas and
+ * text content, so the wire projection leaves it unchanged).
+ */
+async function checkedOutput(tool: ToolSpec, result: Plain): Promise<Plain> {
+  if (tool.outputSchema === undefined || result.isError) return result;
+  if (result.structuredContent === undefined) {
+    return toolError(
+      `Output validation error: Tool ${tool.name} has an output schema but no structured content was provided`,
+    );
+  }
+  const checked = await tool.outputSchema["~standard"].validate(result.structuredContent);
+  if (checked.issues && checked.issues.length > 0) {
+    return toolError(
+      `Output validation error: Invalid structured content for tool ${tool.name}: ${
+        checked.issues.map(issueText).join(", ")
+      }`,
+    );
+  }
+  return result;
+}
+
+/** The SDK's handler context, as much of it as a fast tool reads (see ToolSpec.fastPath). */
+function fastContext(
+  id: string | number,
+  meta: Plain,
+  signal: AbortSignal,
+  authInfo: AuthInfo | undefined,
+): ServerContext {
+  return {
+    mcpReq: {
+      id,
+      method: "tools/call",
+      _meta: meta,
+      envelope: meta,
+      signal,
+      requestState: () => undefined,
+      inputResponses: undefined,
+      notify: () => Promise.reject(new Error("the fast path sends no notifications")),
+    },
+    ...(authInfo === undefined ? {} : { http: { authInfo } }),
+  } as unknown as ServerContext;
+}
+
+/** Creates the fast path over a server factory's shared parts. */
+export function createFastPath(internals: FastInternals): FastPath {
+  const fastTools = (readOnly: boolean): Map<string, FastTool> => {
+    const out = new Map<string, FastTool>();
+    for (const spec of internals.view(readOnly).tools.values()) {
+      if (spec.fastPath !== true) continue;
+      const output = spec.outputSchema?.["~standard"].jsonSchema.output();
+      if (output !== undefined && output.type !== "object") continue;
+      const params = paramHeadersOf(spec.inputSchema["~standard"].jsonSchema.input());
+      if (params !== null) out.set(spec.name, { spec, params });
+    }
+    return out;
+  };
+  const toolsOf = { all: fastTools(false), read: fastTools(true) };
+  const { serverInfo, listHint, pageSize } = internals;
+
+  // Envelope validity by its JSON text, decided once by the SDK's own classifier.
+  const envelopes = new Map<string, boolean>();
+  const validEnvelope = (meta: Plain): boolean => {
+    const key = JSON.stringify(meta);
+    let ok = envelopes.get(key);
+    if (ok === undefined) {
+      const outcome = classifyInboundRequest({
+        httpMethod: "POST",
+        protocolVersionHeader: FAST_PATH_REVISION,
+        mcpMethodHeader: "tools/list",
+        body: { jsonrpc: "2.0", id: 0, method: "tools/list", params: { _meta: meta } },
+      } as never) as { kind: string };
+      ok = outcome.kind === "modern";
+      if (envelopes.size >= MAX_ENVELOPES) envelopes.clear();
+      envelopes.set(key, ok);
+    }
+    return ok;
+  };
+
+  const answer = (id: string | number, result: Plain): Plain => ({ result, jsonrpc: "2.0", id });
+
+  return {
+    take(text, context) {
+      // Legacy traffic and the `__proto__` workaround's cases (proto_key.ts) are the SDK's.
+      if (!text.includes(FAST_PATH_REVISION) || text.includes("__proto__")) return undefined;
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        return undefined;
+      }
+      if (!isPlain(message)) return undefined;
+      for (const key in message) {
+        if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params") {
+          return undefined;
+        }
+      }
+      const { id, method, params } = message;
+      if (message.jsonrpc !== "2.0" || !isPlain(params)) return undefined;
+      if (
+        !(typeof id === "string" && id.length <= MAX_ID_LENGTH) &&
+        !(typeof id === "number" && Number.isSafeInteger(id))
+      ) return undefined;
+      const meta = params._meta;
+      if (!isPlain(meta) || meta[PROTOCOL_KEY] !== FAST_PATH_REVISION) return undefined;
+      for (const key in meta) if (!ENVELOPE_KEYS.has(key)) return undefined;
+      const headers = context.headers;
+      if (headers !== undefined) {
+        if (
+          headers.get("mcp-protocol-version") !== FAST_PATH_REVISION ||
+          headers.get("mcp-method") !== method
+        ) return undefined;
+      }
+      const readOnly = isReadOnlyCaller(
+        context.authInfo === undefined
+          ? undefined
+          : { era: "modern", authInfo: context.authInfo } as McpRequestContext,
+      );
+      switch (method) {
+        case "tools/call": {
+          const { name, arguments: args } = params;
+          for (const key in params) {
+            if (key !== "name" && key !== "arguments" && key !== "_meta") return undefined;
+          }
+          if (typeof name !== "string" || (args !== undefined && !isPlain(args))) return undefined;
+          const tool = (readOnly ? toolsOf.read : toolsOf.all).get(name);
+          if (tool === undefined) return undefined;
+          if (headers !== undefined) {
+            if (headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) {
+              return undefined;
+            }
+            for (const p of tool.params) {
+              const value = args?.[p.argument];
+              if (value === undefined || value === null) continue;
+              if (
+                typeof value !== "string" || value.startsWith(BASE64_SENTINEL) ||
+                headers.get(p.header) !== value
+              ) return undefined;
+            }
+          }
+          if (!validEnvelope(meta)) return undefined;
+          const spec = tool.spec;
+          return {
+            id,
+            toolCall: true,
+            run: async (signal) => {
+              const call: CallContext = {
+                ctx: fastContext(id, meta, signal, context.authInfo),
+                requestState: internals.requestState,
+                clientCapabilities: meta[CAPABILITIES_KEY] as CallContext["clientCapabilities"],
+                readOnly,
+                protocolVersion: FAST_PATH_REVISION,
+              };
+              let result: Plain;
+              try {
+                result = await internals.track(
+                  (async () => await spec.handler(args ?? {}, call) as Plain)(),
+                );
+                result = await checkedOutput(spec, result);
+              } catch (err) {
+                result = toolError(err instanceof Error ? err.message : String(err));
+              }
+              return signal.aborted ? null : answer(id, stamped(result, serverInfo));
+            },
+          };
+        }
+        case "tools/list": {
+          for (const key in params) if (key !== "cursor" && key !== "_meta") return undefined;
+          const cursor = params.cursor;
+          if (cursor !== undefined && typeof cursor !== "string") return undefined;
+          if (headers?.has("mcp-name")) return undefined;
+          if (!validEnvelope(meta)) return undefined;
+          let listed: Plain;
+          try {
+            listed = page("tools", "tools", internals.view(readOnly).toolList, cursor, pageSize);
+          } catch {
+            return undefined; // an invalid cursor: the SDK path answers -32602
+          }
+          const hint = { ttlMs: listHint.ttlMs, cacheScope: listHint.cacheScope };
+          return {
+            id,
+            toolCall: false,
+            run: (signal) =>
+              Promise.resolve(
+                signal.aborted ? null : answer(id, stamped(listed, serverInfo, hint)),
+              ),
+          };
+        }
+        case "server/discover": {
+          for (const key in params) if (key !== "_meta") return undefined;
+          if (headers?.has("mcp-name")) return undefined;
+          const own = internals.view(readOnly).discover();
+          if (own === undefined || !validEnvelope(meta)) return undefined;
+          // The SDK's modern entry adds the revisions it serves to the instance's list before
+          // it answers (installDiscoverHandler); the fast path serves exactly this one.
+          const discovered = { ...own, supportedVersions: [FAST_PATH_REVISION] };
+          const hint = { ttlMs: 0, cacheScope: "private" };
+          return {
+            id,
+            toolCall: false,
+            run: (signal) =>
+              Promise.resolve(
+                signal.aborted ? null : answer(id, stamped(discovered, serverInfo, hint)),
+              ),
+          };
+        }
+        default:
+          return undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * The stdio face of the fast path (fast_path.ts): a line filter between the request-cap framing
+ * (stdio_lines.ts) and the SDK's stdio transport. The SDK pins a stdio connection's era on its
+ * opening exchange; until a request the fast path recognises has gone to the SDK as that opening
+ * (a valid 2026-07-28 envelope: the connection is then modern for good), every line goes to the
+ * SDK, and a line without the modern claim first (an initialize, 2025-era traffic) turns the
+ * fast path off for the connection. On a modern connection a request the fast path takes is
+ * answered here, one JSON line on the output, and never reaches the SDK; every other line goes
+ * on unchanged. A notifications/cancelled naming a request answered here aborts it (nothing is
+ * sent for it, as the SDK sends nothing for a cancelled request); the end of the input and
+ * close() abort them all, as the SDK's closing connection does.
+ */
+import { Buffer } from "node:buffer";
+import { Transform } from "node:stream";
+import type { FastPath } from "./fast_path.ts";
+
+/** Options of the stdio fast path. */
+export interface StdioFastOptions {
+  /** Writes one whole response line (with its newline) to the connection's output. */
+  write: (line: string) => void;
+}
+
+/** The stdio fast path of one connection. */
+export interface StdioFast {
+  /** The line filter to place before the SDK's transport. */
+  filter: Transform;
+  /** Aborts the requests being answered here (the connection is closing). */
+  close(): void;
+  /** How many requests were answered here (for the differential tests). */
+  taken(): number;
+}
+
+const NL = 10;
+
+type State = "opening" | "modern" | "off";
+
+function cancelledId(text: string): string | number | undefined {
+  if (!text.includes("notifications/cancelled")) return undefined;
+  try {
+    const m = JSON.parse(text) as { method?: unknown; params?: { requestId?: unknown } };
+    const id = m.method === "notifications/cancelled" ? m.params?.requestId : undefined;
+    return typeof id === "string" || typeof id === "number" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Creates the stdio fast path of one connection. */
+export function createStdioFast(fast: FastPath, options: StdioFastOptions): StdioFast {
+  let state: State = "opening";
+  const inflight = new Map<string | number, AbortController>();
+  let pending: Buffer[] = [];
+  let taken = 0;
+
+  const serve = (line: Buffer, t: Transform): void => {
+    if (state === "off") return void t.push(line);
+    const text = line.toString("utf8");
+    if (state === "opening") {
+      const call = fast.take(text, {});
+      if (call === undefined && !text.includes('"io.modelcontextprotocol/protocolVersion"')) {
+        state = "off"; // 2025-era traffic (or something the SDK will refuse): its connection
+      } else if (call !== undefined && !text.includes('"server/discover"')) {
+        state = "modern"; // the SDK pins the modern era on this request
+      }
+      return void t.push(line);
+    }
+    const cancelled = cancelledId(text);
+    if (cancelled !== undefined) {
+      const controller = inflight.get(cancelled);
+      if (controller !== undefined) return void controller.abort();
+      return void t.push(line);
+    }
+    const call = fast.take(text, {});
+    if (call === undefined || inflight.has(call.id)) return void t.push(line);
+    const controller = new AbortController();
+    inflight.set(call.id, controller);
+    taken++;
+    call.run(controller.signal).then((message) => {
+      if (message !== null && !controller.signal.aborted) {
+        options.write(JSON.stringify(message) + "\n");
+      }
+    }).finally(() => {
+      if (inflight.get(call.id) === controller) inflight.delete(call.id);
+    });
+  };
+
+  const filter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      let start = 0;
+      while (start < chunk.length) {
+        const end = chunk.indexOf(NL, start);
+        if (end === -1) {
+          pending.push(chunk.subarray(start));
+          break;
+        }
+        const piece = chunk.subarray(start, end + 1);
+        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
+        pending = [];
+        serve(line, this);
+        start = end + 1;
+      }
+      done();
+    },
+    flush(done) {
+      if (pending.length > 0) this.push(Buffer.concat(pending)); // a last line without newline
+      pending = [];
+      // The input ended: the SDK closes the connection and aborts what it was serving; so here.
+      for (const controller of inflight.values()) controller.abort();
+      done();
+    },
+  });
+  return {
+    filter,
+    close: () => {
+      for (const controller of inflight.values()) controller.abort();
+      inflight.clear();
+    },
+    taken: () => taken,
+  };
+}
