@@ -93,6 +93,8 @@ interface Context {
   infoPath: string;
   /** The wmcp HTTP server shared by rows http, seq, rss and search (started on first use). */
   wmcpHttp?: HttpServer;
+  /** With --profile: the profile directory name of the next wmcp HTTP server. */
+  httpProfile: string;
 }
 
 /** One measured figure (a tool or server under one measurement). */
@@ -215,7 +217,7 @@ async function wmcpHttp(ctx: Context): Promise<HttpServer> {
   if (ctx.opts.profile) {
     // Profiling needs --cpu-prof on the server process itself, so the entry runs directly with
     // the permissions the launcher would give it (no bubblewrap).
-    const dir = `${PROFILE_DIR}/http`;
+    const dir = `${PROFILE_DIR}/${ctx.httpProfile}`;
     await Deno.mkdir(dir, { recursive: true });
     server = await spawnHttp(ctx, "wmcp", Deno.execPath(), [
       "run",
@@ -536,10 +538,16 @@ async function profileSummary(ctx: Context, row: string, title: string): Promise
   try {
     const profiles = await readProfiles([dir]);
     if (profiles.length === 0) throw new Error("no profile written");
-    const s = summarizeProfiles(profiles, { projectDir: `${REPO_DIR}/`, top: 15 });
-    const text = formatProfileSummary(s, `${title} (${dir})`);
-    console.log(`\n${text}\n`);
-    ctx.profileText.push(text);
+    // Up to 3 profiles are threads of one process (main, engine workers): one summary each;
+    // more are repeated runs of one process (cold start): one summary over all.
+    const groups = profiles.length <= 3 ? profiles.map((p) => [p]) : [profiles];
+    for (const [i, group] of groups.entries()) {
+      const s = summarizeProfiles(group, { projectDir: `${REPO_DIR}/`, top: 15 });
+      const which = groups.length > 1 ? `, thread ${i + 1} of ${groups.length}` : "";
+      const text = formatProfileSummary(s, `${title}${which} (${dir})`);
+      console.log(`\n${text}\n`);
+      ctx.profileText.push(text);
+    }
   } catch (err) {
     console.log(`profile of ${row}: ${(err as Error).message}`);
   }
@@ -1235,6 +1243,14 @@ async function main(): Promise<number> {
     cleanups: [],
     profileText: [],
     infoPath: firstFile(TREE_DIR)!,
+    httpProfile: "http",
+  };
+  /** Stops the shared wmcp HTTP server; with --profile, summarises its profile. */
+  const stopHttp = async (title: string) => {
+    if (!ctx.wmcpHttp) return;
+    await ctx.wmcpHttp.stop();
+    ctx.wmcpHttp = undefined;
+    await profileSummary(ctx, ctx.httpProfile, title);
   };
   const onSignal = () => {
     console.log("interrupted: stopping servers");
@@ -1269,14 +1285,16 @@ async function main(): Promise<number> {
     await attempt("http", () => rowHttp(ctx));
     await attempt("rss", () => rowRss(ctx));
     await attempt("seq", () => rowSeq(ctx));
+    if (opts.profile) {
+      // A profile per phase: the HTTP rows' load apart from the search rows.
+      await stopHttp("HTTP server under rows 1-2 (wrk get_file_info modern+legacy, sequential)");
+      ctx.httpProfile = "search";
+    }
     await attempt("stdio", () => rowStdio(ctx));
     await attempt("cold", () => rowCold(ctx));
     await attempt("search", () => rowSearch(ctx));
     // The shared HTTP server is stopped before the scale row (which runs its own instances).
-    if (ctx.wmcpHttp) {
-      await ctx.wmcpHttp.stop();
-      if (opts.profile) await profileSummary(ctx, "http", "HTTP server (all HTTP rows)");
-    }
+    await stopHttp("HTTP server under the search rows (search_text, find_files)");
     await attempt("scale", () => rowScale());
   } finally {
     await Promise.all(ctx.cleanups.map((c) => c().catch(() => {})));

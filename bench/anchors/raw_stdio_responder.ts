@@ -19,23 +19,27 @@ const RESULTS: Record<string, unknown> = {
   "tools/call": { content: [{ type: "text", text: TEXT }] },
 };
 
-const enc = new TextEncoder();
-let buf = "";
-for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
-  buf += chunk;
-  let nl: number;
-  let out = "";
-  while ((nl = buf.indexOf("\n")) >= 0) {
-    const line = buf.slice(0, nl).trim();
-    buf = buf.slice(nl + 1);
-    if (line === "") continue;
-    const msg = JSON.parse(line) as { id?: unknown; method?: string };
-    if (msg.id === undefined) continue;
-    const result = RESULTS[msg.method ?? ""] ?? {};
-    out += JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }) + "\n";
-  }
-  if (out) {
-    const bytes = enc.encode(out);
-    for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+async function main(): Promise<void> {
+  const enc = new TextEncoder();
+  let buf = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buf += chunk;
+    let nl: number;
+    let out = "";
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).trim();
+      buf = buf.slice(nl + 1);
+      if (line === "") continue;
+      const msg = JSON.parse(line) as { id?: unknown; method?: string };
+      if (msg.id === undefined) continue;
+      const result = RESULTS[msg.method ?? ""] ?? {};
+      out += JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }) + "\n";
+    }
+    if (out) {
+      const bytes = enc.encode(out);
+      for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+    }
   }
 }
+
+await main();
