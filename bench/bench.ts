@@ -1032,7 +1032,7 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
 }
 
 /** Row 7: bench/scale_bench.ts (nginx, 2 instances vs 1), when present. */
-async function rowScale(): Promise<RowResult> {
+async function rowScale(quick: boolean): Promise<RowResult> {
   const base: RowResult = {
     id: "scale",
     measure: "HTTP via nginx, 2 instances vs 1",
@@ -1050,7 +1050,7 @@ async function rowScale(): Promise<RowResult> {
     return base;
   }
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script, "--json"],
+    args: ["run", "-A", script, "--json", ...(quick ? ["--reps", "1", "--duration", "2"] : [])],
     cwd: REPO_DIR,
     stdin: "null",
     stdout: "piped",
@@ -1295,7 +1295,7 @@ async function main(): Promise<number> {
     await attempt("search", () => rowSearch(ctx));
     // The shared HTTP server is stopped before the scale row (which runs its own instances).
     await stopHttp("HTTP server under the search rows (search_text, find_files)");
-    await attempt("scale", () => rowScale());
+    await attempt("scale", () => rowScale(opts.quick));
   } finally {
     await Promise.all(ctx.cleanups.map((c) => c().catch(() => {})));
     Deno.removeSignalListener("SIGINT", onSignal);
