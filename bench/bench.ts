@@ -449,6 +449,8 @@ async function ensureServerFilesystem(): Promise<string> {
 /** One stdio server of the stdio rows: how to spawn it and how a client opens and uses it. */
 interface StdioServerSpec {
   name: string;
+  /** The npm package and version, for an npm anchor. */
+  version?: string;
   command: string;
   args: string[];
   /** The handshake before the first real request (none for wmcp modern and the raw responder). */
@@ -495,7 +497,8 @@ async function stdioServers(ctx: Context, profileRow: string): Promise<StdioServ
   const meta = { _meta: envelope() };
   return [
     {
-      name: `server-filesystem (${sfVersion})`,
+      name: "server-filesystem",
+      version: sfVersion,
       command: "node",
       args: [SF_ENTRY, STDIO_WS],
       handshake: legacyHandshake,
@@ -590,7 +593,7 @@ async function rowHttp(ctx: Context): Promise<RowResult> {
     runWrk(t.server.url, { script: t.script, threads: 2, connections: 50, seconds });
   for (const t of targets) await run(t, Math.min(2, opts.wrkSeconds)); // warm-up, not counted
   for (let rep = 0; rep < opts.reps; rep++) {
-    for (const t of targets) {
+    for (const t of rotate(targets, rep)) {
       await pause(300);
       const r = await run(t, opts.wrkSeconds);
       t.rps.push(r.rps);
@@ -704,7 +707,7 @@ async function rowSeq(ctx: Context): Promise<RowResult> {
   let id = 1;
   for (const t of targets) for (let i = 0; i < 50; i++) await one(t.url, id++, t.check);
   for (let rep = 0; rep < opts.reps; rep++) {
-    for (const t of targets) {
+    for (const t of rotate(targets, rep)) {
       await pause(200);
       const ms: number[] = [];
       for (let i = 0; i < opts.seqRequests; i++) ms.push(await one(t.url, id++, t.check));
@@ -799,7 +802,7 @@ async function rowStdio(ctx: Context): Promise<RowResult> {
       }),
       ratioOf("wmcp/raw", fWmcp, fRaw, { target: { op: "<=", value: 1.5, text: "<= 1.5x raw" } }),
     ],
-    notes: [],
+    notes: [`server-filesystem is ${specs[0].version}`],
   };
 }
 
@@ -849,7 +852,10 @@ async function rowCold(ctx: Context): Promise<RowResult> {
       }),
       ratioOf("wmcp/raw", fWmcp, fRaw),
     ],
-    notes: reps !== opts.reps ? [`${reps} repetitions (cheap row)`] : [],
+    notes: [
+      `server-filesystem is ${specs[0].version}`,
+      ...(reps !== opts.reps ? [`${reps} measurements per server (cheap, noisy row)`] : []),
+    ],
   };
 }
 
@@ -978,7 +984,7 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
           wmcp: true,
           run: inProcess("find_files", { pattern: FIND_GLOB }),
         },
-        { name: `server-filesystem search_files (${sfVersion})`, run: sfFind },
+        { name: "server-filesystem search_files", run: sfFind },
       ],
     },
   ].map((c) => ({
@@ -1024,7 +1030,9 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
         ratioOf("in process/rg", w[1], a[0], { target }),
       ],
       notes: [
-        `matches: ${c.expected} expected`,
+        `matches: ${c.expected} expected${
+          c.id === "find" ? `; server-filesystem is ${sfVersion}` : ""
+        }`,
         ...bad.map((t) => `MISMATCH ${t.name}: counts ${[...t.counts].join("/")}`),
       ],
     } satisfies RowResult;
