@@ -1126,12 +1126,18 @@ function tableLines(rows: RowResult[]): TableLine[] {
   });
 }
 
+/** The 1, 5 and 15 minute load averages. */
+async function loadavg(): Promise<string> {
+  const text = (await commandText("cat", ["/proc/loadavg"])) ?? "? ? ?";
+  return text.split(" ").slice(0, 3).join(" ");
+}
+
 async function machineFacts(): Promise<Record<string, string>> {
   const cpuinfo = (await commandText("cat", ["/proc/cpuinfo"])) ?? "";
   return {
     nproc: (await commandText("nproc", [])) ?? "?",
     cpu: /model name\s*:\s*(.*)/.exec(cpuinfo)?.[1] ?? "unknown",
-    loadavg: (await commandText("cat", ["/proc/loadavg"])) ?? "?",
+    loadavg: await loadavg(),
     deno: `${Deno.version.deno} (V8 ${Deno.version.v8})`,
     node: (await commandText("node", ["--version"])) ?? "?",
     wrk: (await commandText("sh", ["-c", "wrk -v 2>&1 | head -1"])) ?? "?",
@@ -1308,7 +1314,7 @@ async function main(): Promise<number> {
     await Promise.all(ctx.cleanups.map((c) => c().catch(() => {})));
     Deno.removeSignalListener("SIGINT", onSignal);
   }
-  facts.loadavgEnd = (await commandText("cat", ["/proc/loadavg"])) ?? "?";
+  facts.loadavgEnd = await loadavg();
   const order = [
     "http",
     "seq",
