@@ -40,7 +40,12 @@ import {
 } from "./lib/stats.ts";
 import { type LineServer, type Message, spawnLineServer } from "./lib/line_client.ts";
 import { runWrk, wrkScript } from "./lib/wrk.ts";
-import { formatProfileSummary, readProfiles, summarizeProfiles } from "./profile_summary.ts";
+import {
+  byThreadKind,
+  formatProfileSummary,
+  readProfiles,
+  summarizeProfiles,
+} from "./profile_summary.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -541,13 +546,9 @@ async function profileSummary(ctx: Context, row: string, title: string): Promise
   try {
     const profiles = await readProfiles([dir]);
     if (profiles.length === 0) throw new Error("no profile written");
-    // Up to 3 profiles are threads of one process (main, engine workers): one summary each;
-    // more are repeated runs of one process (cold start): one summary over all.
-    const groups = profiles.length <= 3 ? profiles.map((p) => [p]) : [profiles];
-    for (const [i, group] of groups.entries()) {
+    for (const [kind, group] of Object.entries(byThreadKind(profiles))) {
       const s = summarizeProfiles(group, { projectDir: `${REPO_DIR}/`, top: 15 });
-      const which = groups.length > 1 ? `, thread ${i + 1} of ${groups.length}` : "";
-      const text = formatProfileSummary(s, `${title}${which} (${dir})`);
+      const text = formatProfileSummary(s, `${title}, ${kind} (${dir})`);
       console.log(`\n${text}\n`);
       ctx.profileText.push(text);
     }

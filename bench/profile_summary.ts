@@ -96,9 +96,15 @@ export function summarizeProfiles(
   };
 }
 
+/** A profile read from disk, with its file name (`CPU.<time>.<pid>[.worker-N].cpuprofile`). */
+export interface ProfileFile {
+  file: string;
+  profile: CpuProfile;
+}
+
 /** Reads every .cpuprofile in the given files and directories. */
-export async function readProfiles(paths: string[]): Promise<CpuProfile[]> {
-  const out: CpuProfile[] = [];
+export async function readProfiles(paths: string[]): Promise<ProfileFile[]> {
+  const out: ProfileFile[] = [];
   for (const p of paths) {
     const info = await Deno.stat(p);
     const files = info.isDirectory
@@ -106,7 +112,21 @@ export async function readProfiles(paths: string[]): Promise<CpuProfile[]> {
         `${p}/${e.name}`
       )
       : [p];
-    for (const f of files) out.push(JSON.parse(await Deno.readTextFile(f)));
+    for (const f of files) out.push({ file: f, profile: JSON.parse(await Deno.readTextFile(f)) });
+  }
+  return out;
+}
+
+/**
+ * Profiles grouped by thread kind: "main thread" and "engine workers" (a worker writes
+ * `*.worker-N.cpuprofile`; the same kind of several processes, e.g. repeated starts, is summed).
+ * A worker's profile counts its waits for work as "(program)", not "(idle)".
+ */
+export function byThreadKind(files: ProfileFile[]): Record<string, CpuProfile[]> {
+  const out: Record<string, CpuProfile[]> = {};
+  for (const f of files) {
+    const kind = /\.worker-\d+\.cpuprofile$/.test(f.file) ? "engine workers" : "main thread";
+    (out[kind] ??= []).push(f.profile);
   }
   return out;
 }
@@ -137,9 +157,9 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const projectDir = decodeURIComponent(new URL("../", import.meta.url).pathname);
-  const s = summarizeProfiles(await readProfiles(positionals), {
-    projectDir,
-    top: Number(values.top ?? 15) || 15,
-  });
-  console.log(formatProfileSummary(s, positionals.join(", ")));
+  const files = await readProfiles(positionals);
+  for (const [kind, group] of Object.entries(byThreadKind(files))) {
+    const s = summarizeProfiles(group, { projectDir, top: Number(values.top ?? 15) || 15 });
+    console.log(formatProfileSummary(s, `${positionals.join(", ")}, ${kind}`));
+  }
 }
