@@ -909,10 +909,17 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
         if (r.truncated) throw new Error(`${name} in process was truncated`);
         return r.matches.length;
       });
-  const counted = (cmd: string, args: string[], env?: Record<string, string>): Run => async () => {
-    const s = await runCounted(cmd, args, TREE_DIR, env);
-    if (s.note) throw new Error(`${cmd}: ${s.note}`);
-    return { ms: s.ms, count: s.matches };
+  /** What each run executes, for the results (commands run in the tree, stdout lines counted). */
+  const commands = new Map<Run, string>();
+  const counted = (cmd: string, args: string[], env?: Record<string, string>): Run => {
+    const run: Run = async () => {
+      const s = await runCounted(cmd, args, TREE_DIR, env);
+      if (s.note) throw new Error(`${cmd}: ${s.note}`);
+      return { ms: s.ms, count: s.matches };
+    };
+    const prefix = env ? Object.entries(env).map(([k, v]) => `${k}=${v} `).join("") : "";
+    commands.set(run, `cd TREE && ${prefix}${fmtCommand(cmd, args)}`);
+    return run;
   };
   const sfFind: Run = () =>
     timed(async () => {
@@ -1014,7 +1021,16 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
   }
   return cases.map((c) => {
     const figs = c.tools.map((t) =>
-      figure(t.name, "ms", t.ms, { counts: [...t.counts], expected: c.expected })
+      figure(t.name, "ms", t.ms, {
+        counts: [...t.counts],
+        expected: c.expected,
+        command: commands.get(t.run) ??
+          (t.name === "wmcp (HTTP)"
+            ? "modern tools/call over HTTP (fetch) to the wmcp server"
+            : t.name === "wmcp (in process)"
+            ? "runOperation({ workspace }, NAME, ARGS) in the harness, warm"
+            : `tools/call search_files {path: TREE, pattern: "${SF_FIND_GLOB}"} over stdio`),
+      })
     );
     const bad = c.tools.filter((t) => t.counts.size !== 1 || !t.counts.has(c.expected));
     const w = figs.filter((_, i) => c.tools[i].wmcp);
