@@ -476,7 +476,11 @@ async function legacyHandshake(s: LineServer): Promise<void> {
   await s.notify("notifications/initialized");
 }
 
-async function stdioServers(ctx: Context, profileRow: string): Promise<StdioServerSpec[]> {
+async function stdioServers(
+  ctx: Context,
+  options: { profileRow: string; direct?: boolean },
+): Promise<StdioServerSpec[]> {
+  const profileRow = options.profileRow;
   const file = await stdioWorkspace();
   const sfVersion = await ensureServerFilesystem();
   const entry = stdioEntry({ deno: Deno.execPath(), root: STDIO_WS, write: false });
@@ -526,6 +530,26 @@ async function stdioServers(ctx: Context, profileRow: string): Promise<StdioServ
       read: { name: "read", arguments: { path: file } },
       list: {},
     },
+    // The server entry without the launcher (no second Deno start, no bubblewrap): shows what
+    // the launcher adds to a cold start. Not a host's command; no target.
+    ...(options.direct && !ctx.opts.profile
+      ? [{
+        name: "wmcp server entry (no launcher)",
+        command: Deno.execPath(),
+        args: [
+          "run",
+          "--quiet",
+          "--no-prompt",
+          ...serverPermissions("stdio", ["--root", STDIO_WS]),
+          `${REPO_DIR}/serve_stdio.ts`,
+          "--root",
+          STDIO_WS,
+        ],
+        handshake: () => Promise.resolve(),
+        read: { name: "read_file", arguments: { path: "file_4k.txt" }, ...meta },
+        list: meta,
+      }]
+      : []),
   ];
 }
 
@@ -749,7 +773,7 @@ async function rowSeq(ctx: Context): Promise<RowResult> {
 /** Row 3: stdio sequential read of a 4 KiB file, three servers with the same line client. */
 async function rowStdio(ctx: Context): Promise<RowResult> {
   const { opts } = ctx;
-  const specs = await stdioServers(ctx, "stdio");
+  const specs = await stdioServers(ctx, { profileRow: "stdio" });
   const servers: { spec: StdioServerSpec; s: LineServer; means: number[]; p50s: number[] }[] = [];
   try {
     for (const spec of specs) {
@@ -810,7 +834,7 @@ async function rowStdio(ctx: Context): Promise<RowResult> {
 /** Row 4: stdio cold start, spawn to tools/list answered, a fresh process per repetition. */
 async function rowCold(ctx: Context): Promise<RowResult> {
   const { opts } = ctx;
-  const specs = await stdioServers(ctx, "cold");
+  const specs = await stdioServers(ctx, { profileRow: "cold", direct: true });
   const times = specs.map(() => [] as number[]);
   const once = async (spec: StdioServerSpec): Promise<number> => {
     const t0 = performance.now();
@@ -840,18 +864,19 @@ async function rowCold(ctx: Context): Promise<RowResult> {
   const figs = specs.map((spec, i) =>
     figure(spec.name, "ms", times[i], { command: fmtCommand(spec.command, spec.args) })
   );
-  const [fSf, fWmcp, fRaw] = figs;
+  const [fSf, fWmcp, fRaw, fEntry] = figs;
   return {
     id: "cold",
     measure: "stdio cold start (spawn to tools/list answered)",
     status: "ok",
-    wmcp: [fWmcp],
+    wmcp: fEntry ? [fWmcp, fEntry] : [fWmcp],
     anchors: [fSf, fRaw],
     ratios: [
       ratioOf("wmcp/server-filesystem", fWmcp, fSf, {
         target: { op: "<=", value: 0.5, text: "<= 0.5x server-filesystem" },
       }),
       ratioOf("wmcp/raw", fWmcp, fRaw),
+      ...(fEntry ? [ratioOf("entry/server-filesystem", fEntry, fSf)] : []),
     ],
     notes: [
       `server-filesystem is ${specs[0].version}`,
