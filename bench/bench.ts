@@ -530,6 +530,22 @@ async function stdioServers(
       read: { name: "read", arguments: { path: file } },
       list: {},
     },
+    // With --profile, the cold row also runs the host command with the launcher profiled.
+    ...(options.direct && ctx.opts.profile
+      ? [{
+        name: "wmcp host command (launcher profiled)",
+        command: entry.command,
+        args: [
+          "run",
+          "--cpu-prof",
+          `--cpu-prof-dir=${PROFILE_DIR}/${profileRow}-launcher`,
+          ...entry.args.slice(1),
+        ],
+        handshake: () => Promise.resolve(),
+        read: { name: "read_file", arguments: { path: "file_4k.txt" }, ...meta },
+        list: meta,
+      }]
+      : []),
     // The server entry without the launcher (no second Deno start, no bubblewrap): shows what
     // the launcher adds to a cold start. Not a host's command; no target.
     ...(options.direct && !ctx.opts.profile
@@ -861,6 +877,7 @@ async function rowCold(ctx: Context): Promise<RowResult> {
     }
   }
   await profileSummary(ctx, "cold", "stdio cold start (wmcp server entry, all runs)");
+  await profileSummary(ctx, "cold-launcher", "stdio cold start (the launcher of the host command)");
   const figs = specs.map((spec, i) =>
     figure(spec.name, "ms", times[i], { command: fmtCommand(spec.command, spec.args) })
   );
@@ -876,7 +893,7 @@ async function rowCold(ctx: Context): Promise<RowResult> {
         target: { op: "<=", value: 0.5, text: "<= 0.5x server-filesystem" },
       }),
       ratioOf("wmcp/raw", fWmcp, fRaw),
-      ...(fEntry ? [ratioOf("entry/server-filesystem", fEntry, fSf)] : []),
+      ...(fEntry && !opts.profile ? [ratioOf("entry/server-filesystem", fEntry, fSf)] : []),
     ],
     notes: [
       `server-filesystem is ${specs[0].version}`,
