@@ -15,7 +15,7 @@ import { runOperation, Workspace } from "../mod.ts";
 // Configuration
 
 /** Bump whenever the generated tree or the expected counts would change. */
-const GENERATOR_VERSION = 2;
+export const GENERATOR_VERSION = 2;
 const SEED = 0x5eed2024;
 const TARGET_FILES = 24_000;
 const MIN_FILES = 20_000;
@@ -23,20 +23,20 @@ const MIN_BYTES = 200 * 1024 * 1024;
 /** wmcp's default maxSearchFileBytes; no generated file may reach it. */
 const SEARCH_FILE_CAP = 4 * 1024 * 1024;
 /** The limits wmcp runs with here, so that it reports every match and skips no file. */
-const WMCP_LIMITS = {
+export const WMCP_LIMITS = {
   maxMatches: 1_000_000,
   maxSearchFileBytes: 64 * 1024 * 1024,
   maxResultBytes: 1024 * 1024 * 1024,
 };
 const LARGE_FILES = 12;
 const BINARY_FILES = 8;
-const NEEDLE = "wmcp_needle_7f3a";
+export const NEEDLE = "wmcp_needle_7f3a";
 const NEEDLE_FILES = 43;
 
-const BENCH_DIR = import.meta.dirname!;
-const REPO_DIR = `${BENCH_DIR}/..`;
-const DATA_DIR = `${BENCH_DIR}/.data`;
-const TREE_DIR = `${DATA_DIR}/tree`;
+export const BENCH_DIR = import.meta.dirname!;
+export const REPO_DIR = `${BENCH_DIR}/..`;
+export const DATA_DIR = `${BENCH_DIR}/.data`;
+export const TREE_DIR = `${DATA_DIR}/tree`;
 const MANIFEST = `${DATA_DIR}/manifest.json`;
 const RESULTS_DIR = `${BENCH_DIR}/results`;
 const RESULTS_FILE = `${RESULTS_DIR}/search.md`;
@@ -45,12 +45,12 @@ const ROUNDS = Math.max(1, Number(Deno.env.get("BENCH_ROUNDS") ?? "5") || 5);
 /** Untimed pause before every run. */
 const PAUSE_MS = 150;
 /** grep's locale: UTF-8 aware like rg and wmcp. */
-const GREP_ENV = { LC_ALL: "C.UTF-8" };
-const RG_BASE = ["-n", "--no-heading", "--color=never", "--no-ignore"];
-const GREP_BASE = ["-r", "-n", "-I", "--color=never"];
+export const GREP_ENV = { LC_ALL: "C.UTF-8" };
+export const RG_BASE = ["-n", "--no-heading", "--color=never", "--no-ignore"];
+export const GREP_BASE = ["-r", "-n", "-I", "--color=never"];
 
 /** One benchmark query, with its ground truth used while generating the tree. */
-interface Query {
+export interface Query {
   id: string;
   label: string;
   query: string;
@@ -63,9 +63,10 @@ interface Query {
 }
 
 const FN_RE = /fn_[0-9]+\(/;
+const FN4_RE = /fn_4[0-9]{3}\(/;
 const TODO_RE = /todo/i;
 
-const QUERIES: Query[] = [
+export const QUERIES: Query[] = [
   {
     id: "rare",
     label: `rare literal \`${NEEDLE}\``,
@@ -106,6 +107,18 @@ const QUERIES: Query[] = [
     rg: ["-e", "fn_[0-9]+\\("],
     grep: ["-E", "-e", "fn_[0-9]+\\("],
   },
+  {
+    // Narrower (about a tenth of the matches): its full result fits an HTTP response
+    // (bench/bench.ts compares wmcp over HTTP on it; the broad regex passes the 32 MiB cap).
+    id: "regex-narrow",
+    label: "regex `fn_4[0-9]{3}\\(`",
+    query: "fn_4[0-9]{3}\\(",
+    regex: true,
+    caseSensitive: true,
+    truth: (l) => FN4_RE.test(l),
+    rg: ["-e", "fn_4[0-9]{3}\\("],
+    grep: ["-E", "-e", "fn_4[0-9]{3}\\("],
+  },
 ];
 
 /** Identifies the queries in the manifest, so changing them regenerates the expected counts. */
@@ -114,7 +127,7 @@ const QUERIES_KEY = QUERIES.map((q) =>
 )
   .join("|");
 
-interface Manifest {
+export interface Manifest {
   generatorVersion: number;
   seed: number;
   queriesKey: string;
@@ -571,12 +584,16 @@ function binaryBytes(r: Rng, size: number): Uint8Array {
   return out;
 }
 
-function generateTree(): Manifest {
+/** Generates the tree and its manifest (throws away any previous data). */
+export function generateTree(): Manifest {
   const t0 = performance.now();
-  try {
-    Deno.removeSync(DATA_DIR, { recursive: true });
-  } catch (err) {
-    if (!(err instanceof Deno.errors.NotFound)) throw err;
+  // Only the tree and its manifest: bench/.data also holds npm installs and profiles.
+  for (const path of [MANIFEST, TREE_DIR]) {
+    try {
+      Deno.removeSync(path, { recursive: true });
+    } catch (err) {
+      if (!(err instanceof Deno.errors.NotFound)) throw err;
+    }
   }
   Deno.mkdirSync(TREE_DIR, { recursive: true });
   const r = new Rng(SEED);
@@ -663,7 +680,8 @@ function generateTree(): Manifest {
   return manifest;
 }
 
-function loadManifest(): Manifest | null {
+/** The cached tree's manifest, or null when the tree must be (re)generated. */
+export function loadManifest(): Manifest | null {
   try {
     const m = JSON.parse(Deno.readTextFileSync(MANIFEST)) as Manifest;
     if (m.generatorVersion !== GENERATOR_VERSION || m.queriesKey !== QUERIES_KEY) return null;
@@ -686,11 +704,13 @@ function readOr(path: string, fallback: string): string {
   }
 }
 
-function mb(bytes: number): string {
+/** Bytes as MiB with one decimal. */
+export function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-async function commandText(cmd: string, args: string[]): Promise<string | null> {
+/** A command's trimmed stdout when it succeeds, else null. */
+export async function commandText(cmd: string, args: string[]): Promise<string | null> {
   try {
     const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "piped" }).output();
     return out.success ? new TextDecoder().decode(out.stdout).trim() : null;
@@ -699,7 +719,8 @@ async function commandText(cmd: string, args: string[]): Promise<string | null> 
   }
 }
 
-async function ensureRipgrep(): Promise<string | null> {
+/** rg's version line, installing ripgrep with apt-get when missing (unless BENCH_NO_INSTALL=1). */
+export async function ensureRipgrep(): Promise<string | null> {
   const have = await commandText("rg", ["--version"]);
   if (have !== null) return have.split("\n")[0];
   if (Deno.env.get("BENCH_NO_INSTALL") === "1") return null;
@@ -723,14 +744,15 @@ async function ensureRipgrep(): Promise<string | null> {
   return v === null ? null : v.split("\n")[0];
 }
 
-interface Sample {
+/** One timed run: wall-clock ms and the number of matches it reported. */
+export interface Sample {
   ms: number;
   matches: number;
   note?: string;
 }
 
 /** Runs a command with stdout piped, counting its lines as they stream in. */
-async function runCounted(
+export async function runCounted(
   cmd: string,
   args: string[],
   cwd: string,
