@@ -289,19 +289,67 @@ export async function searchText(
 ): Promise<SearchTextResult> {
   const jobArgs = checkedArgs(ws, args);
   const dir = await resolveDirectory(ws, args.path ?? ".", "path");
-  return await ws.engine.run<SearchTextResult>(
-    jobSpec(ws, { op: "search", dir, args: { ...jobArgs } }),
-    { signal: ctx.signal, onProgress: ctx.onProgress },
-  );
+  const spec = jobSpec(ws, { op: "search", dir, args: { ...jobArgs } });
+  const shards = await ws.engine.runShards<SearchShard>(spec, {
+    signal: ctx.signal,
+    onProgress: ctx.onProgress,
+  });
+  return mergeShards(shards, { maxMatches: jobArgs.maxMatches, limits: spec.limits });
 }
 
-/** The search itself, as an engine job: walk, read, match, under the caps and the byte budget. */
-export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTextResult> {
-  const a = spec.args as unknown as SearchJobArgs;
-  const { matcher, included, excluded } = compilePatterns(a);
-  const { maxMatches, contextLines } = a;
-  const budget = new ResultBudget(spec.limits.maxResultBytes);
-  const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
+/** What became of a file a shard read (SearchShard.files). */
+const FILE_TEXT = 0;
+const FILE_BINARY = 1;
+const FILE_TOO_LARGE = 2;
+const FILE_UNREADABLE = 3;
+const FILE_KINDS = { binary: FILE_BINARY, tooLarge: FILE_TOO_LARGE, unreadable: FILE_UNREADABLE };
+
+/**
+ * What one shard of a search returns: its files and matches in walk order, each tied to its
+ * walk position (the walk's entry count when it was met; every shard walks the same tree and
+ * counts alike), so the calling thread can replay all shards in walk order (decision 0035).
+ */
+export interface SearchShard {
+  /** Accepted matches (their directory chains re-verified), in walk order. */
+  matches: SearchMatch[];
+  /** Walk position of each match's file. */
+  matchAt: number[];
+  /** JSON size of each match (jsonBytes). */
+  matchBytes: number[];
+  /** Files read, as pairs: walk position, FILE_* kind. */
+  files: number[];
+  /** Where this shard stopped at a cap (the walk position of the file), or -1. */
+  stoppedAt: number;
+  /** Why it stopped there. */
+  stopReason?: "maxMatches" | "maxResultBytes";
+  /** Entries the walk visited. */
+  visited: number;
+  /** Walk position of each directory that could not be listed. */
+  unreadableDirs: number[];
+  /** The visited cap stopped the walk. */
+  capped: boolean;
+  /** A directory at maxDepth was not entered. */
+  depthLimited: boolean;
+}
+
+/** A 32-bit FNV-1a hash of a path: which shard reads a file. */
+function pathHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Replays the shards' files and matches in walk order under the caps and the byte budget,
+ * giving exactly what one walk reading every file would have returned: the same matches,
+ * counters, truncation and reason. A shard stops only at a point where the whole search
+ * would have stopped already (its own count and bytes are at most the total), so nothing
+ * the replay needs is missing.
+ */
+export function mergeShards(
+  shards: SearchShard[],
+  o: { maxMatches: number; limits: { maxResultBytes: number } },
+): SearchTextResult {
   const result: SearchTextResult = {
     matches: [],
     filesSearched: 0,
@@ -310,18 +358,110 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     visited: 0,
     truncated: false,
   };
+  const budget = new ResultBudget(o.limits.maxResultBytes);
+  const events: { at: number; kind: number; shard: number }[] = [];
+  shards.forEach((sh, shard) => {
+    for (let i = 0; i < sh.files.length; i += 2) {
+      events.push({ at: sh.files[i], kind: sh.files[i + 1], shard });
+    }
+  });
+  events.sort((x, y) => x.at - y.at || x.shard - y.shard);
+  const next = shards.map(() => 0); // each shard's next match
+  let stoppedAt = -1;
+  for (const ev of events) {
+    if (ev.kind === FILE_BINARY) result.filesSkipped.binary++;
+    else if (ev.kind === FILE_TOO_LARGE) result.filesSkipped.tooLarge++;
+    else if (ev.kind === FILE_UNREADABLE) result.filesSkipped.unreadable++;
+    if (ev.kind !== FILE_TEXT) continue;
+    result.filesSearched++;
+    const sh = shards[ev.shard];
+    let found = 0;
+    let k = next[ev.shard];
+    for (; k < sh.matches.length && sh.matchAt[k] === ev.at; k++) {
+      if (result.matches.length === o.maxMatches) {
+        result.truncatedReason = "maxMatches";
+        break;
+      }
+      if (!budget.take(sh.matchBytes[k])) {
+        result.truncatedReason = "maxResultBytes";
+        break;
+      }
+      result.matches.push(sh.matches[k]);
+      found++;
+    }
+    next[ev.shard] = k;
+    if (result.truncatedReason === undefined && sh.stoppedAt === ev.at) {
+      // The match that stopped the shard was not sent: it stops the whole search here.
+      result.truncatedReason = result.matches.length === o.maxMatches
+        ? "maxMatches"
+        : sh.stopReason;
+    }
+    if (found > 0) result.filesMatched++;
+    if (result.truncatedReason !== undefined) {
+      result.truncated = true;
+      stoppedAt = ev.at;
+      break;
+    }
+  }
+  const first = shards[0];
+  if (stoppedAt !== -1) {
+    result.visited = stoppedAt;
+    result.filesSkipped.unreadable += first.unreadableDirs.filter((at) => at < stoppedAt).length;
+    return result;
+  }
+  result.visited = Math.max(...shards.map((sh) => sh.visited));
+  result.filesSkipped.unreadable += first.unreadableDirs.length;
+  if (shards.some((sh) => sh.capped)) {
+    result.truncated = true;
+    result.truncatedReason = "maxVisited";
+  } else if (shards.some((sh) => sh.depthLimited)) {
+    result.truncated = true;
+    result.truncatedReason = "maxDepth";
+  }
+  return result;
+}
+
+/** The search itself, as an engine job: walk, read, match, under the caps and the byte budget. */
+export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchShard> {
+  const a = spec.args as unknown as SearchJobArgs;
+  const { matcher, included, excluded } = compilePatterns(a);
+  const { maxMatches, contextLines } = a;
+  const shard = spec.shard ?? { index: 0, count: 1 };
+  const mine = shard.count === 1
+    ? () => true
+    : (rel: string) => pathHash(rel) % shard.count === shard.index;
+  const budget = new ResultBudget(spec.limits.maxResultBytes);
+  const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
+  const result: SearchShard = {
+    matches: [],
+    matchAt: [],
+    matchBytes: [],
+    files: [],
+    stoppedAt: -1,
+    visited: 0,
+    unreadableDirs: [],
+    capped: false,
+    depthLimited: false,
+  };
+  let filesSearched = 0;
+  let at = 0; // walk position of the file being scanned
   // Matches from files whose directory chain has not been re-verified yet.
   let pending: SearchMatch[] = [];
-  let pendingFilesMatched = 0;
+  let pendingAt: number[] = [];
+  let pendingBytes: number[] = [];
   const commit = () => {
-    for (const m of pending) result.matches.push(m);
-    result.filesMatched += pendingFilesMatched;
+    for (let i = 0; i < pending.length; i++) {
+      result.matches.push(pending[i]);
+      result.matchAt.push(pendingAt[i]);
+      result.matchBytes.push(pendingBytes[i]);
+    }
     pending = [];
-    pendingFilesMatched = 0;
+    pendingAt = [];
+    pendingBytes = [];
   };
   const stop = (reason: "maxMatches" | "maxResultBytes") => {
-    result.truncated = true;
-    result.truncatedReason = reason;
+    result.stoppedAt = at;
+    result.stopReason = reason;
     return false;
   };
 
@@ -347,8 +487,11 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
       clipped.unshift(...before);
     }
     if (clipped.length > 0) match.clippedLines = clipped;
-    if (!budget.take(jsonBytes(match))) return stop("maxResultBytes");
+    const bytes = jsonBytes(match);
+    if (!budget.take(bytes)) return stop("maxResultBytes");
     pending.push(match);
+    pendingAt.push(at);
+    pendingBytes.push(bytes);
     cp.counters.matches = result.matches.length + pending.length;
     return true;
   };
@@ -367,7 +510,6 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     exact: boolean,
   ): boolean => {
     const text = c.s;
-    let found = 0;
     let going = true;
     let lineNo = 1;
     let counted = c.base; // newlines counted up to this offset
@@ -393,12 +535,10 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
         : matcher.findInLine(c.line(lineStart, lineEnd), check);
       if (col !== -1) {
         going = record(rel, c, lineNo, lineStart, lineEnd, col);
-        if (going) found++;
       }
       from = lineEnd + 1; // one match per line
       if (from > text.length) break;
     }
-    if (found > 0) pendingFilesMatched++;
     return going;
   };
 
@@ -413,7 +553,6 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     if (matcher.wholeText) return scanHits(rel, c, matcher.find, true);
     // A regex may use anchors and classes that see line ends: match line by line.
     const text = c.s;
-    let found = 0;
     let going = true;
     let lineNo = 0;
     let start = 0;
@@ -425,11 +564,9 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
       const at = matcher.find(stripCr(text.slice(start, end)), 0);
       if (at !== -1) {
         going = record(rel, c, lineNo, start, end, at);
-        if (going) found++;
       }
       start = end + 1;
     }
-    if (found > 0) pendingFilesMatched++;
     return going;
   };
 
@@ -438,6 +575,9 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
     excluded,
+    // A shard classifies (lstats) only the files it reads; directories always.
+    statEntries: shard.count === 1 ? true : mine,
+    onUnreadable: (visited) => result.unreadableDirs.push(visited),
     checkpoint: cp,
   }, stats);
   for (const e of walker.entries()) {
@@ -447,19 +587,21 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     }
     const t = cp.tick();
     if (t) await t;
-    if (e.type !== "file" || excluded(e.relToBase) || !included(e.relToBase)) continue;
+    if (e.type !== "file" || !mine(e.rel)) continue;
+    if (excluded(e.relToBase) || !included(e.relToBase)) continue;
+    at = stats.visited;
     const loaded = loadSync(e, a.maxFileBytes, buf);
     let going = true;
     switch (loaded.kind) {
       case "text":
-        result.filesSearched++;
-        cp.counters.filesSearched = result.filesSearched;
+        result.files.push(at, FILE_TEXT);
+        cp.counters.filesSearched = ++filesSearched;
         going = scan(e.rel, loaded.bytes);
         break;
       case "binary":
       case "tooLarge":
       case "unreadable":
-        result.filesSkipped[loaded.kind]++;
+        result.files.push(at, FILE_KINDS[loaded.kind]);
         break;
     }
     if (!going) break;
@@ -468,14 +610,7 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
   walker.verifyCurrent();
   commit();
   result.visited = stats.visited;
-  result.filesSkipped.unreadable += stats.unreadable;
-  if (stats.capped && !result.truncated) {
-    result.truncated = true;
-    result.truncatedReason = "maxVisited";
-  }
-  if (stats.depthLimited && !result.truncated) {
-    result.truncated = true;
-    result.truncatedReason = "maxDepth";
-  }
+  result.capped = stats.capped;
+  result.depthLimited = stats.depthLimited === true;
   return result;
 }

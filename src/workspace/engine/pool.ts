@@ -230,6 +230,43 @@ export class Engine {
     return call.promise as Promise<T>;
   }
 
+  /**
+   * Runs a job split into one shard per worker (`spec.shard`; one shard inline), each a job
+   * of its own with its own flag and time budget, and returns their results in shard order.
+   * The first failure stops the others (their flags are set) and is the error; progress is
+   * the sum of the shards' counters. Decision 0035.
+   */
+  async runShards<T>(spec: JobSpec, options: RunOptions = {}): Promise<T[]> {
+    const count = this.mode === "inline" ? 1 : this.size;
+    if (count === 1) return [await this.run<T>({ ...spec, shard: { index: 0, count } }, options)];
+    if (options.signal?.aborted) throw stopError(FLAG_CANCELLED, spec.limits);
+    const stopAll = new AbortController();
+    const onAbort = () => stopAll.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const latest: JobProgress[] = [];
+    const report = options.onProgress;
+    try {
+      return await Promise.all(Array.from({ length: count }, (_, index) => {
+        latest.push({ filesSearched: 0, matches: 0 });
+        return this.run<T>({ ...spec, shard: { index, count } }, {
+          signal: stopAll.signal,
+          onProgress: report && ((p) => {
+            latest[index] = p;
+            report({
+              filesSearched: latest.reduce((n, q) => n + q.filesSearched, 0),
+              matches: latest.reduce((n, q) => n + q.matches, 0),
+            });
+          }),
+        }).catch((err) => {
+          stopAll.abort();
+          throw err;
+        });
+      }));
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   /** Stops every call (CANCELLED) and terminates every worker; later runs are refused. */
   close(): void {
     this.#closed = true;

@@ -35,6 +35,11 @@ export interface JobSpec {
   limits: Limits;
   /** The workspace's file system (by kind: the worker picks the same implementation). */
   fs: FsKind;
+  /**
+   * One part of a job split across the pool (search_text): this job handles the files whose
+   * path hashes to `index` of `count` (decision 0035). Absent: the whole job.
+   */
+  shard?: { index: number; count: number };
 }
 
 /** Progress counters a job reports. */
