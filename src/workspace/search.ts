@@ -5,16 +5,16 @@
  * budget, accepting matches only after the walk re-verified the directories they came from.
  */
 import fs from "node:fs";
-import { isUtf8 } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { openClassified, VERIFIED, type WalkEntry, walkerBelow, type WalkStats } from "./walk.ts";
 import { checkGlobs, compileGlobs } from "./globs.ts";
-import { BINARY_SNIFF_BYTES } from "./text.ts";
+import { BINARY_SNIFF_BYTES, textCosts } from "./text.ts";
 import { checkQuery, compileQuery } from "./query.ts";
 import { byteString, utf16Units } from "./byte_scan.ts";
-import { jsonBytes, ResultBudget } from "./budget.ts";
+import { ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
 
@@ -81,7 +81,7 @@ function clip(line: string, at: number): { text: string; start: number; cutEnd: 
 }
 
 type Loaded =
-  | { kind: "text"; bytes: Uint8Array }
+  | { kind: "text"; bytes: Uint8Array; bin?: string }
   | { kind: "binary" | "tooLarge" | "unreadable" | "notFile" };
 
 const utf8 = new TextDecoder("utf-8");
@@ -95,7 +95,11 @@ const utf8Piece = new TextDecoder("utf-8", { ignoreBOM: true });
  * close. Four system calls and no promise per file (decisions 0008, 0035). The bytes are
  * checked (NUL in the first 8 KiB, valid UTF-8), not decoded.
  */
-function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Loaded {
+function loadSync(
+  entry: WalkEntry,
+  o: { maxFileBytes: number; buf: Uint8Array; byteString: boolean },
+): Loaded {
+  const { maxFileBytes, buf } = o;
   if (entry.info === null) return { kind: "unreadable" };
   const opened = openClassified({ rel: entry.rel, abs: entry.abs, info: entry.info });
   if (opened === null) return { kind: "unreadable" };
@@ -113,6 +117,13 @@ function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Load
     }
     if (n > maxFileBytes) return { kind: "tooLarge" };
     const bytes = buf.subarray(0, n);
+    if (o.byteString) {
+      // The byte string the scan needs anyway answers the NUL sniff too.
+      const bin = byteString(bytes);
+      const head = bin.length > BINARY_SNIFF_BYTES ? bin.slice(0, BINARY_SNIFF_BYTES) : bin;
+      if (head.indexOf("\0") !== -1 || !isUtf8(bytes)) return { kind: "binary" };
+      return { kind: "text", bytes, bin };
+    }
     if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary" };
     if (!isUtf8(bytes)) return { kind: "binary" };
     return { kind: "text", bytes };
@@ -124,7 +135,8 @@ function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Load
 }
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
+// ignoreBOM: a line that starts with U+FEFF keeps it (the default decoder would drop it).
+const dec = new TextDecoder("utf-8", { ignoreBOM: true });
 /** A flat copy of a (short) string, so a result never keeps a whole file's text alive. */
 function detach(s: string): string {
   return s.length < 16 ? s : dec.decode(enc.encode(s));
@@ -151,15 +163,51 @@ function textContent(text: string): Content {
   return { s: text, base: 0, line: (a, b) => text.slice(a, b), units: (a, b) => b - a };
 }
 
-function byteContent(bytes: Uint8Array): Content {
-  const s = byteString(bytes);
+function byteContent(bytes: Uint8Array, s: string): Content {
   const bom = s.startsWith("\xEF\xBB\xBF") ? 3 : 0;
+  // An ASCII file's byte string is its text (asked once, at the first hit).
+  let ascii: boolean | undefined;
+  const isAsciiFile = () => (ascii ??= isAscii(bytes));
   return {
     s,
     base: bom,
-    line: (a, b) => utf8Piece.decode(bytes.subarray(a, b)),
-    units: (a, b) => utf16Units(s, a, b),
+    line: (a, b) => isAsciiFile() ? s.slice(a, b) : utf8Piece.decode(bytes.subarray(a, b)),
+    units: (a, b) => isAsciiFile() ? b - a : utf16Units(s, a, b),
   };
+}
+
+/** Bytes of a JSON string value, quotes included (as jsonBytes counts it). */
+function jsonStringBytes(s: string): number {
+  return textCosts(s).json + 2;
+}
+
+function jsonStringsBytes(a: string[]): number {
+  let n = 1 + a.length; // "[", "]" and the commas between items
+  if (a.length === 0) n = 2;
+  for (const s of a) n += jsonStringBytes(s);
+  return n;
+}
+
+function jsonNumbersBytes(a: number[]): number {
+  let n = a.length === 0 ? 2 : 1 + a.length;
+  for (const x of a) n += String(x).length;
+  return n;
+}
+
+/**
+ * jsonBytes(match) without serializing: the keys and numbers are ASCII, strings are counted
+ * as JSON.stringify writes them (tests/workspace/search_bytes_test.ts checks it equal).
+ * `pathBytes` is jsonStringBytes(match.path), computed once per file.
+ */
+export function matchJsonBytes(m: SearchMatch, pathBytes: number): number {
+  // {"path":P,"line":N,"column":N,"text":T}
+  let n = 2 + 7 + pathBytes + 8 + String(m.line).length + 10 + String(m.column).length + 8 +
+    jsonStringBytes(m.text);
+  if (m.textStartColumn !== undefined) n += 19 + String(m.textStartColumn).length;
+  if (m.before !== undefined) n += 10 + jsonStringsBytes(m.before);
+  if (m.after !== undefined) n += 9 + jsonStringsBytes(m.after);
+  if (m.clippedLines !== undefined) n += 16 + jsonNumbersBytes(m.clippedLines);
+  return n;
 }
 
 /**
@@ -444,6 +492,8 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     depthLimited: false,
   };
   let filesSearched = 0;
+  let pathOf = "";
+  let pathBytes = 0;
   let at = 0; // walk position of the file being scanned
   // Matches from files whose directory chain has not been re-verified yet.
   let pending: SearchMatch[] = [];
@@ -487,7 +537,11 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
       clipped.unshift(...before);
     }
     if (clipped.length > 0) match.clippedLines = clipped;
-    const bytes = jsonBytes(match);
+    if (rel !== pathOf) {
+      pathOf = rel;
+      pathBytes = jsonStringBytes(rel);
+    }
+    const bytes = matchJsonBytes(match, pathBytes);
     if (!budget.take(bytes)) return stop("maxResultBytes");
     pending.push(match);
     pendingAt.push(at);
@@ -543,10 +597,10 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
   };
 
   /** Scans one file's bytes; returns false when a cap stopped the search. */
-  const scan = (rel: string, bytes: Uint8Array): boolean => {
+  const scan = (rel: string, bytes: Uint8Array, bin: string | undefined): boolean => {
     if (matcher.bytes) {
       // Bytes decide: search them, decode only the lines around hits (decision 0035).
-      return scanHits(rel, byteContent(bytes), matcher.bytes.find, matcher.bytes.exact);
+      return scanHits(rel, byteContent(bytes, bin!), matcher.bytes.find, matcher.bytes.exact);
     }
     const c = textContent(utf8.decode(bytes));
     // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
@@ -590,13 +644,13 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     if (e.type !== "file" || !mine(e.rel)) continue;
     if (excluded(e.relToBase) || !included(e.relToBase)) continue;
     at = stats.visited;
-    const loaded = loadSync(e, a.maxFileBytes, buf);
+    const loaded = loadSync(e, { maxFileBytes: a.maxFileBytes, buf, byteString: !!matcher.bytes });
     let going = true;
     switch (loaded.kind) {
       case "text":
         result.files.push(at, FILE_TEXT);
         cp.counters.filesSearched = ++filesSearched;
-        going = scan(e.rel, loaded.bytes);
+        going = scan(e.rel, loaded.bytes, loaded.bin);
         break;
       case "binary":
       case "tooLarge":
