@@ -11,6 +11,13 @@ import { kmpFinder } from "./text.ts";
 /** Finds the first hit at or after a byte offset of a byte string, or -1 (`check` may throw to stop). */
 export type ByteFind = (bin: string, from: number, check?: () => void) => number;
 
+/** A byte finder and the longest hit it can return (bytes). */
+export interface ByteFinder {
+  find: ByteFind;
+  /** Longest hit in bytes. */
+  pad: number;
+}
+
 /** Literals longer than this (in bytes) are scanned with KMP (linear) instead of indexOf. */
 const KMP_FROM = 64;
 /** Bytes one scan covers between two stop checks. */
@@ -58,15 +65,18 @@ function windowedBytes(finder: (s: string, from: number) => number, pad: number)
  * U+017F LATIN SMALL LETTER LONG S for s). Null when bytes cannot decide (a case-insensitive
  * non-ASCII literal, or a string that is not well-formed UTF-16).
  */
-export function literalByteFinder(literal: string, caseSensitive: boolean): ByteFind | null {
+export function literalByteFinder(literal: string, caseSensitive: boolean): ByteFinder | null {
   if (literal.length === 0 || !literal.isWellFormed()) return null;
   if (caseSensitive) {
     const needle = utf8ByteString(literal);
     if (needle.length > KMP_FROM) {
       const kmp = kmpFinder(needle);
-      return windowedBytes((s, from) => kmp(s, from), needle.length);
+      return { find: windowedBytes((s, from) => kmp(s, from), needle.length), pad: needle.length };
     }
-    return windowedBytes((s, from) => s.indexOf(needle, from), needle.length);
+    return {
+      find: windowedBytes((s, from) => s.indexOf(needle, from), needle.length),
+      pad: needle.length,
+    };
   }
   if (!isAscii(literal)) return null;
   // No `i` flag: the case variants are spelled out, so no byte >= 0x80 is ever folded.
@@ -84,21 +94,22 @@ export function literalByteFinder(literal: string, caseSensitive: boolean): Byte
   // each call.
   const re = new RegExp(source, "g");
   const pad = 3 * literal.length;
-  return windowedBytes((s, from) => {
+  const find = windowedBytes((s, from) => {
     re.lastIndex = from;
     const m = re.exec(s);
     return m ? m.index : -1;
   }, pad);
+  return { find, pad };
 }
 
 /**
- * UTF-16 units in the UTF-8 bytes [from, to) of a byte string (valid UTF-8, cut at code point
- * boundaries): one per code point, two for those outside the BMP (4-byte sequences).
+ * UTF-16 units in the UTF-8 bytes [from, to) (valid UTF-8, cut at code point boundaries): one
+ * per code point, two for those outside the BMP (4-byte sequences).
  */
-export function utf16Units(bin: string, from: number, to: number): number {
+export function utf16Units(bytes: Uint8Array, from: number, to: number): number {
   let n = 0;
   for (let i = from; i < to; i++) {
-    const c = bin.charCodeAt(i);
+    const c = bytes[i];
     if ((c & 0xc0) !== 0x80) n += c >= 0xf0 ? 2 : 1;
   }
   return n;

@@ -41,7 +41,7 @@ export interface QueryMatcher {
    * match of its line, at the hit's column; otherwise a line can match only if it holds a
    * hit, and `findInLine` decides it (a regex's required literal, a wholeWord literal).
    */
-  readonly bytes?: { find: ByteFind; exact: boolean };
+  readonly bytes?: { find: ByteFind; pad: number; exact: boolean };
 }
 
 /**
@@ -245,7 +245,7 @@ function regexMatcher(args: QueryArgs): QueryMatcher {
     wholeText: false,
     find,
     findInLine: (line) => find(line.endsWith("\r") ? line.slice(0, -1) : line, 0),
-    ...(byteFind ? { bytes: { find: byteFind, exact: false } } : {}),
+    ...(byteFind ? { bytes: { ...byteFind, exact: false } } : {}),
   };
 }
 
@@ -308,7 +308,7 @@ function literalMatcher(args: QueryArgs, find: QueryMatcher["find"]): QueryMatch
     find,
     findInLine: (line, check) => find(line, 0, check),
     // wholeWord needs the characters around a hit: bytes only pick the candidate lines.
-    ...(byteFind ? { bytes: { find: byteFind, exact: !args.wholeWord } } : {}),
+    ...(byteFind ? { bytes: { ...byteFind, exact: !args.wholeWord } } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ import { openClassified, VERIFIED, type WalkEntry, walkerBelow, type WalkStats }
 import { checkGlobs, compileGlobs } from "./globs.ts";
 import { BINARY_SNIFF_BYTES, textCosts } from "./text.ts";
 import { checkQuery, compileQuery } from "./query.ts";
-import { byteString, utf16Units } from "./byte_scan.ts";
+import { type ByteFind, byteString, utf16Units } from "./byte_scan.ts";
 import { ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
@@ -81,7 +81,7 @@ function clip(line: string, at: number): { text: string; start: number; cutEnd: 
 }
 
 type Loaded =
-  | { kind: "text"; bytes: Uint8Array; bin?: string }
+  | { kind: "text"; bytes: Uint8Array }
   | { kind: "binary" | "tooLarge" | "unreadable" | "notFile" };
 
 const utf8 = new TextDecoder("utf-8");
@@ -95,10 +95,7 @@ const utf8Piece = new TextDecoder("utf-8", { ignoreBOM: true });
  * close. Four system calls and no promise per file (decisions 0008, 0035). The bytes are
  * checked (NUL in the first 8 KiB, valid UTF-8), not decoded.
  */
-function loadSync(
-  entry: WalkEntry,
-  o: { maxFileBytes: number; buf: Uint8Array; byteString: boolean },
-): Loaded {
+function loadSync(entry: WalkEntry, o: { maxFileBytes: number; buf: Uint8Array }): Loaded {
   const { maxFileBytes, buf } = o;
   if (entry.info === null) return { kind: "unreadable" };
   const opened = openClassified({ rel: entry.rel, abs: entry.abs, info: entry.info });
@@ -117,14 +114,10 @@ function loadSync(
     }
     if (n > maxFileBytes) return { kind: "tooLarge" };
     const bytes = buf.subarray(0, n);
-    if (o.byteString) {
-      // The byte string the scan needs anyway answers the NUL sniff too.
-      const bin = byteString(bytes);
-      const head = bin.length > BINARY_SNIFF_BYTES ? bin.slice(0, BINARY_SNIFF_BYTES) : bin;
-      if (head.indexOf("\0") !== -1 || !isUtf8(bytes)) return { kind: "binary" };
-      return { kind: "text", bytes, bin };
+    // One short byte string answers the NUL sniff faster than a typed array's indexOf.
+    if (byteString(bytes.subarray(0, BINARY_SNIFF_BYTES)).indexOf("\0") !== -1) {
+      return { kind: "binary" };
     }
-    if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary" };
     if (!isUtf8(bytes)) return { kind: "binary" };
     return { kind: "text", bytes };
   } catch {
@@ -147,32 +140,73 @@ function stripCr(s: string): string {
 }
 
 /**
- * A file's content as the scans see it: `s` is the decoded text, or the bytes as a byte
- * string (one character per byte, decision 0035); `line` turns a range of `s` into text and
- * `units` gives a range's length in UTF-16 units. `base` is where the first line starts (after
- * a byte order mark, which is not text).
+ * A file's content as the scans see it, by offsets: into the decoded text, or into the bytes
+ * (decision 0035). `find` gives the next hit at or after an offset, `nl`/`lastNl` the next
+ * "\n" at or after / the last at or before an offset, `line` the text of a range and `units`
+ * its length in UTF-16 units. `base` is where the first line starts (after a byte order mark,
+ * which is not text).
  */
 interface Content {
-  s: string;
+  length: number;
   base: number;
+  find(from: number): number;
+  nl(from: number): number;
+  lastNl(at: number): number;
   line(a: number, b: number): string;
   units(a: number, b: number): number;
 }
 
-function textContent(text: string): Content {
-  return { s: text, base: 0, line: (a, b) => text.slice(a, b), units: (a, b) => b - a };
+function textContent(text: string, find: (from: number) => number): Content {
+  return {
+    length: text.length,
+    base: 0,
+    find,
+    nl: (from) => text.indexOf("\n", from),
+    lastNl: (at) => (at < 0 ? -1 : text.lastIndexOf("\n", at)),
+    line: (a, b) => text.slice(a, b),
+    units: (a, b) => b - a,
+  };
 }
 
-function byteContent(bytes: Uint8Array, s: string): Content {
-  const bom = s.startsWith("\xEF\xBB\xBF") ? 3 : 0;
-  // An ASCII file's byte string is its text (asked once, at the first hit).
+/**
+ * Bytes one byte string covers: a file is searched a chunk at a time, so no string is larger
+ * than this (plus a hit's length) and each dies young, whatever the file's size.
+ */
+const BYTE_CHUNK = 64 * 1024;
+
+function byteContent(
+  bytes: Uint8Array,
+  o: { find: ByteFind; pad: number; check: () => void },
+): Content {
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  // An ASCII file's bytes are its text (asked once, at the first hit).
   let ascii: boolean | undefined;
   const isAsciiFile = () => (ascii ??= isAscii(bytes));
+  let chunkStart = -1;
+  let chunk = "";
+  const n = bytes.length;
   return {
-    s,
+    length: n,
     base: bom,
-    line: (a, b) => isAsciiFile() ? s.slice(a, b) : utf8Piece.decode(bytes.subarray(a, b)),
-    units: (a, b) => isAsciiFile() ? b - a : utf16Units(s, a, b),
+    find: (from) => {
+      for (let s = from; s < n;) {
+        if (chunkStart === -1 || s < chunkStart || s >= chunkStart + BYTE_CHUNK) {
+          chunkStart = s;
+          chunk = byteString(bytes.subarray(s, Math.min(n, s + BYTE_CHUNK + o.pad)));
+        }
+        // A hit starting in this chunk is whole in it (the pad covers the longest hit).
+        const i = o.find(chunk, s - chunkStart, o.check);
+        if (i !== -1 && i < BYTE_CHUNK) return chunkStart + i;
+        s = chunkStart + BYTE_CHUNK;
+        o.check();
+      }
+      return -1;
+    },
+    nl: (from) => bytes.indexOf(10, from),
+    lastNl: (at) => (at < 0 ? -1 : bytes.lastIndexOf(10, at)),
+    line: (a, b) =>
+      isAsciiFile() ? byteString(bytes.subarray(a, b)) : utf8Piece.decode(bytes.subarray(a, b)),
+    units: (a, b) => isAsciiFile() ? b - a : utf16Units(bytes, a, b),
   };
 }
 
@@ -223,7 +257,7 @@ function linesBefore(
   const out: string[] = [];
   let end = at.lineStart - 1; // the "\n" ending the previous line
   while (out.length < k && end >= c.base) {
-    const nl = end - 1 < c.base ? -1 : c.s.lastIndexOf("\n", end - 1);
+    const nl = end - 1 < c.base ? -1 : c.lastNl(end - 1);
     const start = nl === -1 ? c.base : nl + 1;
     const cl = clip(stripCr(c.line(start, end)), 0);
     if (cl.cutEnd) clipped.unshift(at.lineNo - out.length - 1);
@@ -245,9 +279,9 @@ function linesAfter(
 ): string[] {
   const out: string[] = [];
   let start = at.lineEnd + 1;
-  while (out.length < k && start < c.s.length) {
-    let end = c.s.indexOf("\n", start);
-    if (end === -1) end = c.s.length;
+  while (out.length < k && start < c.length) {
+    let end = c.nl(start);
+    if (end === -1) end = c.length;
     const cl = clip(stripCr(c.line(start, end)), 0);
     if (cl.cutEnd) clipped.push(at.lineNo + out.length + 1);
     out.push(detach(cl.text));
@@ -557,33 +591,23 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
    * hit's line is the match (`exact`, at the hit's column) or a candidate `findInLine` decides.
    * Returns false when a cap stopped the search.
    */
-  const scanHits = (
-    rel: string,
-    c: Content,
-    find: (s: string, from: number, check: () => void) => number,
-    exact: boolean,
-  ): boolean => {
-    const text = c.s;
+  const scanHits = (rel: string, c: Content, exact: boolean): boolean => {
     let going = true;
     let lineNo = 1;
     let counted = c.base; // newlines counted up to this offset
     let from = c.base;
     while (going) {
       cp.check();
-      const pos = find(text, from, check);
+      const pos = c.find(from);
       if (pos === -1) break;
-      const lineStart = Math.max(c.base, text.lastIndexOf("\n", pos - 1) + 1);
-      for (
-        let i = text.indexOf("\n", counted);
-        i !== -1 && i < lineStart;
-        i = text.indexOf("\n", i + 1)
-      ) {
+      const lineStart = Math.max(c.base, c.lastNl(pos - 1) + 1);
+      for (let i = c.nl(counted); i !== -1 && i < lineStart; i = c.nl(i + 1)) {
         lineNo++;
         counted = i + 1;
       }
       counted = Math.max(counted, lineStart);
-      let lineEnd = text.indexOf("\n", pos);
-      if (lineEnd === -1) lineEnd = text.length;
+      let lineEnd = c.nl(pos);
+      if (lineEnd === -1) lineEnd = c.length;
       const col = exact
         ? c.units(lineStart, pos)
         : matcher.findInLine(c.line(lineStart, lineEnd), check);
@@ -591,22 +615,23 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
         going = record(rel, c, lineNo, lineStart, lineEnd, col);
       }
       from = lineEnd + 1; // one match per line
-      if (from > text.length) break;
+      if (from > c.length) break;
     }
     return going;
   };
 
   /** Scans one file's bytes; returns false when a cap stopped the search. */
-  const scan = (rel: string, bytes: Uint8Array, bin: string | undefined): boolean => {
-    if (matcher.bytes) {
+  const scan = (rel: string, bytes: Uint8Array): boolean => {
+    const bf = matcher.bytes;
+    if (bf) {
       // Bytes decide: search them, decode only the lines around hits (decision 0035).
-      return scanHits(rel, byteContent(bytes, bin!), matcher.bytes.find, matcher.bytes.exact);
+      return scanHits(rel, byteContent(bytes, { find: bf.find, pad: bf.pad, check }), bf.exact);
     }
-    const c = textContent(utf8.decode(bytes));
+    const text = utf8.decode(bytes);
+    const c = textContent(text, (from) => matcher.find(text, from, check));
     // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
-    if (matcher.wholeText) return scanHits(rel, c, matcher.find, true);
+    if (matcher.wholeText) return scanHits(rel, c, true);
     // A regex may use anchors and classes that see line ends: match line by line.
-    const text = c.s;
     let going = true;
     let lineNo = 0;
     let start = 0;
@@ -644,13 +669,13 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     if (e.type !== "file" || !mine(e.rel)) continue;
     if (excluded(e.relToBase) || !included(e.relToBase)) continue;
     at = stats.visited;
-    const loaded = loadSync(e, { maxFileBytes: a.maxFileBytes, buf, byteString: !!matcher.bytes });
+    const loaded = loadSync(e, { maxFileBytes: a.maxFileBytes, buf });
     let going = true;
     switch (loaded.kind) {
       case "text":
         result.files.push(at, FILE_TEXT);
         cp.counters.filesSearched = ++filesSearched;
-        going = scan(e.rel, loaded.bytes, loaded.bin);
+        going = scan(e.rel, loaded.bytes);
         break;
       case "binary":
       case "tooLarge":

@@ -37,6 +37,12 @@ export const ACK_MS = 100;
 export const IDLE_MS = 5000;
 /** Most workers in one pool. */
 export const MAX_WORKERS = 4;
+/**
+ * A worker's young generation (MB). A search allocates one short-lived string or object per
+ * entry and per chunk; V8's default lets each worker's young space grow to tens of MB before
+ * it is collected, which an idle server keeps as resident memory (decision 0035, measured).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 4;
 
 /** Where the engine runs its jobs. */
 export type EngineMode = "workers" | "inline";
@@ -333,7 +339,9 @@ export class Engine {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#worker);
+    const worker = new Worker(this.#worker, {
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     const slot: Slot = { worker, ready: false, call: null };
     worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
     worker.on("error", (err: Error) => this.#onFailure(slot, err));
