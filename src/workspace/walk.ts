@@ -344,10 +344,10 @@ export class Walker {
         o.onDepthLimit?.(stats.visited);
         continue;
       }
-      // Accept what was gathered here before leaving for the subdirectory.
-      verifyChain(chain, o.fs);
-      yield VERIFIED;
-      pending = false;
+      // What was gathered here is accepted at the subdirectory's first re-verification: its
+      // chain is this one plus the subdirectory, checked after its listing (decision 0035).
+      // Should that listing fail (no VERIFIED), `pending` stays set and this directory's own
+      // verification at its end accepts it.
       yield* this.#walkDir(
         [...chain, { rel, abs, dev: info.dev, ino: info.ino }],
         entry.relToBase,

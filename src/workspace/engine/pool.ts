@@ -42,7 +42,7 @@ export const MAX_WORKERS = 4;
  * entry and per chunk; V8's default lets each worker's young space grow to tens of MB before
  * it is collected, which an idle server keeps as resident memory (decision 0035, measured).
  */
-export const WORKER_YOUNG_GENERATION_MB = 4;
+export const WORKER_YOUNG_GENERATION_MB = 8;
 
 /** Where the engine runs its jobs. */
 export type EngineMode = "workers" | "inline";
