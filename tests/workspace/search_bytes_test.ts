@@ -275,3 +275,16 @@ Deno.test("whole search results are the same with 1 worker, 2 workers and inline
     assert.equal(visitedCap.truncatedReason, "maxVisited");
   });
 });
+
+Deno.test("context lines: one empty line before the match is one line, in both scan paths", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/a.txt`, "\nfoo\n");
+    const ws = await Workspace.open({ root: dir });
+    for (
+      const args of [{ query: "foo" }, { query: "fo+", regex: true }, { query: "f.o", regex: true }]
+    ) {
+      const r = await run(ws, "search_text", { ...args, contextLines: 2 });
+      assert.deepEqual(r.matches.map((m) => m.before), [[""]], JSON.stringify(args));
+    }
+  });
+});
