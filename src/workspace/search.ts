@@ -135,6 +135,11 @@ function detach(s: string): string {
   return s.length < 16 ? s : dec.decode(enc.encode(s));
 }
 
+/** A clipped line's text that keeps nothing larger alive: copied unless it is a fresh line whole. */
+function own(c: Content, cl: { text: string; start: number; cutEnd: boolean }): string {
+  return c.fresh && cl.start === 0 && !cl.cutEnd ? cl.text : detach(cl.text);
+}
+
 function stripCr(s: string): string {
   return s.endsWith("\r") ? s.slice(0, -1) : s;
 }
@@ -149,6 +154,8 @@ function stripCr(s: string): string {
 interface Content {
   length: number;
   base: number;
+  /** `line` returns strings of their own (not slices of a whole file's text). */
+  fresh: boolean;
   find(from: number): number;
   nl(from: number): number;
   lastNl(at: number): number;
@@ -160,6 +167,7 @@ function textContent(text: string, find: (from: number) => number): Content {
   return {
     length: text.length,
     base: 0,
+    fresh: false,
     find,
     nl: (from) => text.indexOf("\n", from),
     lastNl: (at) => (at < 0 ? -1 : text.lastIndexOf("\n", at)),
@@ -185,34 +193,61 @@ function byteContent(
   let chunkStart = -1;
   let chunk = "";
   const n = bytes.length;
+  /** The byte string of the chunk holding `pos` (cached; a new chunk starts at `pos`). */
+  const chunkAt = (pos: number) => {
+    if (chunkStart === -1 || pos < chunkStart || pos >= chunkStart + BYTE_CHUNK) {
+      chunkStart = pos;
+      chunk = byteString(bytes.subarray(pos, Math.min(n, pos + BYTE_CHUNK + o.pad)));
+    }
+    return chunk;
+  };
   return {
     length: n,
     base: bom,
+    fresh: true,
     find: (from) => {
       for (let s = from; s < n;) {
-        if (chunkStart === -1 || s < chunkStart || s >= chunkStart + BYTE_CHUNK) {
-          chunkStart = s;
-          chunk = byteString(bytes.subarray(s, Math.min(n, s + BYTE_CHUNK + o.pad)));
-        }
+        const str = chunkAt(s);
         // A hit starting in this chunk is whole in it (the pad covers the longest hit).
-        const i = o.find(chunk, s - chunkStart, o.check);
+        const i = o.find(str, s - chunkStart, o.check);
         if (i !== -1 && i < BYTE_CHUNK) return chunkStart + i;
         s = chunkStart + BYTE_CHUNK;
         o.check();
       }
       return -1;
     },
-    nl: (from) => bytes.indexOf(10, from),
-    lastNl: (at) => (at < 0 ? -1 : bytes.lastIndexOf(10, at)),
+    // Newlines are found in the chunk strings too (a string's indexOf is far cheaper per call
+    // than a typed array's).
+    nl: (from) => {
+      for (let s = from; s < n;) {
+        const str = chunkAt(s);
+        const i = str.indexOf("\n", s - chunkStart);
+        if (i !== -1) return chunkStart + i;
+        s = chunkStart + str.length;
+      }
+      return -1;
+    },
+    lastNl: (at) => {
+      if (at < 0) return -1;
+      if (chunkStart !== -1 && at >= chunkStart && at < chunkStart + chunk.length) {
+        const i = chunk.lastIndexOf("\n", at - chunkStart);
+        if (i !== -1) return chunkStart + i;
+        return chunkStart === 0 ? -1 : bytes.lastIndexOf(10, chunkStart - 1);
+      }
+      return bytes.lastIndexOf(10, at);
+    },
     line: (a, b) =>
       isAsciiFile() ? byteString(bytes.subarray(a, b)) : utf8Piece.decode(bytes.subarray(a, b)),
     units: (a, b) => isAsciiFile() ? b - a : utf16Units(bytes, a, b),
   };
 }
 
+/** Printable ASCII other than `"` and `\`: one byte each in JSON. */
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 /** Bytes of a JSON string value, quotes included (as jsonBytes counts it). */
 function jsonStringBytes(s: string): number {
-  return textCosts(s).json + 2;
+  return (JSON_PLAIN.test(s) ? s.length : textCosts(s).json) + 2;
 }
 
 function jsonStringsBytes(a: string[]): number {
@@ -261,7 +296,7 @@ function linesBefore(
     const start = nl === -1 ? c.base : nl + 1;
     const cl = clip(stripCr(c.line(start, end)), 0);
     if (cl.cutEnd) clipped.unshift(at.lineNo - out.length - 1);
-    out.unshift(detach(cl.text));
+    out.unshift(own(c, cl));
     end = start - 1;
   }
   return out;
@@ -284,7 +319,7 @@ function linesAfter(
     if (end === -1) end = c.length;
     const cl = clip(stripCr(c.line(start, end)), 0);
     if (cl.cutEnd) clipped.push(at.lineNo + out.length + 1);
-    out.push(detach(cl.text));
+    out.push(own(c, cl));
     start = end + 1;
   }
   return out;
@@ -561,7 +596,7 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     if (result.matches.length + pending.length === maxMatches) return stop("maxMatches");
     const line = stripCr(text.line(lineStart, lineEnd));
     const c = clip(line, col);
-    const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: detach(c.text) };
+    const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: own(text, c) };
     if (c.start > 0) match.textStartColumn = c.start + 1;
     const clipped: number[] = c.cutEnd ? [lineNo] : [];
     if (contextLines > 0) {
