@@ -7,6 +7,7 @@
 import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
 import { kmpFinder } from "./text.ts";
+import { type ByteFind, literalByteFinder, requiredLiteral } from "./byte_scan.ts";
 
 /** Arguments that shape a query. */
 export interface QueryArgs {
@@ -29,6 +30,18 @@ export interface QueryMatcher {
    * called between windows.
    */
   find(text: string, from: number, check?: () => void): number;
+  /**
+   * The first match in one line (its text without the "\n", a trailing "\r" kept), or -1:
+   * what the line-by-line scans call.
+   */
+  findInLine(line: string, check?: () => void): number;
+  /**
+   * A byte-level plan, when bytes can decide (decision 0035): `find` searches a file's bytes
+   * (one character per byte) for the UTF-8 of a literal. When `exact`, each hit is the
+   * match of its line, at the hit's column; otherwise a line can match only if it holds a
+   * hit, and `findInLine` decides it (a regex's required literal, a wholeWord literal).
+   */
+  readonly bytes?: { find: ByteFind; pad: number; exact: boolean };
 }
 
 /**
@@ -220,9 +233,19 @@ function regexMatcher(args: QueryArgs): QueryMatcher {
   }
   const flags = args.caseSensitive === false ? RE2JS.CASE_INSENSITIVE : 0;
   const findInLine = re2LineFinder(args, flags);
+  const find = (line: string, from: number) => (from > line.length ? -1 : findInLine(line, from));
+  // Every match contains the pattern's required literal, and matches never span lines: only
+  // lines holding it can match (found on bytes; case-insensitive only for ASCII literals).
+  const literal = requiredLiteral(pattern);
+  const byteFind = literal !== null && utf8Bytes(literal) >= MIN_PREFILTER_BYTES &&
+      !/[\r\n]/.test(literal)
+    ? literalByteFinder(literal, args.caseSensitive !== false)
+    : null;
   return {
     wholeText: false,
-    find: (line, from) => (from > line.length ? -1 : findInLine(line, from)),
+    find,
+    findInLine: (line) => find(line.endsWith("\r") ? line.slice(0, -1) : line, 0),
+    ...(byteFind ? { bytes: { ...byteFind, exact: false } } : {}),
   };
 }
 
@@ -270,6 +293,25 @@ function windowed(
   };
 }
 
+/** Shortest required literal (UTF-8 bytes) worth a byte prefilter for a regex. */
+const MIN_PREFILTER_BYTES = 2;
+
+function utf8Bytes(s: string): number {
+  return new TextEncoder().encode(s).length;
+}
+
+/** A literal matcher's whole-text find, with its line form and byte plan. */
+function literalMatcher(args: QueryArgs, find: QueryMatcher["find"]): QueryMatcher {
+  const byteFind = literalByteFinder(args.query, args.caseSensitive !== false);
+  return {
+    wholeText: true,
+    find,
+    findInLine: (line, check) => find(line, 0, check),
+    // wholeWord needs the characters around a hit: bytes only pick the candidate lines.
+    ...(byteFind ? { bytes: { ...byteFind, exact: !args.wholeWord } } : {}),
+  };
+}
+
 /** Compiles a query; INVALID_ARGUMENT when it is not a valid pattern. */
 export function compileQuery(args: QueryArgs): QueryMatcher {
   if (args.regex) return regexMatcher(args);
@@ -280,7 +322,7 @@ export function compileQuery(args: QueryArgs): QueryMatcher {
     const finder = literal.length > KMP_FROM
       ? kmpFinder(literal)
       : (text: string, from: number) => text.indexOf(literal, from);
-    return { wholeText: true, find: windowed(finder, literal.length) };
+    return literalMatcher(args, windowed(finder, literal.length));
   }
   const re = literalRegExp(args);
   const finder = (text: string, from: number) => {
@@ -291,5 +333,5 @@ export function compileQuery(args: QueryArgs): QueryMatcher {
   // Case folding may change a match's UTF-16 length; the pad covers twice the query. V8's
   // scan is O(window x query) here, so the window shrinks as the query grows.
   const window = Math.max(1024, Math.min(SCAN_WINDOW, Math.floor((1 << 22) / literal.length)));
-  return { wholeText: true, find: windowed(finder, 2 * literal.length + 4, window) };
+  return literalMatcher(args, windowed(finder, 2 * literal.length + 4, window));
 }

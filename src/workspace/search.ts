@@ -5,15 +5,16 @@
  * budget, accepting matches only after the walk re-verified the directories they came from.
  */
 import fs from "node:fs";
-import { isUtf8 } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { openClassified, VERIFIED, type WalkEntry, walkerBelow, type WalkStats } from "./walk.ts";
 import { checkGlobs, compileGlobs } from "./globs.ts";
-import { BINARY_SNIFF_BYTES } from "./text.ts";
+import { BINARY_SNIFF_BYTES, textCosts } from "./text.ts";
 import { checkQuery, compileQuery } from "./query.ts";
-import { jsonBytes, ResultBudget } from "./budget.ts";
+import { type ByteFind, byteString, utf16Units } from "./byte_scan.ts";
+import { ResultBudget } from "./budget.ts";
 import type { Checkpoint, JobSpec } from "./engine/protocol.ts";
 import { jobSpec } from "./engine/spec.ts";
 
@@ -80,18 +81,22 @@ function clip(line: string, at: number): { text: string; start: number; cutEnd: 
 }
 
 type Loaded =
-  | { kind: "text"; text: string }
+  | { kind: "text"; bytes: Uint8Array }
   | { kind: "binary" | "tooLarge" | "unreadable" | "notFile" };
 
 const utf8 = new TextDecoder("utf-8");
+/** For pieces of a file: a U+FEFF inside the text is kept (only the file's first BOM is not text). */
+const utf8Piece = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Reads one walked file synchronously into a reusable buffer: open without following a
  * final link and without blocking on FIFOs, fstat (it must be the inode the walk
- * classified), read at most maxFileBytes + 1, close. A handful of system calls and no
- * promise per file (see bench/README.md).
+ * classified), read at most maxFileBytes + 1 (one read when it returns the size fstat gave),
+ * close. Four system calls and no promise per file (decisions 0008, 0035). The bytes are
+ * checked (NUL in the first 8 KiB, valid UTF-8), not decoded.
  */
-function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Loaded {
+function loadSync(entry: WalkEntry, o: { maxFileBytes: number; buf: Uint8Array }): Loaded {
+  const { maxFileBytes, buf } = o;
   if (entry.info === null) return { kind: "unreadable" };
   const opened = openClassified({ rel: entry.rel, abs: entry.abs, info: entry.info });
   if (opened === null) return { kind: "unreadable" };
@@ -104,13 +109,17 @@ function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Load
       const r = fs.readSync(fd, buf, n, maxFileBytes + 1 - n, null);
       if (r === 0) break;
       n += r;
+      // The size fstat gave was read: a file growing after that is read as it was then.
+      if (n === stat.size) break;
     }
     if (n > maxFileBytes) return { kind: "tooLarge" };
     const bytes = buf.subarray(0, n);
-    if (bytes.subarray(0, BINARY_SNIFF_BYTES).indexOf(0) !== -1) return { kind: "binary" };
-    // Validate, then decode without the (several times slower) fatal mode.
+    // One short byte string answers the NUL sniff faster than a typed array's indexOf.
+    if (byteString(bytes.subarray(0, BINARY_SNIFF_BYTES)).indexOf("\0") !== -1) {
+      return { kind: "binary" };
+    }
     if (!isUtf8(bytes)) return { kind: "binary" };
-    return { kind: "text", text: utf8.decode(bytes) };
+    return { kind: "text", bytes };
   } catch {
     return { kind: "unreadable" };
   } finally {
@@ -119,10 +128,16 @@ function loadSync(entry: WalkEntry, maxFileBytes: number, buf: Uint8Array): Load
 }
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
+// ignoreBOM: a line that starts with U+FEFF keeps it (the default decoder would drop it).
+const dec = new TextDecoder("utf-8", { ignoreBOM: true });
 /** A flat copy of a (short) string, so a result never keeps a whole file's text alive. */
 function detach(s: string): string {
   return s.length < 16 ? s : dec.decode(enc.encode(s));
+}
+
+/** A clipped line's text that keeps nothing larger alive: copied unless it is a fresh line whole. */
+function own(c: Content, cl: { text: string; start: number; cutEnd: boolean }): string {
+  return c.fresh && cl.start === 0 && !cl.cutEnd ? cl.text : detach(cl.text);
 }
 
 function stripCr(s: string): string {
@@ -130,45 +145,181 @@ function stripCr(s: string): string {
 }
 
 /**
+ * A file's content as the scans see it, by offsets: into the decoded text, or into the bytes
+ * (decision 0035). `find` gives the next hit at or after an offset, `nl`/`lastNl` the next
+ * "\n" at or after / the last at or before an offset, `line` the text of a range and `units`
+ * its length in UTF-16 units. `base` is where the first line starts (after a byte order mark,
+ * which is not text).
+ */
+interface Content {
+  length: number;
+  base: number;
+  /** `line` returns strings of their own (not slices of a whole file's text). */
+  fresh: boolean;
+  find(from: number): number;
+  nl(from: number): number;
+  lastNl(at: number): number;
+  line(a: number, b: number): string;
+  units(a: number, b: number): number;
+}
+
+function textContent(text: string, find: (from: number) => number): Content {
+  return {
+    length: text.length,
+    base: 0,
+    fresh: false,
+    find,
+    nl: (from) => text.indexOf("\n", from),
+    lastNl: (at) => (at < 0 ? -1 : text.lastIndexOf("\n", at)),
+    line: (a, b) => text.slice(a, b),
+    units: (a, b) => b - a,
+  };
+}
+
+/**
+ * Bytes one byte string covers: a file is searched a chunk at a time, so no string is larger
+ * than this (plus a hit's length) and each dies young, whatever the file's size.
+ */
+const BYTE_CHUNK = 64 * 1024;
+
+function byteContent(
+  bytes: Uint8Array,
+  o: { find: ByteFind; pad: number; check: () => void },
+): Content {
+  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  // An ASCII file's bytes are its text (asked once, at the first hit).
+  let ascii: boolean | undefined;
+  const isAsciiFile = () => (ascii ??= isAscii(bytes));
+  let chunkStart = -1;
+  let chunk = "";
+  const n = bytes.length;
+  /** The byte string of the chunk holding `pos` (cached; a new chunk starts at `pos`). */
+  const chunkAt = (pos: number) => {
+    if (chunkStart === -1 || pos < chunkStart || pos >= chunkStart + BYTE_CHUNK) {
+      chunkStart = pos;
+      chunk = byteString(bytes.subarray(pos, Math.min(n, pos + BYTE_CHUNK + o.pad)));
+    }
+    return chunk;
+  };
+  return {
+    length: n,
+    base: bom,
+    fresh: true,
+    find: (from) => {
+      for (let s = from; s < n;) {
+        const str = chunkAt(s);
+        // A hit starting in this chunk is whole in it (the pad covers the longest hit).
+        const i = o.find(str, s - chunkStart, o.check);
+        if (i !== -1 && i < BYTE_CHUNK) return chunkStart + i;
+        s = chunkStart + BYTE_CHUNK;
+        o.check();
+      }
+      return -1;
+    },
+    // Newlines are found in the chunk strings too (a string's indexOf is far cheaper per call
+    // than a typed array's).
+    nl: (from) => {
+      for (let s = from; s < n;) {
+        const str = chunkAt(s);
+        const i = str.indexOf("\n", s - chunkStart);
+        if (i !== -1) return chunkStart + i;
+        s = chunkStart + str.length;
+      }
+      return -1;
+    },
+    lastNl: (at) => {
+      if (at < 0) return -1;
+      if (chunkStart !== -1 && at >= chunkStart && at < chunkStart + chunk.length) {
+        const i = chunk.lastIndexOf("\n", at - chunkStart);
+        if (i !== -1) return chunkStart + i;
+        return chunkStart === 0 ? -1 : bytes.lastIndexOf(10, chunkStart - 1);
+      }
+      return bytes.lastIndexOf(10, at);
+    },
+    line: (a, b) =>
+      isAsciiFile() ? byteString(bytes.subarray(a, b)) : utf8Piece.decode(bytes.subarray(a, b)),
+    units: (a, b) => isAsciiFile() ? b - a : utf16Units(bytes, a, b),
+  };
+}
+
+/** Printable ASCII other than `"` and `\`: one byte each in JSON. */
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** Bytes of a JSON string value, quotes included (as jsonBytes counts it). */
+function jsonStringBytes(s: string): number {
+  return (JSON_PLAIN.test(s) ? s.length : textCosts(s).json) + 2;
+}
+
+function jsonStringsBytes(a: string[]): number {
+  let n = 1 + a.length; // "[", "]" and the commas between items
+  if (a.length === 0) n = 2;
+  for (const s of a) n += jsonStringBytes(s);
+  return n;
+}
+
+function jsonNumbersBytes(a: number[]): number {
+  let n = a.length === 0 ? 2 : 1 + a.length;
+  for (const x of a) n += String(x).length;
+  return n;
+}
+
+/**
+ * jsonBytes(match) without serializing: the keys and numbers are ASCII, strings are counted
+ * as JSON.stringify writes them (tests/workspace/search_bytes_test.ts checks it equal).
+ * `pathBytes` is jsonStringBytes(match.path), computed once per file.
+ */
+export function matchJsonBytes(m: SearchMatch, pathBytes: number): number {
+  // {"path":P,"line":N,"column":N,"text":T}
+  let n = 2 + 7 + pathBytes + 8 + String(m.line).length + 10 + String(m.column).length + 8 +
+    jsonStringBytes(m.text);
+  if (m.textStartColumn !== undefined) n += 19 + String(m.textStartColumn).length;
+  if (m.before !== undefined) n += 10 + jsonStringsBytes(m.before);
+  if (m.after !== undefined) n += 9 + jsonStringsBytes(m.after);
+  if (m.clippedLines !== undefined) n += 16 + jsonNumbersBytes(m.clippedLines);
+  return n;
+}
+
+/**
  * Up to k lines before the line starting at lineStart (line lineNo), oldest first; the
  * numbers of those clipped go to `clipped`.
  */
 function linesBefore(
-  text: string,
+  c: Content,
   at: { lineStart: number; lineNo: number },
   k: number,
   clipped: number[],
 ): string[] {
   const out: string[] = [];
   let end = at.lineStart - 1; // the "\n" ending the previous line
-  while (out.length < k && end >= 0) {
-    const start = text.lastIndexOf("\n", end - 1) + 1;
-    const c = clip(stripCr(text.slice(start, end)), 0);
-    if (c.cutEnd) clipped.unshift(at.lineNo - out.length - 1);
-    out.unshift(detach(c.text));
+  while (out.length < k && end >= c.base) {
+    const nl = end - 1 < c.base ? -1 : c.lastNl(end - 1);
+    const start = nl === -1 ? c.base : nl + 1;
+    const cl = clip(stripCr(c.line(start, end)), 0);
+    if (cl.cutEnd) clipped.unshift(at.lineNo - out.length - 1);
+    out.unshift(own(c, cl));
     end = start - 1;
   }
   return out;
 }
 
 /**
- * Up to k lines after the line ending at lineEnd (index of its "\n" or text.length; line
+ * Up to k lines after the line ending at lineEnd (index of its "\n" or the end; line
  * lineNo); the numbers of those clipped go to `clipped`.
  */
 function linesAfter(
-  text: string,
+  c: Content,
   at: { lineEnd: number; lineNo: number },
   k: number,
   clipped: number[],
 ): string[] {
   const out: string[] = [];
   let start = at.lineEnd + 1;
-  while (out.length < k && start < text.length) {
-    let end = text.indexOf("\n", start);
-    if (end === -1) end = text.length;
-    const c = clip(stripCr(text.slice(start, end)), 0);
-    if (c.cutEnd) clipped.push(at.lineNo + out.length + 1);
-    out.push(detach(c.text));
+  while (out.length < k && start < c.length) {
+    let end = c.nl(start);
+    if (end === -1) end = c.length;
+    const cl = clip(stripCr(c.line(start, end)), 0);
+    if (cl.cutEnd) clipped.push(at.lineNo + out.length + 1);
+    out.push(own(c, cl));
     start = end + 1;
   }
   return out;
@@ -255,19 +406,67 @@ export async function searchText(
 ): Promise<SearchTextResult> {
   const jobArgs = checkedArgs(ws, args);
   const dir = await resolveDirectory(ws, args.path ?? ".", "path");
-  return await ws.engine.run<SearchTextResult>(
-    jobSpec(ws, { op: "search", dir, args: { ...jobArgs } }),
-    { signal: ctx.signal, onProgress: ctx.onProgress },
-  );
+  const spec = jobSpec(ws, { op: "search", dir, args: { ...jobArgs } });
+  const shards = await ws.engine.runShards<SearchShard>(spec, {
+    signal: ctx.signal,
+    onProgress: ctx.onProgress,
+  });
+  return mergeShards(shards, { maxMatches: jobArgs.maxMatches, limits: spec.limits });
 }
 
-/** The search itself, as an engine job: walk, read, match, under the caps and the byte budget. */
-export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTextResult> {
-  const a = spec.args as unknown as SearchJobArgs;
-  const { matcher, included, excluded } = compilePatterns(a);
-  const { maxMatches, contextLines } = a;
-  const budget = new ResultBudget(spec.limits.maxResultBytes);
-  const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
+/** What became of a file a shard read (SearchShard.files). */
+const FILE_TEXT = 0;
+const FILE_BINARY = 1;
+const FILE_TOO_LARGE = 2;
+const FILE_UNREADABLE = 3;
+const FILE_KINDS = { binary: FILE_BINARY, tooLarge: FILE_TOO_LARGE, unreadable: FILE_UNREADABLE };
+
+/**
+ * What one shard of a search returns: its files and matches in walk order, each tied to its
+ * walk position (the walk's entry count when it was met; every shard walks the same tree and
+ * counts alike), so the calling thread can replay all shards in walk order (decision 0035).
+ */
+export interface SearchShard {
+  /** Accepted matches (their directory chains re-verified), in walk order. */
+  matches: SearchMatch[];
+  /** Walk position of each match's file. */
+  matchAt: number[];
+  /** JSON size of each match (jsonBytes). */
+  matchBytes: number[];
+  /** Files read, as pairs: walk position, FILE_* kind. */
+  files: number[];
+  /** Where this shard stopped at a cap (the walk position of the file), or -1. */
+  stoppedAt: number;
+  /** Why it stopped there. */
+  stopReason?: "maxMatches" | "maxResultBytes";
+  /** Entries the walk visited. */
+  visited: number;
+  /** Walk position of each directory that could not be listed. */
+  unreadableDirs: number[];
+  /** The visited cap stopped the walk. */
+  capped: boolean;
+  /** A directory at maxDepth was not entered. */
+  depthLimited: boolean;
+}
+
+/** A 32-bit FNV-1a hash of a path: which shard reads a file. */
+function pathHash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Replays the shards' files and matches in walk order under the caps and the byte budget,
+ * giving exactly what one walk reading every file would have returned: the same matches,
+ * counters, truncation and reason. A shard stops only at a point where the whole search
+ * would have stopped already (its own count and bytes are at most the total), so nothing
+ * the replay needs is missing.
+ */
+export function mergeShards(
+  shards: SearchShard[],
+  o: { maxMatches: number; limits: { maxResultBytes: number } },
+): SearchTextResult {
   const result: SearchTextResult = {
     matches: [],
     filesSearched: 0,
@@ -276,34 +475,128 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     visited: 0,
     truncated: false,
   };
+  const budget = new ResultBudget(o.limits.maxResultBytes);
+  const events: { at: number; kind: number; shard: number }[] = [];
+  shards.forEach((sh, shard) => {
+    for (let i = 0; i < sh.files.length; i += 2) {
+      events.push({ at: sh.files[i], kind: sh.files[i + 1], shard });
+    }
+  });
+  events.sort((x, y) => x.at - y.at || x.shard - y.shard);
+  const next = shards.map(() => 0); // each shard's next match
+  let stoppedAt = -1;
+  for (const ev of events) {
+    if (ev.kind === FILE_BINARY) result.filesSkipped.binary++;
+    else if (ev.kind === FILE_TOO_LARGE) result.filesSkipped.tooLarge++;
+    else if (ev.kind === FILE_UNREADABLE) result.filesSkipped.unreadable++;
+    if (ev.kind !== FILE_TEXT) continue;
+    result.filesSearched++;
+    const sh = shards[ev.shard];
+    let found = 0;
+    let k = next[ev.shard];
+    for (; k < sh.matches.length && sh.matchAt[k] === ev.at; k++) {
+      if (result.matches.length === o.maxMatches) {
+        result.truncatedReason = "maxMatches";
+        break;
+      }
+      if (!budget.take(sh.matchBytes[k])) {
+        result.truncatedReason = "maxResultBytes";
+        break;
+      }
+      result.matches.push(sh.matches[k]);
+      found++;
+    }
+    next[ev.shard] = k;
+    if (result.truncatedReason === undefined && sh.stoppedAt === ev.at) {
+      // The match that stopped the shard was not sent: it stops the whole search here.
+      result.truncatedReason = result.matches.length === o.maxMatches
+        ? "maxMatches"
+        : sh.stopReason;
+    }
+    if (found > 0) result.filesMatched++;
+    if (result.truncatedReason !== undefined) {
+      result.truncated = true;
+      stoppedAt = ev.at;
+      break;
+    }
+  }
+  const first = shards[0];
+  if (stoppedAt !== -1) {
+    result.visited = stoppedAt;
+    result.filesSkipped.unreadable += first.unreadableDirs.filter((at) => at < stoppedAt).length;
+    return result;
+  }
+  result.visited = Math.max(...shards.map((sh) => sh.visited));
+  result.filesSkipped.unreadable += first.unreadableDirs.length;
+  if (shards.some((sh) => sh.capped)) {
+    result.truncated = true;
+    result.truncatedReason = "maxVisited";
+  } else if (shards.some((sh) => sh.depthLimited)) {
+    result.truncated = true;
+    result.truncatedReason = "maxDepth";
+  }
+  return result;
+}
+
+/** The search itself, as an engine job: walk, read, match, under the caps and the byte budget. */
+export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchShard> {
+  const a = spec.args as unknown as SearchJobArgs;
+  const { matcher, included, excluded } = compilePatterns(a);
+  const { maxMatches, contextLines } = a;
+  const shard = spec.shard ?? { index: 0, count: 1 };
+  const mine = shard.count === 1
+    ? () => true
+    : (rel: string) => pathHash(rel) % shard.count === shard.index;
+  const budget = new ResultBudget(spec.limits.maxResultBytes);
+  const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
+  const result: SearchShard = {
+    matches: [],
+    matchAt: [],
+    matchBytes: [],
+    files: [],
+    stoppedAt: -1,
+    visited: 0,
+    unreadableDirs: [],
+    capped: false,
+    depthLimited: false,
+  };
+  let filesSearched = 0;
+  let pathOf = "";
+  let pathBytes = 0;
+  let at = 0; // walk position of the file being scanned
   // Matches from files whose directory chain has not been re-verified yet.
   let pending: SearchMatch[] = [];
-  let pendingFilesMatched = 0;
+  let pendingAt: number[] = [];
+  let pendingBytes: number[] = [];
   const commit = () => {
-    for (const m of pending) result.matches.push(m);
-    result.filesMatched += pendingFilesMatched;
+    for (let i = 0; i < pending.length; i++) {
+      result.matches.push(pending[i]);
+      result.matchAt.push(pendingAt[i]);
+      result.matchBytes.push(pendingBytes[i]);
+    }
     pending = [];
-    pendingFilesMatched = 0;
+    pendingAt = [];
+    pendingBytes = [];
   };
   const stop = (reason: "maxMatches" | "maxResultBytes") => {
-    result.truncated = true;
-    result.truncatedReason = reason;
+    result.stoppedAt = at;
+    result.stopReason = reason;
     return false;
   };
 
   /** Records one matching line; false once a cap or the byte budget is reached. */
   const record = (
     rel: string,
-    text: string,
+    text: Content,
     lineNo: number,
     lineStart: number,
     lineEnd: number,
     col: number,
   ) => {
     if (result.matches.length + pending.length === maxMatches) return stop("maxMatches");
-    const line = stripCr(text.slice(lineStart, lineEnd));
+    const line = stripCr(text.line(lineStart, lineEnd));
     const c = clip(line, col);
-    const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: detach(c.text) };
+    const match: SearchMatch = { path: rel, line: lineNo, column: col + 1, text: own(text, c) };
     if (c.start > 0) match.textStartColumn = c.start + 1;
     const clipped: number[] = c.cutEnd ? [lineNo] : [];
     if (contextLines > 0) {
@@ -313,60 +606,81 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
       clipped.unshift(...before);
     }
     if (clipped.length > 0) match.clippedLines = clipped;
-    if (!budget.take(jsonBytes(match))) return stop("maxResultBytes");
+    if (rel !== pathOf) {
+      pathOf = rel;
+      pathBytes = jsonStringBytes(rel);
+    }
+    const bytes = matchJsonBytes(match, pathBytes);
+    if (!budget.take(bytes)) return stop("maxResultBytes");
     pending.push(match);
+    pendingAt.push(at);
+    pendingBytes.push(bytes);
     cp.counters.matches = result.matches.length + pending.length;
     return true;
   };
 
-  /** Scans one file; returns false when a cap stopped the search. */
-  const scan = (rel: string, text: string): boolean => {
-    let found = 0;
+  const check = () => cp.check();
+
+  /**
+   * Scans one file for hits of `find` (whole-text positions of `c.s`), one per line: each
+   * hit's line is the match (`exact`, at the hit's column) or a candidate `findInLine` decides.
+   * Returns false when a cap stopped the search.
+   */
+  const scanHits = (rel: string, c: Content, exact: boolean): boolean => {
     let going = true;
-    if (matcher.wholeText) {
-      // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
-      let lineNo = 1;
-      let counted = 0; // newlines counted up to this offset
-      let from = 0;
-      while (going) {
-        cp.check();
-        const pos = matcher.find(text, from, () => cp.check());
-        if (pos === -1) break;
-        const lineStart = text.lastIndexOf("\n", pos - 1) + 1;
-        for (
-          let i = text.indexOf("\n", counted);
-          i !== -1 && i < lineStart;
-          i = text.indexOf("\n", i + 1)
-        ) {
-          lineNo++;
-          counted = i + 1;
-        }
-        counted = Math.max(counted, lineStart);
-        let lineEnd = text.indexOf("\n", pos);
-        if (lineEnd === -1) lineEnd = text.length;
-        going = record(rel, text, lineNo, lineStart, lineEnd, pos - lineStart);
-        if (going) found++;
-        from = lineEnd + 1; // one match per line
-        if (from > text.length) break;
-      }
-    } else {
-      // A regex may use anchors and classes that see line ends: match line by line.
-      let lineNo = 0;
-      let start = 0;
-      while (going && start < text.length) {
-        if ((lineNo & 15) === 0) cp.check();
+    let lineNo = 1;
+    let counted = c.base; // newlines counted up to this offset
+    let from = c.base;
+    while (going) {
+      cp.check();
+      const pos = c.find(from);
+      if (pos === -1) break;
+      const lineStart = Math.max(c.base, c.lastNl(pos - 1) + 1);
+      for (let i = c.nl(counted); i !== -1 && i < lineStart; i = c.nl(i + 1)) {
         lineNo++;
-        let end = text.indexOf("\n", start);
-        if (end === -1) end = text.length;
-        const at = matcher.find(stripCr(text.slice(start, end)), 0);
-        if (at !== -1) {
-          going = record(rel, text, lineNo, start, end, at);
-          if (going) found++;
-        }
-        start = end + 1;
+        counted = i + 1;
       }
+      counted = Math.max(counted, lineStart);
+      let lineEnd = c.nl(pos);
+      if (lineEnd === -1) lineEnd = c.length;
+      const col = exact
+        ? c.units(lineStart, pos)
+        : matcher.findInLine(c.line(lineStart, lineEnd), check);
+      if (col !== -1) {
+        going = record(rel, c, lineNo, lineStart, lineEnd, col);
+      }
+      from = lineEnd + 1; // one match per line
+      if (from > c.length) break;
     }
-    if (found > 0) pendingFilesMatched++;
+    return going;
+  };
+
+  /** Scans one file's bytes; returns false when a cap stopped the search. */
+  const scan = (rel: string, bytes: Uint8Array): boolean => {
+    const bf = matcher.bytes;
+    if (bf) {
+      // Bytes decide: search them, decode only the lines around hits (decision 0035).
+      return scanHits(rel, byteContent(bytes, { find: bf.find, pad: bf.pad, check }), bf.exact);
+    }
+    const text = utf8.decode(bytes);
+    const c = textContent(text, (from) => matcher.find(text, from, check));
+    // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
+    if (matcher.wholeText) return scanHits(rel, c, true);
+    // A regex may use anchors and classes that see line ends: match line by line.
+    let going = true;
+    let lineNo = 0;
+    let start = 0;
+    while (going && start < text.length) {
+      if ((lineNo & 15) === 0) cp.check();
+      lineNo++;
+      let end = text.indexOf("\n", start);
+      if (end === -1) end = text.length;
+      const at = matcher.find(stripCr(text.slice(start, end)), 0);
+      if (at !== -1) {
+        going = record(rel, c, lineNo, start, end, at);
+      }
+      start = end + 1;
+    }
     return going;
   };
 
@@ -375,6 +689,9 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
     excluded,
+    // A shard classifies (lstats) only the files it reads; directories always.
+    statEntries: shard.count === 1 ? true : mine,
+    onUnreadable: (visited) => result.unreadableDirs.push(visited),
     checkpoint: cp,
   }, stats);
   for (const e of walker.entries()) {
@@ -384,19 +701,21 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
     }
     const t = cp.tick();
     if (t) await t;
-    if (e.type !== "file" || excluded(e.relToBase) || !included(e.relToBase)) continue;
-    const loaded = loadSync(e, a.maxFileBytes, buf);
+    if (e.type !== "file" || !mine(e.rel)) continue;
+    if (excluded(e.relToBase) || !included(e.relToBase)) continue;
+    at = stats.visited;
+    const loaded = loadSync(e, { maxFileBytes: a.maxFileBytes, buf });
     let going = true;
     switch (loaded.kind) {
       case "text":
-        result.filesSearched++;
-        cp.counters.filesSearched = result.filesSearched;
-        going = scan(e.rel, loaded.text);
+        result.files.push(at, FILE_TEXT);
+        cp.counters.filesSearched = ++filesSearched;
+        going = scan(e.rel, loaded.bytes);
         break;
       case "binary":
       case "tooLarge":
       case "unreadable":
-        result.filesSkipped[loaded.kind]++;
+        result.files.push(at, FILE_KINDS[loaded.kind]);
         break;
     }
     if (!going) break;
@@ -405,14 +724,7 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchTe
   walker.verifyCurrent();
   commit();
   result.visited = stats.visited;
-  result.filesSkipped.unreadable += stats.unreadable;
-  if (stats.capped && !result.truncated) {
-    result.truncated = true;
-    result.truncatedReason = "maxVisited";
-  }
-  if (stats.depthLimited && !result.truncated) {
-    result.truncated = true;
-    result.truncatedReason = "maxDepth";
-  }
+  result.capped = stats.capped;
+  result.depthLimited = stats.depthLimited === true;
   return result;
 }

@@ -74,9 +74,14 @@ export interface WalkOptions {
   /**
    * lstat every entry at classification (default true). When false, only directories (and
    * entries the listing could not type) are lstat'ed: for walks that report names and never
-   * open files (find_files); their files' `info` is then null.
+   * open files (find_files); their files' `info` is then null. A function decides per entry
+   * (by workspace-relative path): a search shard lstats only the files it opens.
    */
-  statEntries?: boolean;
+  statEntries?: boolean | ((rel: string) => boolean);
+  /** Called with the entry count (`visited`) when a directory cannot be listed. */
+  onUnreadable?: (visited: number) => void;
+  /** Called with the entry count (`visited`) when a directory at maxDepth is not entered. */
+  onDepthLimit?: (visited: number) => void;
   /** Skip a directory (and everything below it) when this returns true. */
   pruneDir?: (entry: WalkEntry) => boolean;
   /** Checked between entries: throws CANCELLED or TIME_BUDGET_EXCEEDED. */
@@ -289,6 +294,7 @@ export class Walker {
     } catch {
       verifyChain(chain, o.fs);
       stats.unreadable++;
+      o.onUnreadable?.(stats.visited);
       return;
     }
     o.checkpoint.check();
@@ -316,8 +322,8 @@ export class Walker {
       stats.visited++;
       if ((stats.visited & 63) === 0) o.checkpoint.check();
       const abs = joinAbs(dir.abs, name);
-      const needStat = o.statEntries !== false || listedType === "directory" ||
-        listedType === "other";
+      const needStat = listedType === "directory" || listedType === "other" ||
+        (typeof o.statEntries === "function" ? o.statEntries(rel) : o.statEntries !== false);
       const info = needStat ? lstatOrNull(o.fs, abs) : null;
       const type = info === null ? listedType : infoType(info);
       const entry: WalkEntry = {
@@ -335,12 +341,13 @@ export class Walker {
       if (type !== "directory" || info === null) continue;
       if (depth >= o.maxDepth) {
         stats.depthLimited = true;
+        o.onDepthLimit?.(stats.visited);
         continue;
       }
-      // Accept what was gathered here before leaving for the subdirectory.
-      verifyChain(chain, o.fs);
-      yield VERIFIED;
-      pending = false;
+      // What was gathered here is accepted at the subdirectory's first re-verification: its
+      // chain is this one plus the subdirectory, checked after its listing (decision 0035).
+      // Should that listing fail (no VERIFIED), `pending` stays set and this directory's own
+      // verification at its end accepts it.
       yield* this.#walkDir(
         [...chain, { rel, abs, dev: info.dev, ino: info.ino }],
         entry.relToBase,
@@ -367,7 +374,9 @@ export function walkerBelow(
     includeHidden: boolean;
     respectGitignore: boolean;
     excluded: (relToBase: string) => boolean;
-    statEntries?: boolean;
+    statEntries?: WalkOptions["statEntries"];
+    onUnreadable?: (visited: number) => void;
+    onDepthLimit?: (visited: number) => void;
     checkpoint: Checkpoint;
   },
   stats: WalkStats,
@@ -381,6 +390,8 @@ export function walkerBelow(
     respectGitignore: o.respectGitignore,
     maxVisited: spec.limits.maxVisited,
     statEntries: o.statEntries,
+    onUnreadable: o.onUnreadable,
+    onDepthLimit: o.onDepthLimit,
     pruneDir: (d) => excludesDir(o.excluded, d.relToBase),
     checkpoint: o.checkpoint,
   }, stats);

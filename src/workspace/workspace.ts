@@ -29,6 +29,11 @@ export interface WorkspaceOptions {
    * (adapters/) passes its separately bundled worker.
    */
   engineWorker?: URL;
+  /**
+   * Workers in the engine's pool (and shards of a search). Default: the cores, clamped to
+   * 1..4.
+   */
+  engineSize?: number;
 }
 
 /**
@@ -60,17 +65,19 @@ export class Workspace {
   #engine?: Engine;
   readonly #engineMode?: EngineMode;
   readonly #engineWorker?: URL;
+  readonly #engineSize?: number;
 
   private constructor(
     policy: PathPolicy,
     limits: Limits,
-    options: { writable: boolean; engine?: EngineMode; engineWorker?: URL },
+    options: { writable: boolean; engine?: EngineMode; engineWorker?: URL; engineSize?: number },
   ) {
     this.policy = policy;
     this.limits = Object.freeze(limits);
     this.writable = options.writable;
     this.#engineMode = options.engine;
     this.#engineWorker = options.engineWorker;
+    this.#engineSize = options.engineSize;
   }
 
   /** Opens a workspace; the root must be an existing directory. */
@@ -86,6 +93,7 @@ export class Workspace {
       writable: options.writable === true,
       engine: options.engine,
       engineWorker: options.engineWorker,
+      engineSize: options.engineSize,
     });
   }
 
@@ -94,7 +102,11 @@ export class Workspace {
    * @ignore
    */
   get engine(): Engine {
-    return this.#engine ??= new Engine({ mode: this.#engineMode, worker: this.#engineWorker });
+    return this.#engine ??= new Engine({
+      mode: this.#engineMode,
+      worker: this.#engineWorker,
+      size: this.#engineSize,
+    });
   }
 
   /** The root directory's name (its last path component). */

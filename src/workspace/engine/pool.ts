@@ -37,6 +37,12 @@ export const ACK_MS = 100;
 export const IDLE_MS = 5000;
 /** Most workers in one pool. */
 export const MAX_WORKERS = 4;
+/**
+ * A worker's young generation (MB). A search allocates one short-lived string or object per
+ * entry and per chunk; V8's default lets each worker's young space grow to tens of MB before
+ * it is collected, which an idle server keeps as resident memory (decision 0035, measured).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 8;
 
 /** Where the engine runs its jobs. */
 export type EngineMode = "workers" | "inline";
@@ -230,6 +236,43 @@ export class Engine {
     return call.promise as Promise<T>;
   }
 
+  /**
+   * Runs a job split into one shard per worker (`spec.shard`; one shard inline), each a job
+   * of its own with its own flag and time budget, and returns their results in shard order.
+   * The first failure stops the others (their flags are set) and is the error; progress is
+   * the sum of the shards' counters. Decision 0035.
+   */
+  async runShards<T>(spec: JobSpec, options: RunOptions = {}): Promise<T[]> {
+    const count = this.mode === "inline" ? 1 : this.size;
+    if (count === 1) return [await this.run<T>({ ...spec, shard: { index: 0, count } }, options)];
+    if (options.signal?.aborted) throw stopError(FLAG_CANCELLED, spec.limits);
+    const stopAll = new AbortController();
+    const onAbort = () => stopAll.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const latest: JobProgress[] = [];
+    const report = options.onProgress;
+    try {
+      return await Promise.all(Array.from({ length: count }, (_, index) => {
+        latest.push({ filesSearched: 0, matches: 0 });
+        return this.run<T>({ ...spec, shard: { index, count } }, {
+          signal: stopAll.signal,
+          onProgress: report && ((p) => {
+            latest[index] = p;
+            report({
+              filesSearched: latest.reduce((n, q) => n + q.filesSearched, 0),
+              matches: latest.reduce((n, q) => n + q.matches, 0),
+            });
+          }),
+        }).catch((err) => {
+          stopAll.abort();
+          throw err;
+        });
+      }));
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
   /** Stops every call (CANCELLED) and terminates every worker; later runs are refused. */
   close(): void {
     this.#closed = true;
@@ -296,7 +339,9 @@ export class Engine {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#worker);
+    const worker = new Worker(this.#worker, {
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     const slot: Slot = { worker, ready: false, call: null };
     worker.on("message", (m: WorkerMessage) => this.#onMessage(slot, m));
     worker.on("error", (err: Error) => this.#onFailure(slot, err));

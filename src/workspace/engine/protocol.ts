@@ -35,6 +35,11 @@ export interface JobSpec {
   limits: Limits;
   /** The workspace's file system (by kind: the worker picks the same implementation). */
   fs: FsKind;
+  /**
+   * One part of a job split across the pool (search_text): this job handles the files whose
+   * path hashes to `index` of `count` (decision 0035). Absent: the whole job.
+   */
+  shard?: { index: number; count: number };
 }
 
 /** Progress counters a job reports. */
@@ -90,6 +95,8 @@ export function errorFromWire(e: ErrorObject): WorkspaceError {
 
 /** Longest run of work between two yields to the event loop in inline mode (ms). */
 export const SLICE_MS = 10;
+/** tick() reads the clock once in this many calls (the stop flag is read on every call). */
+export const TICK_CLOCK_EVERY = 16;
 /** Progress is reported at most this often (ms). */
 export const PROGRESS_INTERVAL_MS = 100;
 
@@ -105,6 +112,7 @@ export class Checkpoint {
   readonly #onProgress: (p: JobProgress) => void;
   #sliceStart = performance.now();
   #lastProgress = performance.now();
+  #ticks = 0;
   /** Counters the job keeps current; sent with progress. */
   readonly counters: JobProgress = { filesSearched: 0, matches: 0 };
 
@@ -129,9 +137,13 @@ export class Checkpoint {
     if (f !== FLAG_RUN) throw stopError(f, this.#limits);
   }
 
-  /** check(), progress at its cadence, and (inline) a yield when the slice is spent. */
+  /**
+   * check(), progress at its cadence, and (inline) a yield when the slice is spent. The clock
+   * is read every TICK_CLOCK_EVERY calls (a walk ticks once per entry).
+   */
   tick(): Promise<void> | undefined {
     this.check();
+    if (++this.#ticks % TICK_CLOCK_EVERY !== 0) return undefined;
     const now = performance.now();
     if (now - this.#lastProgress >= PROGRESS_INTERVAL_MS) {
       this.#lastProgress = now;
