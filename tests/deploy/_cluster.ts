@@ -6,6 +6,7 @@
  */
 import { nginxConfig } from "../../deploy/nginx/config.ts";
 import { type HttpServerProcess, startHttpServer } from "../server/_harness.ts";
+import { serverRuntimeFlags } from "../../src/cli/serve_launch.ts";
 
 /** The bearer token every instance accepts (the shared token file). */
 export const CLUSTER_TOKEN = "cluster-token-0123456789abcdef";
@@ -99,6 +100,8 @@ export async function startInstances(
         "--allowed-host",
         PUBLIC_NAME,
       ],
+      // As `wmcp serve http` starts an instance: with the launcher's V8 heap sizing.
+      extraFlags: serverRuntimeFlags("http"),
     })
   ));
   const ok = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));

@@ -1,6 +1,7 @@
 /** serve_http.ts lifecycle: ready line, port in use, refusals, graceful SIGTERM, pid files, `cli serve stop`. */
 import assert from "node:assert/strict";
 import { cliArgv } from "../_support/cli.ts";
+import { HTTP_SERVER_V8_FLAGS } from "../../src/cli/serve_launch.ts";
 import {
   envelope,
   makeWorkspace,
@@ -283,6 +284,13 @@ Deno.test("`cli serve http|stdio` launch the servers with permissions scoped fro
   try {
     const http = launcher(["http", "--root", root, "--port", "0"]);
     const { ready, reader } = await readReadyLine(http.stdout, "launcher");
+    if (Deno.build.os === "linux") {
+      // The server itself (no pid namespace in the sandbox) runs with the launcher's V8 heap sizing.
+      const ps = await new Deno.Command("ps", { args: ["-o", "args=", "-p", String(ready.pid)] })
+        .output();
+      const args = new TextDecoder().decode(ps.stdout).trim().split(" ");
+      assert.ok(args.includes(HTTP_SERVER_V8_FLAGS), args.join(" "));
+    }
     const info = await modernRequest(ready.url, "tools/call", {
       name: "workspace_info",
       arguments: {},
