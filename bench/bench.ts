@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { runOperation, Workspace } from "../mod.ts";
 import { serverPermissions } from "../src/cli/server_flags.ts";
 import { stdioEntry } from "../src/cli/host_config.ts";
+import { serverRuntimeFlags } from "../src/cli/serve_launch.ts";
 import {
   BENCH_DIR,
   commandText,
@@ -221,7 +222,7 @@ async function wmcpHttp(ctx: Context): Promise<HttpServer> {
   let server: HttpServer;
   if (ctx.opts.profile) {
     // Profiling needs --cpu-prof on the server process itself, so the entry runs directly with
-    // the permissions the launcher would give it (no bubblewrap).
+    // the permissions and runtime flags the launcher would give it (no bubblewrap).
     const dir = `${PROFILE_DIR}/${ctx.httpProfile}`;
     await Deno.mkdir(dir, { recursive: true });
     server = await spawnHttp(ctx, "wmcp", Deno.execPath(), [
@@ -230,6 +231,7 @@ async function wmcpHttp(ctx: Context): Promise<HttpServer> {
       "--no-prompt",
       "--cpu-prof",
       `--cpu-prof-dir=${dir}`,
+      ...serverRuntimeFlags("http"),
       ...serverPermissions("http", serverArgs),
       `${REPO_DIR}/serve_http.ts`,
       ...serverArgs,
