@@ -52,6 +52,11 @@ export interface ResolveOptions {
   argument: string;
   /** Follow a symbolic link in the last component (read, write) or act on the link itself (stat, move, delete). */
   followLeaf: boolean;
+  /**
+   * lstat each component synchronously (the read operations: decision 0038); otherwise as
+   * asynchronous ops, each a point where a write's cancellation is checked.
+   */
+  syncMetadata?: boolean;
 }
 
 /** Splits a path on "/" dropping empty parts. */
@@ -70,11 +75,20 @@ function joinAbs(root: string, stack: readonly string[]): string {
   return (root === "/" ? "" : root) + "/" + stack.join("/");
 }
 
+async function lstatOrNull(fs: WorkspaceFs, abs: string): Promise<FsInfo | null> {
+  try {
+    return await fs.lstat(abs);
+  } catch (err) {
+    if (fsErrorKind(err) === "NotFound") return null;
+    throw err;
+  }
+}
+
 /**
- * lstat, synchronously (see docs/decisions/0038: one metadata call of a few microseconds is
- * cheaper on the event loop than its hop through the runtime's blocking pool); null when missing.
+ * lstatOrNull, synchronously (decision 0038: one metadata call of a few microseconds costs the
+ * event loop less than its hop through the runtime's blocking pool).
  */
-function lstatOrNull(fs: WorkspaceFs, abs: string): FsInfo | null {
+function lstatOrNullSync(fs: WorkspaceFs, abs: string): FsInfo | null {
   try {
     return fs.lstatSync(abs);
   } catch (err) {
@@ -203,6 +217,7 @@ export class PathPolicy {
       queue = input.split("/");
     }
     const followLeaf = options.followLeaf;
+    const sync = options.syncMetadata === true;
     this.verifyRoot(argument);
 
     const stack: string[] = [];
@@ -228,12 +243,15 @@ export class PathPolicy {
       // "name/" and "name/." ask for what name leads to, as in POSIX: only a bare final name is "last".
       const isLast = queue.length === 0;
       let name = c;
-      let info = this.#lstatComponent(joinAbs(this.rootReal, stack), name, argument);
+      const dir = joinAbs(this.rootReal, stack);
+      let info = sync
+        ? this.#lstatComponentSync(dir, name, argument)
+        : await this.#lstatComponent(dir, name, argument);
       if (info === null) {
         const alt = await this.#unicodeAlternative(stack, name, argument);
         if (alt !== null) {
           name = alt;
-          info = lstatOrNull(this.fs, joinAbs(this.rootReal, [...stack, name]));
+          info = await lstatOrNull(this.fs, joinAbs(this.rootReal, [...stack, name]));
         }
       }
       if (info === null) {
@@ -300,7 +318,11 @@ export class PathPolicy {
       chain.push({ abs: joinAbs(this.rootReal, stack.slice(0, i + 1)), dev: id.dev, ino: id.ino });
     }
     const exists = missingFrom === null;
-    const info = exists ? lstatOrNull(this.fs, abs) : null;
+    const info = !exists
+      ? null
+      : sync
+      ? lstatOrNullSync(this.fs, abs)
+      : await lstatOrNull(this.fs, abs);
     return {
       rel: stack.length === 0 ? "." : stack.join("/"),
       abs,
@@ -337,27 +359,40 @@ export class PathPolicy {
     }
   }
 
-  /** lstat of one component, synchronously (decision 0038); null when missing. */
-  #lstatComponent(dir: string, name: string, argument: string): FsInfo | null {
+  async #lstatComponent(dir: string, name: string, argument: string): Promise<FsInfo | null> {
+    try {
+      return await this.fs.lstat((dir === "/" ? "" : dir) + "/" + name);
+    } catch (err) {
+      return this.#missingOrThrow(err, argument);
+    }
+  }
+
+  /** #lstatComponent, synchronously (decision 0038). */
+  #lstatComponentSync(dir: string, name: string, argument: string): FsInfo | null {
     try {
       return this.fs.lstatSync((dir === "/" ? "" : dir) + "/" + name);
     } catch (err) {
-      const kind = fsErrorKind(err);
-      if (kind === "NotFound") return null;
-      if (kind === "NotADirectory") {
-        throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
-          argument,
-        });
-      }
-      if ((err as { code?: string }).code === "ENAMETOOLONG") {
-        throw new WorkspaceError(
-          "INVALID_ARGUMENT",
-          `${argument}: a name in it is longer than the file system allows`,
-          { argument },
-        );
-      }
-      throw err;
+      return this.#missingOrThrow(err, argument);
     }
+  }
+
+  /** A failed component lstat: null for a missing one, else the typed error is thrown. */
+  #missingOrThrow(err: unknown, argument: string): null {
+    const kind = fsErrorKind(err);
+    if (kind === "NotFound") return null;
+    if (kind === "NotADirectory") {
+      throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
+        argument,
+      });
+    }
+    if ((err as { code?: string }).code === "ENAMETOOLONG") {
+      throw new WorkspaceError(
+        "INVALID_ARGUMENT",
+        `${argument}: a name in it is longer than the file system allows`,
+        { argument },
+      );
+    }
+    throw err;
   }
 
   /** Finds the one on-disk entry that is canonically equivalent (NFC) to a missing name. */

@@ -101,7 +101,11 @@ export async function readFile(
   }
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Infinity;
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
   const file = openCheckedFileSync(r, "path");
   const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
   const hashLimit = ws.limits.maxHashBytes;
@@ -334,7 +338,11 @@ export async function readMedia(
   args: { path: string },
   options: ReadOptions = {},
 ): Promise<ReadMediaResult> {
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
   const file = openCheckedFileSync(r, "path");
   try {
     const st = { size: file.size };
@@ -422,7 +430,11 @@ export interface FileInfoResult {
 
 /** Stats a path without following a final link; a link's target is shown only when inside. */
 export async function getFileInfo(ws: Workspace, args: { path: string }): Promise<FileInfoResult> {
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: false });
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: false,
+    syncMetadata: true,
+  });
   const info = requireExisting(r, "path");
   const out: FileInfoResult = {
     path: r.rel,
@@ -446,7 +458,11 @@ async function describeLink(
   rel: string,
 ): Promise<NonNullable<FileInfoResult["symlink"]>> {
   try {
-    const t = await ws.policy.resolve(rel, { argument: "path", followLeaf: true });
+    const t = await ws.policy.resolve(rel, {
+      argument: "path",
+      followLeaf: true,
+      syncMetadata: true,
+    });
     if (t.info === null) return { status: "dangling", target: t.rel };
     return { status: "inside", target: t.rel, targetType: entryType(t.info) };
   } catch (err) {
