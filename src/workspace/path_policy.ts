@@ -8,7 +8,7 @@
  * on the spelling of the input. Opens then verify (dev, ino) against what was checked.
  */
 import fsp, { type FileHandle } from "node:fs/promises";
-import { constants as FS } from "node:fs";
+import fs, { constants as FS } from "node:fs";
 import { WorkspaceError } from "./errors.ts";
 import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 import { defaultFs } from "./fs/runtime.ts";
@@ -52,6 +52,11 @@ export interface ResolveOptions {
   argument: string;
   /** Follow a symbolic link in the last component (read, write) or act on the link itself (stat, move, delete). */
   followLeaf: boolean;
+  /**
+   * lstat each component synchronously (the read operations: decision 0038); otherwise as
+   * asynchronous ops, each a point where a write's cancellation is checked.
+   */
+  syncMetadata?: boolean;
 }
 
 /** Splits a path on "/" dropping empty parts. */
@@ -73,6 +78,19 @@ function joinAbs(root: string, stack: readonly string[]): string {
 async function lstatOrNull(fs: WorkspaceFs, abs: string): Promise<FsInfo | null> {
   try {
     return await fs.lstat(abs);
+  } catch (err) {
+    if (fsErrorKind(err) === "NotFound") return null;
+    throw err;
+  }
+}
+
+/**
+ * lstatOrNull, synchronously (decision 0038: one metadata call of a few microseconds costs the
+ * event loop less than its hop through the runtime's blocking pool).
+ */
+function lstatOrNullSync(fs: WorkspaceFs, abs: string): FsInfo | null {
+  try {
+    return fs.lstatSync(abs);
   } catch (err) {
     if (fsErrorKind(err) === "NotFound") return null;
     throw err;
@@ -199,6 +217,7 @@ export class PathPolicy {
       queue = input.split("/");
     }
     const followLeaf = options.followLeaf;
+    const sync = options.syncMetadata === true;
     this.verifyRoot(argument);
 
     const stack: string[] = [];
@@ -224,7 +243,10 @@ export class PathPolicy {
       // "name/" and "name/." ask for what name leads to, as in POSIX: only a bare final name is "last".
       const isLast = queue.length === 0;
       let name = c;
-      let info = await this.#lstatComponent(joinAbs(this.rootReal, stack), name, argument);
+      const dir = joinAbs(this.rootReal, stack);
+      let info = sync
+        ? this.#lstatComponentSync(dir, name, argument)
+        : await this.#lstatComponent(dir, name, argument);
       if (info === null) {
         const alt = await this.#unicodeAlternative(stack, name, argument);
         if (alt !== null) {
@@ -296,7 +318,11 @@ export class PathPolicy {
       chain.push({ abs: joinAbs(this.rootReal, stack.slice(0, i + 1)), dev: id.dev, ino: id.ino });
     }
     const exists = missingFrom === null;
-    const info = exists ? await lstatOrNull(this.fs, abs) : null;
+    const info = !exists
+      ? null
+      : sync
+      ? lstatOrNullSync(this.fs, abs)
+      : await lstatOrNull(this.fs, abs);
     return {
       rel: stack.length === 0 ? "." : stack.join("/"),
       abs,
@@ -333,26 +359,40 @@ export class PathPolicy {
     }
   }
 
-  async #lstatComponent(dir: string, name: string, argument: string) {
+  async #lstatComponent(dir: string, name: string, argument: string): Promise<FsInfo | null> {
     try {
       return await this.fs.lstat((dir === "/" ? "" : dir) + "/" + name);
     } catch (err) {
-      const kind = fsErrorKind(err);
-      if (kind === "NotFound") return null;
-      if (kind === "NotADirectory") {
-        throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
-          argument,
-        });
-      }
-      if ((err as { code?: string }).code === "ENAMETOOLONG") {
-        throw new WorkspaceError(
-          "INVALID_ARGUMENT",
-          `${argument}: a name in it is longer than the file system allows`,
-          { argument },
-        );
-      }
-      throw err;
+      return this.#missingOrThrow(err, argument);
     }
+  }
+
+  /** #lstatComponent, synchronously (decision 0038). */
+  #lstatComponentSync(dir: string, name: string, argument: string): FsInfo | null {
+    try {
+      return this.fs.lstatSync((dir === "/" ? "" : dir) + "/" + name);
+    } catch (err) {
+      return this.#missingOrThrow(err, argument);
+    }
+  }
+
+  /** A failed component lstat: null for a missing one, else the typed error is thrown. */
+  #missingOrThrow(err: unknown, argument: string): null {
+    const kind = fsErrorKind(err);
+    if (kind === "NotFound") return null;
+    if (kind === "NotADirectory") {
+      throw new WorkspaceError("NOT_A_DIRECTORY", `${argument}: a parent is not a directory`, {
+        argument,
+      });
+    }
+    if ((err as { code?: string }).code === "ENAMETOOLONG") {
+      throw new WorkspaceError(
+        "INVALID_ARGUMENT",
+        `${argument}: a name in it is longer than the file system allows`,
+        { argument },
+      );
+    }
+    throw err;
   }
 
   /** Finds the one on-disk entry that is canonically equivalent (NFC) to a missing name. */
@@ -506,6 +546,89 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
     return handle;
   } catch (err) {
     await handle.close();
+    throw err;
+  }
+}
+
+/**
+ * A regular file opened by openCheckedFileSync: its descriptor, the size its fstat gave at open,
+ * reads (synchronous for the small reads of decision 0038, asynchronous otherwise) and close.
+ */
+export class CheckedFile {
+  /** The open descriptor (O_RDONLY | O_NOFOLLOW | O_NONBLOCK). */
+  readonly fd: number;
+  /** Size by the fstat made at open. */
+  readonly size: number;
+  #closed = false;
+
+  /** @ignore */
+  constructor(fd: number, size: number) {
+    this.fd = fd;
+    this.size = size;
+  }
+
+  /** Reads at the current position, synchronously; returns the bytes read (0 at end of file). */
+  readSync(buffer: Uint8Array, offset: number, length: number): number {
+    return fs.readSync(this.fd, buffer, offset, length, null);
+  }
+
+  /** Reads at the current position through the runtime's blocking pool (large files). */
+  read(buffer: Uint8Array, offset: number, length: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      fs.read(this.fd, buffer, offset, length, null, (err, n) => err ? reject(err) : resolve(n));
+    });
+  }
+
+  /** Closes the descriptor (once; later calls do nothing). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    fs.closeSync(this.fd);
+  }
+}
+
+/**
+ * openCheckedFile, synchronously (decision 0038): the same checks in the same order (existing,
+ * not a directory or special file, chain verified, opened with O_NOFOLLOW | O_NONBLOCK, the
+ * descriptor's fstat identity equal to the checked one, a regular file, chain verified again),
+ * with no hop through the blocking pool. Closing it is the caller's.
+ */
+export function openCheckedFileSync(r: Resolved, argument: string): CheckedFile {
+  const info = requireExisting(r, argument);
+  if (info.isDirectory) {
+    throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${r.rel} is a directory`, {
+      argument,
+    });
+  }
+  refuseSpecial(info, r.rel, argument);
+  verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+  let fd: number;
+  try {
+    fd = fs.openSync(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+  } catch (err) {
+    if ((err as { code?: string }).code === "ELOOP") {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
+        { argument },
+      );
+    }
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    assertSameIdentity(
+      { dev: info.dev, ino: info.ino },
+      { dev: st.dev, ino: st.ino },
+      r.rel,
+      argument,
+    );
+    if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
+    // As in openCheckedFile: the chain must still hold after the open.
+    verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+    return new CheckedFile(fd, st.size);
+  } catch (err) {
+    fs.closeSync(fd);
     throw err;
   }
 }

@@ -2,7 +2,7 @@
 import { Buffer } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFile, requireExisting, verifyChain } from "./path_policy.ts";
+import { openCheckedFileSync, requireExisting, verifyChain } from "./path_policy.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
@@ -67,6 +67,14 @@ function countNewlines(bytes: Uint8Array): number {
   return n;
 }
 
+/** Number of "\n" in text. */
+function countNewlinesText(text: string): number {
+  let n = 0;
+  let i = -1;
+  while ((i = text.indexOf("\n", i + 1)) !== -1) n++;
+  return n;
+}
+
 /**
  * Reads UTF-8 text, optionally a line range. Reading stops once the range is complete,
  * unless the file is at most maxHashBytes: then the whole file is read, so its sha256 and
@@ -93,8 +101,12 @@ export async function readFile(
   }
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Infinity;
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
-  const handle = await openCheckedFile(r, "path");
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
+  const file = openCheckedFileSync(r, "path");
   const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
   const hashLimit = ws.limits.maxHashBytes;
   // The content's share of the result budget: what the fixed fields leave.
@@ -150,12 +162,16 @@ export async function readFile(
     }
   };
   try {
-    statSize = (await handle.stat()).size;
+    statSize = file.size;
     if (statSize <= hashLimit) hash = sha256Stream();
     const buf = new Uint8Array(READ_CHUNK);
     reading: while (true) {
       await tick();
-      const { bytesRead } = await handle.read(buf, 0, READ_CHUNK, null);
+      // The first READ_CHUNK bytes (and the read that finds the end after them) synchronously,
+      // the rest through the blocking pool: decision 0038.
+      const bytesRead = size < READ_CHUNK
+        ? file.readSync(buf, 0, READ_CHUNK)
+        : await file.read(buf, 0, READ_CHUNK);
       if (bytesRead === 0) {
         atEof = true;
         break;
@@ -188,6 +204,43 @@ export async function readFile(
           }
           if (hash) decode(chunk.subarray(pos, p));
           pos = p;
+        } else if (cut === undefined && lineNo <= end && hash) {
+          // In the range of a file that is checked whole anyway: the lines of this chunk up to
+          // the range's end decoded in one call, then taken in one piece when they fit (else
+          // line by line, as below). The same bytes are decoded either way.
+          let p = pos;
+          for (let l = lineNo; l <= end; l++) {
+            const nl = chunk.indexOf(10, p);
+            if (nl === -1) {
+              p = bytesRead;
+              break;
+            }
+            p = nl + 1;
+          }
+          const text = decode(chunk.subarray(pos, p));
+          pos = p;
+          const { utf8: b, json: j } = textCosts(text);
+          if (outBytes + b <= maxBytes && outJson + j <= maxJson) {
+            const lastNl = text.lastIndexOf("\n");
+            const k = lastNl === -1 ? 0 : countNewlinesText(text);
+            out += text;
+            outBytes += b;
+            outJson += j;
+            lastIncluded = lastNl === text.length - 1 ? lineNo + k - 1 : lineNo + k;
+            lineNo += k;
+            if (lastNl !== -1) lineStartInOut = out.length - (text.length - lastNl - 1);
+          } else {
+            for (let i = 0; i < text.length;) {
+              const nl = text.indexOf("\n", i);
+              const e = nl === -1 ? text.length : nl + 1;
+              if (cut === undefined) take(text.slice(i, e));
+              i = e;
+              if (nl !== -1) {
+                lineNo++;
+                lineStartInOut = out.length;
+              }
+            }
+          }
         } else if (cut === undefined && lineNo <= end) {
           // In the range: one segment of the current line.
           const nl = chunk.indexOf(10, pos);
@@ -226,7 +279,7 @@ export async function readFile(
       }
     }
   } finally {
-    await handle.close();
+    file.close();
   }
   verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
   const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
@@ -285,10 +338,14 @@ export async function readMedia(
   args: { path: string },
   options: ReadOptions = {},
 ): Promise<ReadMediaResult> {
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
-  const handle = await openCheckedFile(r, "path");
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
+  const file = openCheckedFileSync(r, "path");
   try {
-    const st = await handle.stat();
+    const st = { size: file.size };
     const limit = ws.limits.maxMediaBytes;
     const tooLarge = (size: number) =>
       new WorkspaceError(
@@ -322,12 +379,11 @@ export async function readMedia(
     let n = 0;
     while (n < bytes.length) {
       await tick();
-      const { bytesRead } = await handle.read(
-        bytes,
-        n,
-        Math.min(READ_CHUNK, bytes.length - n),
-        null,
-      );
+      const len = Math.min(READ_CHUNK, bytes.length - n);
+      // Synchronously while under READ_CHUNK read (decision 0038), else through the pool.
+      const bytesRead = n < READ_CHUNK
+        ? file.readSync(bytes, n, len)
+        : await file.read(bytes, n, len);
       if (bytesRead === 0) break;
       n += bytesRead;
     }
@@ -349,7 +405,7 @@ export async function readMedia(
       data: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64"),
     };
   } finally {
-    await handle.close();
+    file.close();
   }
 }
 
@@ -374,7 +430,11 @@ export interface FileInfoResult {
 
 /** Stats a path without following a final link; a link's target is shown only when inside. */
 export async function getFileInfo(ws: Workspace, args: { path: string }): Promise<FileInfoResult> {
-  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: false });
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: false,
+    syncMetadata: true,
+  });
   const info = requireExisting(r, "path");
   const out: FileInfoResult = {
     path: r.rel,
@@ -398,7 +458,11 @@ async function describeLink(
   rel: string,
 ): Promise<NonNullable<FileInfoResult["symlink"]>> {
   try {
-    const t = await ws.policy.resolve(rel, { argument: "path", followLeaf: true });
+    const t = await ws.policy.resolve(rel, {
+      argument: "path",
+      followLeaf: true,
+      syncMetadata: true,
+    });
     if (t.info === null) return { status: "dangling", target: t.rel };
     return { status: "inside", target: t.rel, targetType: entryType(t.info) };
   } catch (err) {

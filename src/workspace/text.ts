@@ -133,8 +133,26 @@ function costAt(s: string, i: number, out: { units: number; utf8: number; json: 
   }
 }
 
+/** Printable ASCII with tab, newline and carriage return: what most source text is. */
+const PLAIN_ASCII = /^[\x20-\x7e\t\n\r]*$/;
+/** The characters of PLAIN_ASCII text that JSON writes as two bytes. */
+const JSON_ESCAPED = ['"', "\\", "\t", "\n", "\r"];
+
+/** Occurrences of one character in s. */
+function occurrences(s: string, c: string): number {
+  let n = 0;
+  for (let i = s.indexOf(c); i !== -1; i = s.indexOf(c, i + 1)) n++;
+  return n;
+}
+
 /** UTF-8 bytes of a string and bytes of its JSON string form (without the quotes), in one pass. */
 export function textCosts(s: string): { utf8: number; json: number } {
+  if (PLAIN_ASCII.test(s)) {
+    // One byte each; `"`, `\`, tab, newline and carriage return take two in JSON (as costAt says).
+    let json = s.length;
+    for (const c of JSON_ESCAPED) json += occurrences(s, c);
+    return { utf8: s.length, json };
+  }
   let utf8 = 0;
   let json = 0;
   const c = { units: 0, utf8: 0, json: 0 };

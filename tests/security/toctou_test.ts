@@ -4,7 +4,12 @@
  * replace runs with the stale resolution. The operation must refuse and O must not change.
  */
 import assert from "node:assert/strict";
-import { openCheckedFile, PathPolicy, type Resolved } from "../../src/workspace/path_policy.ts";
+import {
+  openCheckedFile,
+  openCheckedFileSync,
+  PathPolicy,
+  type Resolved,
+} from "../../src/workspace/path_policy.ts";
 import { assertParentUnmoved, atomicReplace } from "../../src/workspace/write.ts";
 import { type Env, expectError, SECRET, snapshot, withEnv } from "./_helpers.ts";
 
@@ -37,67 +42,83 @@ async function outsideUnchanged(env: Env, fn: () => Promise<void>): Promise<void
   assert.deepEqual(await snapshot(env.O), before, "O changed");
 }
 
-Deno.test("15. openCheckedFile refuses a file swapped after it was checked", async (t) => {
-  await t.step("file replaced by a symlink to an outside file", async () => {
-    await withEnv(async (env) => {
-      await mirror(env);
-      const r = await resolveIn(env, "d/secret");
-      await swapForLink(env, "d/secret", `${env.O}/secret`);
-      await outsideUnchanged(env, async () => {
-        await expectError(openCheckedFile(r, "path"), "CHANGED_DURING_OPERATION", "path");
+/** Both opens of a checked file: the one writes use and the synchronous one of reads (0038). */
+const OPENS: [string, (r: Resolved, argument: string) => Promise<unknown>][] = [
+  ["openCheckedFile", openCheckedFile],
+  ["openCheckedFileSync", (r, argument) => {
+    try {
+      const file = openCheckedFileSync(r, argument);
+      file.close();
+      return Promise.resolve(file);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }],
+];
+
+for (const [name, open] of OPENS) {
+  Deno.test(`15. ${name} refuses a file swapped after it was checked`, async (t) => {
+    await t.step("file replaced by a symlink to an outside file", async () => {
+      await withEnv(async (env) => {
+        await mirror(env);
+        const r = await resolveIn(env, "d/secret");
+        await swapForLink(env, "d/secret", `${env.O}/secret`);
+        await outsideUnchanged(env, async () => {
+          await expectError(open(r, "path"), "CHANGED_DURING_OPERATION", "path");
+        });
+      });
+    });
+    await t.step("file replaced by another regular file", async () => {
+      await withEnv(async (env) => {
+        const r = await resolveIn(env, "inside.txt");
+        await Deno.rename(`${env.W}/inside.txt`, `${env.W}/old.txt`);
+        await Deno.writeTextFile(`${env.W}/inside.txt`, "impostor\n");
+        await expectError(open(r, "path"), "CHANGED_DURING_OPERATION", "path");
+      });
+    });
+    await t.step("file replaced by a hard link to an outside file", async () => {
+      await withEnv(async (env) => {
+        const r = await resolveIn(env, "inside.txt");
+        await Deno.remove(`${env.W}/inside.txt`);
+        await Deno.link(`${env.O}/secret`, `${env.W}/inside.txt`);
+        await expectError(open(r, "path"), "CHANGED_DURING_OPERATION", "path");
+      });
+    });
+    await t.step("parent directory replaced by a symlink to O", async () => {
+      await withEnv(async (env) => {
+        await mirror(env);
+        const r = await resolveIn(env, "d/secret");
+        await swapForLink(env, "d", env.O);
+        await outsideUnchanged(env, async () => {
+          await expectError(open(r, "path"), "CHANGED_DURING_OPERATION", "path");
+        });
+      });
+    });
+    await t.step("grandparent directory replaced by a symlink to O", async () => {
+      await withEnv(async (env) => {
+        await mirror(env);
+        const r = await resolveIn(env, "g/secretdir/inner.txt");
+        await swapForLink(env, "g", env.O);
+        await outsideUnchanged(env, async () => {
+          await expectError(open(r, "path"), "CHANGED_DURING_OPERATION", "path");
+        });
+      });
+    });
+    await t.step("file replaced by a FIFO does not block", async () => {
+      await withEnv(async (env) => {
+        const r = await resolveIn(env, "inside.txt");
+        await Deno.remove(`${env.W}/inside.txt`);
+        const mk = await new Deno.Command("mkfifo", { args: [`${env.W}/inside.txt`] }).output();
+        assert.ok(mk.success, "mkfifo failed");
+        await expectError(
+          open(r, "path"),
+          ["CHANGED_DURING_OPERATION", "SPECIAL_FILE"],
+          "path",
+        );
       });
     });
   });
-  await t.step("file replaced by another regular file", async () => {
-    await withEnv(async (env) => {
-      const r = await resolveIn(env, "inside.txt");
-      await Deno.rename(`${env.W}/inside.txt`, `${env.W}/old.txt`);
-      await Deno.writeTextFile(`${env.W}/inside.txt`, "impostor\n");
-      await expectError(openCheckedFile(r, "path"), "CHANGED_DURING_OPERATION", "path");
-    });
-  });
-  await t.step("file replaced by a hard link to an outside file", async () => {
-    await withEnv(async (env) => {
-      const r = await resolveIn(env, "inside.txt");
-      await Deno.remove(`${env.W}/inside.txt`);
-      await Deno.link(`${env.O}/secret`, `${env.W}/inside.txt`);
-      await expectError(openCheckedFile(r, "path"), "CHANGED_DURING_OPERATION", "path");
-    });
-  });
-  await t.step("parent directory replaced by a symlink to O", async () => {
-    await withEnv(async (env) => {
-      await mirror(env);
-      const r = await resolveIn(env, "d/secret");
-      await swapForLink(env, "d", env.O);
-      await outsideUnchanged(env, async () => {
-        await expectError(openCheckedFile(r, "path"), "CHANGED_DURING_OPERATION", "path");
-      });
-    });
-  });
-  await t.step("grandparent directory replaced by a symlink to O", async () => {
-    await withEnv(async (env) => {
-      await mirror(env);
-      const r = await resolveIn(env, "g/secretdir/inner.txt");
-      await swapForLink(env, "g", env.O);
-      await outsideUnchanged(env, async () => {
-        await expectError(openCheckedFile(r, "path"), "CHANGED_DURING_OPERATION", "path");
-      });
-    });
-  });
-  await t.step("file replaced by a FIFO does not block", async () => {
-    await withEnv(async (env) => {
-      const r = await resolveIn(env, "inside.txt");
-      await Deno.remove(`${env.W}/inside.txt`);
-      const mk = await new Deno.Command("mkfifo", { args: [`${env.W}/inside.txt`] }).output();
-      assert.ok(mk.success, "mkfifo failed");
-      await expectError(
-        openCheckedFile(r, "path"),
-        ["CHANGED_DURING_OPERATION", "SPECIAL_FILE"],
-        "path",
-      );
-    });
-  });
-});
+}
 
 Deno.test("16. atomicReplace refuses when the target or its directories were swapped", async (t) => {
   const content = enc.encode("pwned\n");
