@@ -269,8 +269,10 @@ async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
 async function supervise(
   child: Deno.ChildProcess,
   innerPid: () => number | undefined,
-): Promise<number> {
+): Promise<{ code: number; signalled: boolean }> {
+  let signalled = false;
   const forward = (sig: Deno.Signal) => () => {
+    signalled = true;
     // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
     const target = innerPid();
     if (target !== undefined) {
@@ -288,7 +290,7 @@ async function supervise(
   Deno.addSignalListener("SIGINT", onInt);
   Deno.addSignalListener("SIGTERM", onTerm);
   try {
-    return (await child.status).code;
+    return { code: (await child.status).code, signalled };
   } finally {
     Deno.removeSignalListener("SIGINT", onInt);
     Deno.removeSignalListener("SIGTERM", onTerm);
@@ -383,8 +385,11 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
         onChildPid: (pid) => (innerPid = pid),
         onEarlyLine: (line) => early.push(line),
       }).catch(() => {});
-      const code = await supervise(child, () => innerPid);
+      const { code, signalled } = await supervise(child, () => innerPid);
       await stderrDone;
+      // Stopped by SIGINT/SIGTERM (while bwrap was still setting up, or later): the launcher
+      // ends too; nothing is restarted, least of all outside the sandbox.
+      if (signalled) return code;
       // Started: the server's own exit code. A shell whose exec failed (126/127, its message
       // already on stderr) never ran the server, which would have read stdin.
       if (innerPid !== undefined && !EXEC_FAILED.has(code)) return code;
@@ -419,5 +424,5 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
-  return await supervise(child, () => undefined);
+  return (await supervise(child, () => undefined)).code;
 }

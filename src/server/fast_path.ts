@@ -18,6 +18,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { CallContext, ToolSpec } from "./definition.ts";
 import { type FastInternals, isReadOnlyCaller, page } from "./factory.ts";
+import { mayHoldProtoKey } from "../workarounds/proto_key.ts";
 
 /** The protocol revision the fast path serves. */
 export const FAST_PATH_REVISION = "2026-07-28";
@@ -215,7 +216,7 @@ export function createFastPath(internals: FastInternals): FastPath {
   return {
     take(text, context) {
       // Legacy traffic and the `__proto__` workaround's cases (proto_key.ts) are the SDK's.
-      if (!text.includes(FAST_PATH_REVISION) || text.includes("__proto__")) return undefined;
+      if (!text.includes(FAST_PATH_REVISION) || mayHoldProtoKey(text)) return undefined;
       let message: unknown;
       try {
         message = JSON.parse(text);

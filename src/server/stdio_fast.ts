@@ -45,6 +45,16 @@ function cancelledId(text: string): string | number | undefined {
   }
 }
 
+/** The `method` of a JSON-RPC line (undefined when it has none or does not parse). */
+function methodOf(text: string): unknown {
+  try {
+    const m = JSON.parse(text) as { method?: unknown } | null;
+    return Array.isArray(m) ? undefined : m?.method;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Creates the stdio fast path of one connection. */
 export function createStdioFast(fast: FastPath, options: StdioFastOptions): StdioFast {
   let state: State = "opening";
@@ -56,6 +66,12 @@ export function createStdioFast(fast: FastPath, options: StdioFastOptions): Stdi
     if (state === "off") return void t.push(line);
     const text = line.toString("utf8");
     if (state === "opening") {
+      // An `initialize` opens a 2025-era connection whatever else its text contains (a client may
+      // put the modern envelope key anywhere in it): the SDK owns that connection.
+      if (methodOf(text) === "initialize") {
+        state = "off";
+        return void t.push(line);
+      }
       const call = fast.take(text, {});
       if (call === undefined && !text.includes('"io.modelcontextprotocol/protocolVersion"')) {
         state = "off"; // 2025-era traffic (or something the SDK will refuse): its connection

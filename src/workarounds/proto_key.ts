@@ -4,7 +4,7 @@
  * never learn that the caller sent one. Before the SDK sees a message, an own `__proto__` key of
  * `tools/call` arguments is renamed to PROTO_KEY_SENTINEL, which the registry refuses as
  * INVALID_ARGUMENT naming `__proto__`, like every other unknown argument. Only messages whose
- * text contains `__proto__` are parsed.
+ * text contains `__proto__` or a `\u` escape (which can spell it) are parsed.
  *
  * Upstream: zod drops input-derived `__proto__` keys on purpose (colinhacks/zod#5898, kept by
  * colinhacks/zod#6354: "`z.record(z.string())` still drop them"); no
@@ -21,6 +21,13 @@ import { Transform } from "node:stream";
 import { PROTO_KEY_SENTINEL } from "../operations/registry.ts";
 
 const MARK = "__proto__";
+/** A JSON escape: `"\u005f_proto__"` parses to the same own key without spelling MARK. */
+const ESCAPE = "\\u";
+
+/** Whether a message's text (or bytes) may hold an own `__proto__` key, literal or escaped. */
+export function mayHoldProtoKey(text: { includes(s: string): boolean }): boolean {
+  return text.includes(MARK) || text.includes(ESCAPE);
+}
 /** Largest partial line held while waiting for its end; past it bytes pass through untouched. */
 const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 
@@ -42,7 +49,7 @@ function exposeIn(message: unknown): boolean {
 
 /** Rewrites one JSON-RPC message text (a single message or a batch); unchanged when it has no such key. */
 export function exposeProtoKey(text: string): string {
-  if (!text.includes(MARK)) return text;
+  if (!mayHoldProtoKey(text)) return text;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -69,7 +76,7 @@ export function protoKeyFilter(): Transform {
       }
       pending = Buffer.from(data.subarray(end + 1));
       const lines = data.subarray(0, end + 1);
-      if (!lines.includes(MARK)) return done(null, lines);
+      if (!mayHoldProtoKey(lines)) return done(null, lines);
       const out = lines.toString("utf8").split("\n").map(exposeProtoKey).join("\n");
       done(null, Buffer.from(out, "utf8"));
     },

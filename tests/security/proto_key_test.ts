@@ -43,6 +43,13 @@ Deno.test("exposeProtoKey renames only an own __proto__ key of tools/call argume
   const batch = JSON.parse(exposeProtoKey(`[${callText(1, PROTO_ARGS)},${plain}]`));
   assert.deepEqual(Object.keys(batch[0].params.arguments), ["path", "\u0000__proto__"]);
   assert.equal(exposeProtoKey("not json __proto__"), "not json __proto__");
+  // The key spelled with JSON escapes is the same own key once parsed: exposed too.
+  for (
+    const spelled of ["\\u005f_proto__", "\\u005f\\u005fproto\\u005f\\u005f", "__\\u0070roto__"]
+  ) {
+    const escaped = JSON.parse(exposeProtoKey(callText(1, `{"path":"a.txt","${spelled}":1}`)));
+    assert.deepEqual(Object.keys(escaped.params.arguments), ["path", "\u0000__proto__"], spelled);
+  }
 });
 
 Deno.test("the stdio filter rewrites lines split across chunks", async () => {

@@ -149,3 +149,53 @@ Deno.test({
     await Deno.remove(base, { recursive: true });
   }
 });
+
+Deno.test({
+  name: "SIGTERM while bubblewrap is still setting up ends the launcher: no restart without it",
+  ignore: Deno.build.os !== "linux",
+}, async () => {
+  // A bwrap that never starts the server: it says it is running, then waits.
+  const dir = await Deno.makeTempDir({ prefix: "wmcp_fake_bwrap_" });
+  try {
+    const started = `${dir}/started`;
+    await Deno.writeTextFile(
+      `${dir}/bwrap`,
+      `#!/bin/sh\n: > '${started}'\nexec sleep 30\n`,
+      { mode: 0o755 },
+    );
+    const root = await Deno.makeTempDir({ dir, prefix: "root_" });
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [...LAUNCHER_FLAGS, CLI, "serve", "stdio", "--sandbox", "auto", "--root", root],
+      env: { PATH: `${dir}:${Deno.env.get("PATH") ?? ""}` },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const out = child.output();
+    try {
+      // Bounded wait for the fake bwrap to run (the launcher spawned it).
+      for (let i = 0; i < 300 && !(await Deno.lstat(started).then(() => true, () => false)); i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(await Deno.lstat(started).then(() => true, () => false), "bwrap was started");
+      child.kill("SIGTERM");
+      // A server restarted without the sandbox (the bug) would read stdin: end it so the test
+      // fails on the assertions below instead of waiting for it.
+      await child.stdin.close();
+      const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+      const result = await out;
+      clearTimeout(timer);
+      const stderr = dec.decode(result.stderr);
+      assert.equal(result.signal, null, `the launcher ended by itself: ${stderr}`);
+      assert.doesNotMatch(stderr, /serving without the kernel sandbox/);
+      assert.equal(dec.decode(result.stdout), "", "no server answered");
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* gone */ }
+      await child.status;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -158,6 +158,32 @@ Deno.test("stdio fast path answers like the SDK path, and stays off on a 2025-er
     for (const id of [1, 2, 3]) {
       assert.deepStrictEqual(legacyFast.byId.get(id), legacySdk.byId.get(id), `legacy id ${id}`);
     }
+
+    // The same, with the modern envelope key inside the initialize and the initialized
+    // notification (a client may attach it to every message): still the SDK's connection.
+    const KEY = "io.modelcontextprotocol/protocolVersion";
+    const keyed: (Message | string)[] = [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: { experimental: { [KEY]: {} } },
+          clientInfo: { name: "t", version: "0" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized", params: { _meta: { x: KEY } } },
+      call(2, "workspace_info", {}),
+      call(3, "read_file", { path: "a.txt" }),
+      { jsonrpc: "2.0", id: 4, method: "tools/list" },
+    ];
+    const keyedSdk = await run(workspace, false, keyed, [1, 2, 3, 4]);
+    const keyedFast = await run(workspace, true, keyed, [1, 2, 3, 4]);
+    assert.equal(keyedFast.taken, 0, "an initialized connection stays with the SDK");
+    for (const id of [1, 2, 3, 4]) {
+      assert.deepStrictEqual(keyedFast.byId.get(id), keyedSdk.byId.get(id), `keyed id ${id}`);
+    }
   } finally {
     workspace.engine.close();
     await removeDir(root);

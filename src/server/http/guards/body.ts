@@ -10,7 +10,7 @@
  * read.
  */
 import { Buffer } from "node:buffer";
-import { exposeProtoKey } from "../../../workarounds/proto_key.ts";
+import { exposeProtoKey, mayHoldProtoKey } from "../../../workarounds/proto_key.ts";
 import type { MiddlewareHandler } from "hono";
 import { type HttpEnv, jsonRpcError } from "../context.ts";
 import { DEFAULT_LIMITS } from "../../../workspace/limits.ts";
@@ -123,7 +123,7 @@ export async function readBounded(
 
 /** The body with an own `__proto__` tool argument made visible to the registry (proto_key.ts). */
 function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
-  if (!Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).includes("__proto__")) {
+  if (!mayHoldProtoKey(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
     return bytes;
   }
   const text = new TextDecoder().decode(bytes);
