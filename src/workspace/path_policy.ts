@@ -505,11 +505,8 @@ export function assertSameIdentity(
   }
 }
 
-/**
- * Opens an existing regular file for reading without following a final link and
- * without blocking on special files, then verifies it is the inode that was checked.
- */
-export async function openCheckedFile(r: Resolved, argument: string): Promise<FileHandle> {
+/** The checks before a checked open: an existing regular file, the chain verified; its lstat. */
+function beforeCheckedOpen(r: Resolved, argument: string): FsInfo {
   const info = requireExisting(r, argument);
   if (info.isDirectory) {
     throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${r.rel} is a directory`, {
@@ -518,31 +515,56 @@ export async function openCheckedFile(r: Resolved, argument: string): Promise<Fi
   }
   refuseSpecial(info, r.rel, argument);
   verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+  return info;
+}
+
+/** A failed O_NOFOLLOW open in wmcp's words: ELOOP means the file became a link. */
+function checkedOpenFailure(err: unknown, r: Resolved, argument: string): unknown {
+  if ((err as { code?: string }).code === "ELOOP") {
+    return new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
+      { argument },
+    );
+  }
+  return err;
+}
+
+/**
+ * The checks after a checked open, on the descriptor's fstat: the identity that was checked, a
+ * regular file, and the chain still holding (the identity came from a look-up by path: a directory
+ * above swapped for a link during resolve's last lstat and the open would match too).
+ */
+function afterCheckedOpen(
+  info: FsInfo,
+  st: { dev: number; ino: number; isFile(): boolean },
+  r: Resolved,
+  argument: string,
+): void {
+  assertSameIdentity(
+    { dev: info.dev, ino: info.ino },
+    { dev: st.dev, ino: st.ino },
+    r.rel,
+    argument,
+  );
+  if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
+  verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+}
+
+/**
+ * Opens an existing regular file for reading without following a final link and
+ * without blocking on special files, then verifies it is the inode that was checked.
+ */
+export async function openCheckedFile(r: Resolved, argument: string): Promise<FileHandle> {
+  const info = beforeCheckedOpen(r, argument);
   let handle: FileHandle;
   try {
     handle = await fsp.open(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
   } catch (err) {
-    if ((err as { code?: string }).code === "ELOOP") {
-      throw new WorkspaceError(
-        "CHANGED_DURING_OPERATION",
-        `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
-        { argument },
-      );
-    }
-    throw err;
+    throw checkedOpenFailure(err, r, argument);
   }
   try {
-    const st = await handle.stat();
-    assertSameIdentity(
-      { dev: info.dev, ino: info.ino },
-      { dev: st.dev, ino: st.ino },
-      r.rel,
-      argument,
-    );
-    if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
-    // The identity above came from a look-up by path: a directory above swapped for a link
-    // during resolve's last lstat and the open would match too. The chain must still hold.
-    verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+    afterCheckedOpen(info, await handle.stat(), r, argument);
     return handle;
   } catch (err) {
     await handle.close();
@@ -594,38 +616,16 @@ export class CheckedFile {
  * with no hop through the blocking pool. Closing it is the caller's.
  */
 export function openCheckedFileSync(r: Resolved, argument: string): CheckedFile {
-  const info = requireExisting(r, argument);
-  if (info.isDirectory) {
-    throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${r.rel} is a directory`, {
-      argument,
-    });
-  }
-  refuseSpecial(info, r.rel, argument);
-  verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+  const info = beforeCheckedOpen(r, argument);
   let fd: number;
   try {
     fd = fs.openSync(r.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
   } catch (err) {
-    if ((err as { code?: string }).code === "ELOOP") {
-      throw new WorkspaceError(
-        "CHANGED_DURING_OPERATION",
-        `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
-        { argument },
-      );
-    }
-    throw err;
+    throw checkedOpenFailure(err, r, argument);
   }
   try {
     const st = fs.fstatSync(fd);
-    assertSameIdentity(
-      { dev: info.dev, ino: info.ino },
-      { dev: st.dev, ino: st.ino },
-      r.rel,
-      argument,
-    );
-    if (!st.isFile()) refuseSpecial({ ...info, isFifo: true }, r.rel, argument);
-    // As in openCheckedFile: the chain must still hold after the open.
-    verifyChain(r.chain, { rel: r.rel, argument, fs: r.fs });
+    afterCheckedOpen(info, st, r, argument);
     return new CheckedFile(fd, st.size);
   } catch (err) {
     fs.closeSync(fd);
