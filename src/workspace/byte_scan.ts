@@ -7,6 +7,8 @@
  */
 import { Buffer } from "node:buffer";
 import { kmpFinder } from "./text.ts";
+import { utf8Length } from "./budget.ts";
+import { skipRe2Token } from "./re2_syntax.ts";
 
 /** Finds the first hit at or after a byte offset of a byte string, or -1 (`check` may throw to stop). */
 export type ByteFind = (bin: string, from: number, check?: () => void) => number;
@@ -206,7 +208,7 @@ export function requiredLiteral(pattern: string): string | null {
     }
     if (c === "[") {
       end();
-      i = skipClass(pattern, i);
+      i = skipRe2Token(pattern, i);
       i = skipQuantifier(i);
       if (i === -1) break;
       continue;
@@ -248,48 +250,15 @@ export function requiredLiteral(pattern: string): string | null {
   return best;
 }
 
-function utf8Length(s: string): number {
-  return utf8Encoder.encode(s).length;
-}
-
-/** Index just past the class starting at i ("[" ...) "]"). */
-function skipClass(p: string, i: number): number {
-  i++;
-  if (p[i] === "^") i++;
-  if (p[i] === "]") i++;
-  while (i < p.length && p[i] !== "]") {
-    if (p[i] === "\\") i += 2;
-    else if (p.startsWith("[:", i)) {
-      const close = p.indexOf(":]", i + 2);
-      i = close === -1 ? i + 1 : close + 2;
-    } else i++;
-  }
-  return i + 1;
-}
-
 /** Index just past the group starting at i, or -1 when it does not close. */
 function skipGroup(p: string, i: number): number {
   let depth = 0;
   while (i < p.length) {
     const c = p[i];
-    if (c === "\\") {
-      if (p[i + 1] === "Q") {
-        const close = p.indexOf("\\E", i + 2);
-        if (close === -1) return -1;
-        i = close + 2;
-      } else i += 2;
-      continue;
-    }
-    if (c === "[") {
-      i = skipClass(p, i);
-      continue;
-    }
     if (c === "(") depth++;
-    else if (c === ")") {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    i++;
+    else if (c === ")" && --depth === 0) return i + 1;
+    i = skipRe2Token(p, i);
+    if (i === -1) return -1;
   }
   return -1;
 }
@@ -299,26 +268,14 @@ function hasTopLevelBar(p: string): boolean {
   let i = 0;
   while (i < p.length) {
     const c = p[i];
-    if (c === "\\") {
-      if (p[i + 1] === "Q") {
-        const close = p.indexOf("\\E", i + 2);
-        if (close === -1) return false;
-        i = close + 2;
-      } else i += 2;
-      continue;
-    }
-    if (c === "[") {
-      i = skipClass(p, i);
-      continue;
-    }
-    if (c === "(") {
-      const j = skipGroup(p, i);
-      if (j === -1) return true; // cannot tell: treat as unsafe
-      i = j;
-      continue;
-    }
     if (c === "|") return true;
-    i++;
+    if (c === "(") {
+      i = skipGroup(p, i);
+      if (i === -1) return true; // cannot tell: treat as unsafe
+      continue;
+    }
+    i = skipRe2Token(p, i);
+    if (i === -1) return false;
   }
   return false;
 }

@@ -8,6 +8,7 @@ import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
 import { kmpFinder } from "./text.ts";
 import { type ByteFind, literalByteFinder, requiredLiteral } from "./byte_scan.ts";
+import { skipRe2Token } from "./re2_syntax.ts";
 
 /** Arguments that shape a query. */
 export interface QueryArgs {
@@ -136,29 +137,9 @@ function compileRe2(pattern: string, flags: number, original: string): RE2JS {
  * must be closed with \E before anything is appended. A syntactic scan, no compile.
  */
 function endsInQuote(pattern: string): boolean {
-  let i = 0;
-  while (i < pattern.length) {
-    const c = pattern[i];
-    if (c === "\\") {
-      if (pattern[i + 1] === "Q") {
-        const end = pattern.indexOf("\\E", i + 2);
-        if (end === -1) return true;
-        i = end + 2;
-      } else i += 2;
-    } else if (c === "[") {
-      // A class: "]" right after "[" or "[^" is literal; escapes and [:name:] are skipped.
-      i++;
-      if (pattern[i] === "^") i++;
-      if (pattern[i] === "]") i++;
-      while (i < pattern.length && pattern[i] !== "]") {
-        if (pattern[i] === "\\") i += 2;
-        else if (pattern.startsWith("[:", i)) {
-          const end = pattern.indexOf(":]", i + 2);
-          i = end === -1 ? i + 1 : end + 2;
-        } else i++;
-      }
-      i++;
-    } else i++;
+  for (let i = 0; i < pattern.length;) {
+    i = skipRe2Token(pattern, i);
+    if (i === -1) return true;
   }
   return false;
 }
