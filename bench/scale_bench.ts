@@ -18,6 +18,7 @@ import {
   startInstances,
   startNginx,
 } from "../tests/deploy/_cluster.ts";
+import { wrkArgs, type WrkOptions } from "./lib/wrk.ts";
 
 /** One wrk run's figures. */
 interface WrkRun {
@@ -74,25 +75,10 @@ function wrkScript(): string {
 }
 
 /** Runs wrk once against `url`. */
-async function wrk(
-  url: string,
-  options: { script: string; threads: number; connections: number; seconds: number },
-): Promise<WrkRun> {
+async function wrk(url: string, options: WrkOptions): Promise<WrkRun> {
   // Through bash, whose `times` then prints wrk's CPU time (its children's line).
   const out = await new Deno.Command("bash", {
-    args: [
-      "-c",
-      'wrk "$@"; s=$?; times; exit $s',
-      "wrk",
-      `-t${options.threads}`,
-      `-c${options.connections}`,
-      `-d${options.seconds}s`,
-      "--timeout",
-      "10s",
-      "-s",
-      options.script,
-      url,
-    ],
+    args: ["-c", 'wrk "$@"; s=$?; times; exit $s', "wrk", ...wrkArgs(url, options)],
     stdout: "piped",
     stderr: "piped",
   }).output();

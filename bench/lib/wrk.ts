@@ -86,12 +86,21 @@ end
 `;
 }
 
-/** Runs `wrk -t threads -c connections -d seconds -s script url` and parses its BENCHJSON line. */
-export async function runWrk(
-  url: string,
-  options: { script: string; threads: number; connections: number; seconds: number },
-): Promise<WrkResult> {
-  const args = [
+/** How one wrk run is driven. */
+export interface WrkOptions {
+  /** The Lua script (request, response accounting, summary line). */
+  script: string;
+  /** wrk threads. */
+  threads: number;
+  /** Keep-alive connections. */
+  connections: number;
+  /** Duration in seconds. */
+  seconds: number;
+}
+
+/** wrk's arguments: `-t threads -c connections -d seconds --timeout 10s -s script url`. */
+export function wrkArgs(url: string, options: WrkOptions): string[] {
+  return [
     `-t${options.threads}`,
     `-c${options.connections}`,
     `-d${options.seconds}s`,
@@ -101,6 +110,11 @@ export async function runWrk(
     options.script,
     url,
   ];
+}
+
+/** Runs wrk (wrkArgs) and parses its BENCHJSON line. */
+export async function runWrk(url: string, options: WrkOptions): Promise<WrkResult> {
+  const args = wrkArgs(url, options);
   const cmd = new Deno.Command("wrk", { args, stdin: "null", stdout: "piped", stderr: "piped" });
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), (options.seconds + 30) * 1000);
