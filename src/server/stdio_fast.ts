@@ -68,7 +68,9 @@ export function createStdioFast(fast: FastPath, options: StdioFastOptions): Stdi
     if (state === "opening") {
       // An `initialize` opens a 2025-era connection whatever else its text contains (a client may
       // put the modern envelope key anywhere in it): the SDK owns that connection.
-      if (methodOf(text) === "initialize") {
+      // (Parsed only when the text could spell the method, escapes included.)
+      const mayInit = text.includes("initialize") || text.includes("\\u");
+      if (mayInit && methodOf(text) === "initialize") {
         state = "off";
         return void t.push(line);
       }
