@@ -1,7 +1,7 @@
 /** edit_file: exact, unambiguous text replacements with a unified diff; line endings kept. */
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFile, verifyChain } from "./path_policy.ts";
+import { openCheckedFile, verifyAfterRead } from "./path_policy.ts";
 import {
   countLines,
   cutText,
@@ -146,7 +146,7 @@ export async function editFile(
   } finally {
     await h.close();
   }
-  verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
+  verifyAfterRead(r, "path");
   const info = r.info!;
   if (!args.dryRun && info.nlink !== null && info.nlink > 1) {
     throw new WorkspaceError(

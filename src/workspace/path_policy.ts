@@ -489,6 +489,34 @@ export function verifyChain(
   }
 }
 
+/**
+ * The checks after a checked file was read, before its content is returned: the chain, the file's
+ * name still leading to the inode that was opened (a fresh look-up by path, not a link), the chain
+ * again. A read whose open went through a directory swapped for a link and swapped back must also
+ * win this later look-up while both chain checks around it lose (decision 0010).
+ */
+export function verifyAfterRead(r: Resolved, argument: string): void {
+  const what = { rel: r.rel, argument, fs: r.fs };
+  verifyChain(r.chain, what);
+  const info = r.info;
+  let now: FsInfo | null = null;
+  try {
+    now = r.fs.lstatSync(r.abs);
+  } catch {
+    // gone or unreadable: changed
+  }
+  if (
+    info === null || now === null || now.isSymlink || now.dev !== info.dev || now.ino !== info.ino
+  ) {
+    throw new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `${argument} ${r.rel} was replaced or moved while it was read; nothing is returned`,
+      { argument },
+    );
+  }
+  verifyChain(r.chain, what);
+}
+
 /** Throws CHANGED_DURING_OPERATION unless two stats name the same inode. */
 export function assertSameIdentity(
   checked: { dev: number; ino: number | null },

@@ -2,7 +2,7 @@
 import { Buffer } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFileSync, requireExisting, verifyChain } from "./path_policy.ts";
+import { openCheckedFileSync, requireExisting, verifyAfterRead } from "./path_policy.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
@@ -281,7 +281,7 @@ export async function readFile(
   } finally {
     file.close();
   }
-  verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
+  verifyAfterRead(r, "path");
   const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
   if (known !== undefined && start > Math.max(known, 1)) {
     throw new WorkspaceError(
@@ -396,7 +396,7 @@ export async function readMedia(
       );
     }
     const data = bytes.subarray(0, n);
-    verifyChain(r.chain, { rel: r.rel, argument: "path", fs: r.fs });
+    verifyAfterRead(r, "path");
     return {
       path: r.rel,
       mimeType,
