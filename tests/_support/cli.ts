@@ -126,13 +126,18 @@ export interface PtyResult {
 /**
  * Runs `deno run DENO_FLAGS cli.ts ARGS` on a pseudo-terminal (`script -qec`): stdin, stdout and
  * stderr are the terminal. With interruptWhen, Ctrl-C is typed (once) when the screen matches.
+ *
+ * `script` runs the command through `$SHELL -c` (`/bin/sh` when SHELL is unset, as on CI); dash
+ * stays as the command's parent and dies of the Ctrl-C itself, so `script` would report 130
+ * whatever the command did. `exec` puts the command in the shell's place.
  */
 export async function runCliOnPty(
   denoFlags: readonly string[],
   args: readonly string[],
   options: PtyOptions = {},
 ): Promise<PtyResult> {
-  const command = [Deno.execPath(), ...cliArgv(denoFlags, args)].map(shellQuote).join(" ");
+  const command = "exec " +
+    [Deno.execPath(), ...cliArgv(denoFlags, args)].map(shellQuote).join(" ");
   const child = new Deno.Command("script", {
     args: ["-qec", command, "/dev/null"],
     env: options.env,

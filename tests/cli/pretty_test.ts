@@ -250,11 +250,16 @@ Deno.test("op on a terminal: text, highlighted hits; an instant operation draws 
   });
 });
 
-/** A tree a regular-expression search takes well over a second on (80 MB of text, no match). */
-async function slowTree(dir: string): Promise<void> {
+/**
+ * A tree of `files` names for one 4 MB text file with no match (hard links: the search reads each
+ * name's bytes, the disk holds them once). 200 names take a regular-expression search about three
+ * seconds here, past the progress delay on a machine several times faster; 2,000 take half a
+ * minute, so an interrupt typed when the progress line shows always lands while it runs.
+ */
+async function slowTree(dir: string, files: number): Promise<void> {
   const line = "hello world ".repeat(8) + "\n";
-  const blob = line.repeat(Math.floor(4_000_000 / line.length));
-  for (let i = 0; i < 20; i++) await Deno.writeTextFile(`${dir}/f${i}.txt`, blob);
+  await Deno.writeTextFile(`${dir}/f0.txt`, line.repeat(Math.floor(4_000_000 / line.length)));
+  for (let i = 1; i < files; i++) await Deno.link(`${dir}/f0.txt`, `${dir}/f${i}.txt`);
 }
 
 const SLOW_SEARCH = [
@@ -269,12 +274,12 @@ const SLOW_SEARCH = [
 
 Deno.test("op on a terminal: a long operation's progress line shows its counters, no tick count", async () => {
   await withTempDir(async (dir) => {
-    await slowTree(dir);
+    await slowTree(dir, 200);
     const screen = await onPty(denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV }));
     const at = screen.indexOf('{"matches"');
     assert.ok(at > 0, JSON.stringify(screen));
     const draws = screen.slice(0, at).split(ERASE).slice(1);
-    // Whether it ran past the delay depends on the machine; it takes seconds here, so it did.
+    // It ran past the delay: the tree takes seconds to search (slowTree).
     assert.ok(draws.length >= 2, `progress drawn, then erased: ${JSON.stringify(screen)}`);
     for (const d of draws.slice(0, -1)) {
       assert.match(strip(d), /^search_text: (running|\d+ files? searched)/, JSON.stringify(d));
@@ -286,7 +291,7 @@ Deno.test("op on a terminal: a long operation's progress line shows its counters
 
 Deno.test("op on a terminal: Ctrl-C erases the progress line (and the echoed ^C) and exits 130", async () => {
   await withTempDir(async (dir) => {
-    await slowTree(dir);
+    await slowTree(dir, 2000);
     const cli = denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV });
     const run = await runCliOnPty(cli.flags, cli.args, {
       env: childEnv({}),
