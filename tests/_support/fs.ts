@@ -127,14 +127,27 @@ export interface BigTreeOptions {
   dirs?: number;
   /** Files f0.txt..f(N-1).txt in each (default 100). */
   files?: number;
+  /**
+   * Every name a hard link to d0/f0.txt: a search reads each name's bytes, the disk holds them
+   * once, so a tree that takes seconds on any machine costs no disk.
+   */
+  linked?: boolean;
 }
 
 /** A temporary tree large enough that a walk or search over it takes a while; returns its root. */
 export async function makeBigTree(options: BigTreeOptions): Promise<string> {
   const root = await makeTempDir(options.prefix ?? "wmcp-big-");
   const body = options.line.repeat(options.repeat ?? 200);
+  const first = `${root}/d0/f0.txt`;
   for (let d = 0; d < (options.dirs ?? 40); d++) {
     await Deno.mkdir(`${root}/d${d}`);
+    if (options.linked) {
+      if (d === 0) await Deno.writeTextFile(first, body);
+      for (let f = d === 0 ? 1 : 0; f < (options.files ?? 100); f++) {
+        await Deno.link(first, `${root}/d${d}/f${f}.txt`);
+      }
+      continue;
+    }
     await Promise.all(
       Array.from(
         { length: options.files ?? 100 },
