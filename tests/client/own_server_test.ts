@@ -27,7 +27,7 @@ import {
   stdoutJson,
   stdoutLines,
 } from "./_client.ts";
-import { exists, removeDir } from "../_support/fs.ts";
+import { exists, makeBigTree as makeLinkedTree, removeDir } from "../_support/fs.ts";
 import { runTasks } from "../_support/pool.ts";
 
 const FILES = { "hello.txt": "hi there\n", "sub/a.txt": "alpha\n" };
@@ -815,24 +815,22 @@ Deno.test({
   },
 });
 
-/** A tree that a backtracking-heavy regex search takes several seconds to cross. */
-async function makeBigTree(): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-client-big-" }));
-  const line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n";
-  const blob = new TextEncoder().encode(
-    line.repeat(Math.ceil(16384 / line.length)).slice(0, 16384),
-  );
-  for (let d = 0; d < 40; d++) {
-    await Deno.mkdir(`${root}/d${d}`);
-    await Promise.all(
-      Array.from({ length: 200 }, (_, f) => Deno.writeFile(`${root}/d${d}/f${f}.txt`, blob)),
-    );
-  }
-  return root;
-}
+/**
+ * A tree no search ends on before an interrupt lands, on any machine: 2,000 names for one 4 MB
+ * file (hard links; 8 GB a search, seconds even for a fast machine, no disk).
+ */
+const makeLongTree = () =>
+  makeLinkedTree({
+    prefix: "wmcp-client-long-",
+    line: "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n",
+    repeat: Math.floor(4_000_000 / 78),
+    dirs: 20,
+    files: 100,
+    linked: true,
+  });
 
 /** search_text arguments that cross every line of the big tree and match nothing. */
-const SLOW_SEARCH = JSON.stringify({ query: "\\w+\\s\\w+\\s\\w+zz", regex: true });
+const SLOW_SEARCH = JSON.stringify({ query: "([a-z]+ ?){1,100}Q0", regex: true });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -1055,20 +1053,20 @@ Deno.test("client timers against a call whose length the test controls", async (
 });
 
 Deno.test("client timeouts and cancellation on a long search_text", async (t) => {
-  const root = await makeBigTree();
-  const read = [root];
-  const search = ["tools", "call", "search_text", "--root", root, "--arguments", SLOW_SEARCH];
+  const long = await makeLongTree();
+  const read = [long];
+  const search = ["tools", "call", "search_text", "--root", long, "--arguments", SLOW_SEARCH];
   try {
     await t.step(
       "a long search completes under an inactivity timeout reset by progress",
       async () => {
-        // Whatever this machine's speed: the server's progress cadence (every 100 ms, from the
-        // start of the call, its walk included) keeps a 3 s inactivity timer (30 intervals, so
-        // a busy machine cannot make it fire) from firing, however long the search takes.
-        const r = await runClient([...search, "--timeout", "3"], { read });
+        // The search takes seconds (about 6 here), several times the 2 s inactivity timer; the
+        // server's progress cadence (every 100 ms, from the start of the call, its walk
+        // included: 20 intervals, so a busy machine cannot make it fire) keeps resetting it.
+        const r = await runClient([...search, "--timeout", "2"], { read });
         assertExit(r, 0);
         const c = stdoutJson(r);
-        assert.equal(c.mcpResult.structuredContent.filesSearched, 8000);
+        assert.equal(c.mcpResult.structuredContent.filesSearched, 2000);
         assert.equal(c.mcpResult.structuredContent.matches.length, 0);
       },
     );
@@ -1078,7 +1076,7 @@ Deno.test("client timeouts and cancellation on a long search_text", async (t) =>
       // The SIGINT listener is in place before the server is spawned: whether the signal lands
       // while connecting or during the call, the client stops with exit 7 and stops the server.
       const deadline = Date.now() + 30_000;
-      while ((await stdioServersFor(root)).length === 0) {
+      while ((await stdioServersFor(long)).length === 0) {
         assert.ok(Date.now() < deadline, "the bundled server never started");
         await sleep(25);
       }
@@ -1086,15 +1084,15 @@ Deno.test("client timeouts and cancellation on a long search_text", async (t) =>
       const r = await run.done;
       const e = assertFailure(r, "timeout", 7);
       assert.match(e.message, /interrupted|cancelled/);
-      assert.deepEqual(await lingeringStdioServers(root, 10_000), [], "the bundled server is gone");
+      assert.deepEqual(await lingeringStdioServers(long, 10_000), [], "the bundled server is gone");
     });
 
     await t.step(
       "modern HTTP: SIGINT closes the request's stream; the server cancels",
       async () => {
-        const server = await startHttpServer(root);
+        const server = await startHttpServer(long);
         try {
-          const { r, cancelled } = await interruptOverHttp(root, server, "auto");
+          const { r, cancelled } = await interruptOverHttp(long, server, "auto");
           assertFailure(r, "timeout", 7);
           assert.ok(cancelled, `the server did not cancel the search: ${server.stderr()}`);
         } finally {
@@ -1103,7 +1101,7 @@ Deno.test("client timeouts and cancellation on a long search_text", async (t) =>
       },
     );
   } finally {
-    await removeDir(root);
+    await removeDir(long);
   }
 });
 
@@ -1115,7 +1113,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const root = await makeBigTree();
+    const root = await makeLongTree();
     const server = await startHttpServer(root);
     try {
       const { r, requests, cancelled } = await interruptOverHttp(root, server, "2025-11-25");
