@@ -497,24 +497,57 @@ export function verifyChain(
  */
 export function verifyAfterRead(r: Resolved, argument: string): void {
   const what = { rel: r.rel, argument, fs: r.fs };
-  verifyChain(r.chain, what);
   const info = r.info;
-  let now: FsInfo | null = null;
-  try {
-    now = r.fs.lstatSync(r.abs);
-  } catch {
-    // gone or unreadable: changed
-  }
-  if (
-    info === null || now === null || now.isSymlink || now.dev !== info.dev || now.ino !== info.ino
-  ) {
-    throw new WorkspaceError(
-      "CHANGED_DURING_OPERATION",
-      `${argument} ${r.rel} was replaced or moved while it was read; nothing is returned`,
-      { argument },
-    );
+  // Twice: each look-up of the name is one more moment a swapped-and-restored directory must be
+  // swapped at again while the chain checks on both sides of it see it restored.
+  for (let i = 0; i < AFTER_READ_LOOKUPS; i++) {
+    verifyChain(r.chain, what);
+    let now: FsInfo | null = null;
+    try {
+      now = r.fs.lstatSync(r.abs);
+    } catch {
+      // gone or unreadable: changed
+    }
+    if (
+      info === null || now === null || now.isSymlink || now.dev !== info.dev ||
+      now.ino !== info.ino
+    ) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${argument} ${r.rel} was replaced or moved while it was read; nothing was done with it`,
+        { argument, details: { reason: "entry-changed" } },
+      );
+    }
   }
   verifyChain(r.chain, what);
+}
+
+/** Look-ups of a read file's name after its read (verifyAfterRead). */
+const AFTER_READ_LOOKUPS = 2;
+
+/** Attempts a read makes when its file is replaced under it (an editor's save by rename). */
+export const READ_ATTEMPTS = 2;
+
+/**
+ * Runs a read (read_file, read_media) again, from its resolve on, when its file was replaced
+ * while it was checked, opened or read (`CHANGED_DURING_OPERATION` with reason `entry-changed`:
+ * an editor, formatter or checkout saving by rename does that), up to READ_ATTEMPTS in all; every
+ * check runs again on each attempt. Any other error, or the last attempt's, is thrown. Not for
+ * writes: a write's caller decides on the changed file.
+ */
+export async function retryReplacedRead<T>(
+  read: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      const replaced = err instanceof WorkspaceError && err.code === "CHANGED_DURING_OPERATION" &&
+        err.details?.reason === "entry-changed";
+      if (!replaced || attempt >= READ_ATTEMPTS || signal?.aborted) throw err;
+    }
+  }
 }
 
 /** Throws CHANGED_DURING_OPERATION unless two stats name the same inode. */
@@ -528,7 +561,7 @@ export function assertSameIdentity(
     throw new WorkspaceError(
       "CHANGED_DURING_OPERATION",
       `${argument} ${rel} changed between the check and the open; nothing was done`,
-      { argument },
+      { argument, details: { reason: "entry-changed" } },
     );
   }
 }
@@ -552,7 +585,7 @@ function checkedOpenFailure(err: unknown, r: Resolved, argument: string): unknow
     return new WorkspaceError(
       "CHANGED_DURING_OPERATION",
       `${argument} ${r.rel} was replaced by a symbolic link; nothing was done`,
-      { argument },
+      { argument, details: { reason: "entry-changed" } },
     );
   }
   return err;

@@ -2,7 +2,12 @@
 import { Buffer } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFileSync, requireExisting, verifyAfterRead } from "./path_policy.ts";
+import {
+  openCheckedFileSync,
+  requireExisting,
+  retryReplacedRead,
+  verifyAfterRead,
+} from "./path_policy.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
@@ -82,10 +87,19 @@ function countNewlinesText(text: string): number {
  * file is judged on the lines it returns (from startLine on), and the result carries
  * sha256Skipped instead of sha256 and totalLines. Cancellable between chunks.
  */
-export async function readFile(
+export function readFile(
   ws: Workspace,
   args: ReadFileArgs,
   options: ReadOptions = {},
+): Promise<ReadFileResult> {
+  return retryReplacedRead(() => readFileOnce(ws, args, options), options.signal);
+}
+
+/** One attempt of readFile (retryReplacedRead runs it again when the file is replaced). */
+async function readFileOnce(
+  ws: Workspace,
+  args: ReadFileArgs,
+  options: ReadOptions,
 ): Promise<ReadFileResult> {
   const limit = ws.limits.maxReadBytes;
   const maxBytes = args.maxBytes ?? limit;
@@ -333,10 +347,19 @@ export interface ReadMediaResult {
  * Reads any file as base64 with a MIME type, under the media size cap; the whole result
  * (base64 and fixed fields) must also fit maxResultBytes, else TOO_LARGE before any read.
  */
-export async function readMedia(
+export function readMedia(
   ws: Workspace,
   args: { path: string },
   options: ReadOptions = {},
+): Promise<ReadMediaResult> {
+  return retryReplacedRead(() => readMediaOnce(ws, args, options), options.signal);
+}
+
+/** One attempt of readMedia (retryReplacedRead runs it again when the file is replaced). */
+async function readMediaOnce(
+  ws: Workspace,
+  args: { path: string },
+  options: ReadOptions,
 ): Promise<ReadMediaResult> {
   const r = await ws.policy.resolve(args.path, {
     argument: "path",

@@ -10,6 +10,7 @@ import {
   refuseSpecial,
   requireExisting,
   type Resolved,
+  verifyAfterRead,
   verifyChain,
 } from "./path_policy.ts";
 import {
@@ -59,11 +60,15 @@ export async function hashFile(
   options: Pace & { argument: string; limit: number },
 ): Promise<{ sha256: string } | { skipped: HashSkipped }> {
   const h = await openCheckedFile(r, options.argument);
+  let hashed: { sha256: string } | { skipped: HashSkipped };
   try {
-    return await sha256Bounded(h, options);
+    hashed = await sha256Bounded(h, options);
   } finally {
     await h.close();
   }
+  // As for reads: the name still leads to what was hashed (decision 0010).
+  verifyAfterRead(r, options.argument);
+  return hashed;
 }
 
 /** A file or directory identity: what a checked name must still lead to. */
