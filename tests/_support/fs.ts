@@ -157,3 +157,24 @@ export async function makeBigTree(options: BigTreeOptions): Promise<string> {
   }
   return root;
 }
+
+/**
+ * A tree no regular-expression search crosses quickly on any machine, at no disk cost: `names`
+ * names (in directories of 100) for one 4 MB text file, as hard links (makeBigTree's `linked`).
+ * With LONG_SEARCH, 2,000 names take seconds here (8 GB read), so a call on it outlasts the
+ * client's timers, a queued write and an interrupt typed when its progress shows.
+ */
+export function makeLongSearchTree(prefix: string, names = 2000): Promise<string> {
+  const line = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n";
+  return makeBigTree({
+    prefix,
+    line,
+    repeat: Math.floor(4_000_000 / line.length),
+    dirs: Math.ceil(names / 100),
+    files: Math.min(names, 100),
+    linked: true,
+  });
+}
+
+/** search_text arguments that cross every line of makeLongSearchTree's tree and match nothing. */
+export const LONG_SEARCH = { query: "([a-z]+ ?){1,100}Q0", regex: true } as const;

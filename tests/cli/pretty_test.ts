@@ -18,6 +18,7 @@ import {
 } from "../../src/cli/pretty.ts";
 import { toolTable } from "../../src/cli/table.ts";
 import { cliArgv, runCli, runCliOnPty, shellQuote } from "../_support/cli.ts";
+import { LONG_SEARCH, makeLongSearchTree, removeDir } from "../_support/fs.ts";
 /** Any SGR (colour/style) escape sequence. */
 const SGR = new RegExp("\x1b\\[[0-9;]*m");
 const SGR_ALL = new RegExp(SGR.source, "g");
@@ -251,35 +252,35 @@ Deno.test("op on a terminal: text, highlighted hits; an instant operation draws 
 });
 
 /**
- * A tree of `files` names for one 4 MB text file with no match (hard links: the search reads each
- * name's bytes, the disk holds them once). 200 names take a regular-expression search about three
- * seconds here, past the progress delay on a machine several times faster; 2,000 take half a
- * minute, so an interrupt typed when the progress line shows always lands while it runs.
+ * Runs fn on a long-search tree of `names` names (makeLongSearchTree): 600 take a search about two
+ * seconds here, past the progress delay on a machine several times faster; 2,000 take several,
+ * so an interrupt typed when the progress line shows lands while it runs.
  */
-async function slowTree(dir: string, files: number): Promise<void> {
-  const line = "hello world ".repeat(8) + "\n";
-  await Deno.writeTextFile(`${dir}/f0.txt`, line.repeat(Math.floor(4_000_000 / line.length)));
-  for (let i = 1; i < files; i++) await Deno.link(`${dir}/f0.txt`, `${dir}/f${i}.txt`);
+async function withLongTree(names: number, fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await makeLongSearchTree("wmcp-pretty-", names);
+  try {
+    await fn(dir);
+  } finally {
+    await removeDir(dir);
+  }
 }
 
 const SLOW_SEARCH = [
   "op",
   "search_text",
-  "query=(a|b)+z[0-9]{3}q",
+  `query=${LONG_SEARCH.query}`,
   "regex:=true",
-  "caseSensitive:=false",
   "--output",
   "json",
 ];
 
 Deno.test("op on a terminal: a long operation's progress line shows its counters, no tick count", async () => {
-  await withTempDir(async (dir) => {
-    await slowTree(dir, 200);
+  await withLongTree(600, async (dir) => {
     const screen = await onPty(denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV }));
     const at = screen.indexOf('{"matches"');
     assert.ok(at > 0, JSON.stringify(screen));
     const draws = screen.slice(0, at).split(ERASE).slice(1);
-    // It ran past the delay: the tree takes seconds to search (slowTree).
+    // It ran past the delay: the tree takes seconds to search (withLongTree).
     assert.ok(draws.length >= 2, `progress drawn, then erased: ${JSON.stringify(screen)}`);
     for (const d of draws.slice(0, -1)) {
       assert.match(strip(d), /^search_text: (running|\d+ files? searched)/, JSON.stringify(d));
@@ -290,8 +291,7 @@ Deno.test("op on a terminal: a long operation's progress line shows its counters
 });
 
 Deno.test("op on a terminal: Ctrl-C erases the progress line (and the echoed ^C) and exits 130", async () => {
-  await withTempDir(async (dir) => {
-    await slowTree(dir, 2000);
+  await withLongTree(2000, async (dir) => {
     const cli = denoArgv(dir, [...SLOW_SEARCH, "--root", dir], { env: COLOR_ENV });
     const run = await runCliOnPty(cli.flags, cli.args, {
       env: childEnv({}),

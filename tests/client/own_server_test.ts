@@ -27,7 +27,7 @@ import {
   stdoutJson,
   stdoutLines,
 } from "./_client.ts";
-import { exists, makeBigTree as makeLinkedTree, removeDir } from "../_support/fs.ts";
+import { exists, LONG_SEARCH, makeLongSearchTree, removeDir } from "../_support/fs.ts";
 import { runTasks } from "../_support/pool.ts";
 
 const FILES = { "hello.txt": "hi there\n", "sub/a.txt": "alpha\n" };
@@ -815,22 +815,10 @@ Deno.test({
   },
 });
 
-/**
- * A tree no search ends on before an interrupt lands, on any machine: 2,000 names for one 4 MB
- * file (hard links; 8 GB a search, seconds even for a fast machine, no disk).
- */
-const makeLongTree = () =>
-  makeLinkedTree({
-    prefix: "wmcp-client-long-",
-    line: "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor\n",
-    repeat: Math.floor(4_000_000 / 78),
-    dirs: 20,
-    files: 100,
-    linked: true,
-  });
+const makeLongTree = () => makeLongSearchTree("wmcp-client-long-");
 
-/** search_text arguments that cross every line of the big tree and match nothing. */
-const SLOW_SEARCH = JSON.stringify({ query: "([a-z]+ ?){1,100}Q0", regex: true });
+/** search_text arguments that cross every line of the long tree and match nothing. */
+const SLOW_SEARCH = JSON.stringify(LONG_SEARCH);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
