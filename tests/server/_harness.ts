@@ -292,3 +292,24 @@ export function stdioInput(stdin: WritableStream<Uint8Array>): StdioInput {
     close: () => w.close(),
   };
 }
+
+/**
+ * Polls `cond` every 25 ms until it holds or `ms` (a generous bound, default 10 s) has passed;
+ * returns whether it holds at the end.
+ */
+export async function until(cond: () => boolean, ms = 10_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  return cond();
+}
+
+/** The server's JSON log events (its stderr lines that are JSON objects) about one tool. */
+export function events(stderr: string, tool: string): Record<string, unknown>[] {
+  return stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => {
+    try {
+      return JSON.parse(l) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
+  }).filter((e) => e.tool === tool);
+}

@@ -5,12 +5,18 @@
  * Other calls of the session still get their results; a cancellation naming an id of another
  * session, or an unknown id, closes nothing. Real server process, real sockets, the real SDK
  * client in legacy mode; the cancelled call is a raw POST in the client's session so its body
- * can be watched.
+ * can be watched. Then, in process (wmcp's session table, the SDK's transport, no socket): a
+ * batch's stream ends once each of its requests is answered or cancelled, and a cancellation
+ * racing its request in another POST closes the stream exactly when the SDK aborted the request.
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { makeBigTree } from "../_support/fs.ts";
-import { startHttpServer } from "./_harness.ts";
+import type { RequestId } from "@modelcontextprotocol/server";
+import { createServerFactory } from "../../src/server/factory.ts";
+import { createLegacySessions } from "../../src/server/http/legacy_sessions.ts";
+import { cancelFixture, watch } from "../_support/cancel_fixture.ts";
+import { events, startHttpServer, until } from "./_harness.ts";
 
 /**
  * A workspace whose search outlasts the 4 s time budget on any machine (2,000 names of one 4 MB
@@ -27,23 +33,6 @@ const bigTree = () =>
     linked: true,
   });
 
-async function until(cond: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  return cond();
-}
-
-/** The server's JSON log events (stderr lines) about one tool. */
-function events(stderr: string, tool: string): Record<string, unknown>[] {
-  return stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => {
-    try {
-      return JSON.parse(l) as Record<string, unknown>;
-    } catch {
-      return {};
-    }
-  }).filter((e) => e.tool === tool);
-}
-
 /** A legacy SDK client connected to url, and its transport (session id, protocol version). */
 async function legacyClient(url: string) {
   const transport = new StreamableHTTPClientTransport(new URL(url));
@@ -54,28 +43,6 @@ async function legacyClient(url: string) {
   assert.ok(transport.sessionId, "a legacy session");
   return { client, transport };
 }
-
-/** A response body read to its end in the background. */
-function watch(res: Response) {
-  let text = "";
-  let ended = false;
-  const done = (async () => {
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    try {
-      while (true) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        text += value;
-      }
-    } catch { /* the connection failed: ended too */ }
-    ended = true;
-  })();
-  return { text: () => text, ended: () => ended, done };
-}
-
-/** Whether a body carries a JSON-RPC response for id. */
-const answers = (text: string, id: string) =>
-  text.split("\n").some((l) => l.startsWith("data: ") && l.includes(`"id":${JSON.stringify(id)}`));
 
 Deno.test("a cancelled legacy call's response stream ends at once; other calls, sessions and ids are untouched", async () => {
   const root = await bigTree();
@@ -161,7 +128,7 @@ Deno.test("a cancelled legacy call's response stream ends at once; other calls, 
             await until(cancelled.ended, 30_000),
             `the cancelled call's stream ended; body so far:\n${cancelled.text()}`,
           );
-          if (answers(cancelled.text(), "w-cancel") || !lockHeld) {
+          if (cancelled.answers("w-cancel") || !lockHeld) {
             // The write was answered before the cancellation arrived: the premise failed.
             return "inconclusive";
           }
@@ -173,7 +140,7 @@ Deno.test("a cancelled legacy call's response stream ends at once; other calls, 
             if (found.isError) assert.match(JSON.stringify(found.content), /TIME_BUDGET_EXCEEDED/);
           }
           await kept.done;
-          assert.ok(answers(kept.text(), "w-keep"), `the kept write answered:\n${kept.text()}`);
+          assert.ok(kept.answers("w-keep"), `the kept write answered:\n${kept.text()}`);
           assert.doesNotMatch(kept.text(), /"isError":true/);
           assert.equal(await Deno.readTextFile(`${root}/b.txt`), "two\n");
 
@@ -210,5 +177,119 @@ Deno.test("a cancelled legacy call's response stream ends at once; other calls, 
     assert.fail("the reader never outlasted the cancellation in 3 attempts");
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+const LEGACY = "2025-11-25";
+
+/** wmcp's legacy session table over the cancellation fixture, with one initialized session. */
+async function inProcessSession() {
+  const aborted = new Set<RequestId>();
+  let openGate!: () => void;
+  const gate = new Promise<void>((r) => (openGate = r));
+  const errors: Error[] = [];
+  const sessions = createLegacySessions({
+    factory: createServerFactory({ definition: cancelFixture(aborted, gate) }),
+    maxSessions: 10,
+    clients: 1,
+    sessionIdleMs: 60_000,
+    unusedSessionMs: 60_000,
+    maxBodyBytes: 1 << 20,
+    keepAliveMs: 10,
+    now: () => Date.now(),
+    onError: (e) => errors.push(e),
+  });
+  const request = (sessionId: string | undefined, body: unknown) =>
+    new Request("http://127.0.0.1/mcp", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...(sessionId === undefined ? {} : {
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": LEGACY,
+        }),
+      },
+      body: JSON.stringify(body),
+    });
+  const init = await sessions.serve(
+    request(undefined, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: {
+        protocolVersion: LEGACY,
+        capabilities: {},
+        clientInfo: { name: "t", version: "0" },
+      },
+    }),
+    "c",
+  );
+  const sessionId = init.headers.get("mcp-session-id")!;
+  await init.text();
+  const send = (body: unknown) => sessions.serve(request(sessionId, body), "c");
+  await (await send({ jsonrpc: "2.0", method: "notifications/initialized" })).body?.cancel();
+  return { sessions, send, aborted, openGate, errors };
+}
+
+const waitCall = (id: RequestId) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "wait", arguments: {} },
+});
+const cancelOf = (requestId: RequestId) => ({
+  jsonrpc: "2.0",
+  method: "notifications/cancelled",
+  params: { requestId },
+});
+
+Deno.test("in process: a batch's stream ends once one request is answered and the other cancelled", async () => {
+  const s = await inProcessSession();
+  try {
+    const batch = watch(
+      await s.send([waitCall("b1"), { jsonrpc: "2.0", id: "b2", method: "ping" }]),
+    );
+    assert.ok(await until(() => batch.answers("b2")), "the ping is answered");
+    const cancel = await s.send(cancelOf("b1"));
+    assert.equal(cancel.status, 202);
+    assert.ok(await batch.ends(), "the batch's stream ended (it stayed open before the fix)");
+    assert.ok(s.aborted.has("b1"));
+    assert.equal(batch.answers("b1"), false);
+    assert.deepEqual(s.errors, []);
+  } finally {
+    await s.sessions.close();
+  }
+});
+
+Deno.test("in process: a cancellation racing its request in another POST closes the stream exactly when the SDK aborted the request", async () => {
+  const s = await inProcessSession();
+  try {
+    // The two POSTs start together, the cancellation k microtasks later: for small k the SDK sees
+    // it before the request (and ignores it), for larger k after (and aborts the request).
+    const outcomes = { aborted: 0, running: 0 };
+    for (let k = 0; k < 30; k++) {
+      const id = `r${k}`;
+      const pending = s.send(waitCall(id));
+      for (let j = 0; j < k; j++) await Promise.resolve();
+      const [res, cancel] = await Promise.all([pending, s.send(cancelOf(id))]);
+      await cancel.body?.cancel();
+      const body = watch(res);
+      if (await body.open()) {
+        // Still running: the SDK did not abort it (the wait tool answers only when cancelled).
+        assert.equal(s.aborted.has(id), false, `k=${k}: aborted, yet its stream stayed open`);
+        outcomes.running++;
+        await body.stop();
+      } else {
+        assert.ok(s.aborted.has(id), `k=${k}: its stream closed, yet it was not aborted`);
+        outcomes.aborted++;
+      }
+    }
+    assert.ok(
+      outcomes.aborted > 0,
+      `some cancellations reached a known request: ${JSON.stringify(outcomes)}`,
+    );
+  } finally {
+    await s.sessions.close();
   }
 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { makeBigTree } from "../_support/fs.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { permissionFlags, SERVE_STDIO, startHttpServer } from "./_harness.ts";
+import { events, permissionFlags, SERVE_STDIO, startHttpServer, until } from "./_harness.ts";
 
 /**
  * A workspace whose search outlasts the 4 s time budget the reader runs under on any machine:
@@ -94,23 +94,6 @@ const TARGETS = [
   httpTarget("auto"),
   httpTarget("legacy"),
 ];
-
-/** The server's JSON log events (stderr lines) about one tool. */
-function events(stderr: string, tool: string): Record<string, unknown>[] {
-  return stderr.split("\n").filter((l) => l.startsWith("{")).map((l) => {
-    try {
-      return JSON.parse(l) as Record<string, unknown>;
-    } catch {
-      return {};
-    }
-  }).filter((e) => e.tool === tool);
-}
-
-async function until(cond: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  return cond();
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,45 +3,23 @@
  * found): the SDK's sessionful WebStandardStreamableHTTPServerTransport leaves the SSE response
  * stream of a request cancelled by `notifications/cancelled` open (keep-alive comments and all)
  * after its handler has stopped, since it closes a POST's stream only once every request in it
- * is answered. In process: the SDK's transport over wmcp's server factory, no socket. When the
- * first test fails, the SDK closes that stream itself: delete the workaround.
+ * is answered, and it keeps the cancelled id in its private `_requestToStreamMapping` (and a
+ * batch's other responses in `_requestResponseMap`) for the life of the session. Then the
+ * workaround itself: the stream closes once each of its requests is answered or cancelled, and
+ * those maps forget it. In process: the SDK's transport over wmcp's server factory, no socket.
+ * When the "upstream" tests fail, the SDK changed: the workaround may go (or needs a look).
  */
 import assert from "node:assert/strict";
 import {
   type RequestId,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
-import { NO_ARGUMENTS, type ServerDefinition } from "../../src/server/definition.ts";
 import { createServerFactory } from "../../src/server/factory.ts";
-import { cancelClosesStreams, postMessages } from "../../src/workarounds/legacy_cancel_stream.ts";
+import { cancelClosesStreams } from "../../src/workarounds/legacy_cancel_stream.ts";
+import { until } from "../server/_harness.ts";
+import { cancelFixture, watch } from "../_support/cancel_fixture.ts";
 
 const LEGACY = "2025-11-25";
-
-/** A tool that waits until it is cancelled, and reports that it was. */
-function waitingDefinition(aborted: () => void): ServerDefinition {
-  return Object.freeze({
-    name: "legacy-cancel-fixture",
-    version: "0.0.0",
-    tools: Object.freeze([
-      Object.freeze({
-        name: "wait",
-        description: "Waits until cancelled",
-        inputSchema: NO_ARGUMENTS,
-        handler: (
-          _args: Record<string, unknown>,
-          call: { ctx: { mcpReq: { signal: AbortSignal } } },
-        ) =>
-          new Promise<never>((_, reject) => {
-            const signal = call.ctx.mcpReq.signal;
-            signal.addEventListener("abort", () => {
-              aborted();
-              reject(signal.reason);
-            }, { once: true });
-          }),
-      }),
-    ]),
-  }) as ServerDefinition;
-}
 
 function post(sessionId: string | undefined, body: unknown): Request {
   return new Request("http://127.0.0.1/mcp", {
@@ -58,20 +36,36 @@ function post(sessionId: string | undefined, body: unknown): Request {
   });
 }
 
-/** A legacy session on a bare SDK transport whose `wait` tool is in flight as request 2. */
-async function waitingCall() {
-  let markAborted!: () => void;
-  const aborted = new Promise<void>((r) => (markAborted = r));
-  const factory = createServerFactory({ definition: waitingDefinition(markAborted) });
-  const server = factory({ era: "legacy" } as never);
+const call = (id: RequestId, name: "wait" | "gate") => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: {} },
+});
+const cancelOf = (requestId: RequestId) => ({
+  jsonrpc: "2.0",
+  method: "notifications/cancelled",
+  params: { requestId, reason: "test" },
+});
+const ping = (id: RequestId) => ({ jsonrpc: "2.0", id, method: "ping" });
+
+/** An initialized legacy session on a bare SDK transport, with or without the workaround. */
+async function legacySession(workaround: boolean) {
+  const aborted = new Set<RequestId>();
+  let openGate!: () => void;
+  const gate = new Promise<void>((r) => (openGate = r));
+  const server = createServerFactory({ definition: cancelFixture(aborted, gate) })(
+    { era: "legacy" } as never,
+  );
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: () => crypto.randomUUID(),
     keepAliveMs: 10,
   });
   await server.connect(transport);
+  if (workaround) cancelClosesStreams(transport);
   const init = await transport.handleRequest(post(undefined, {
     jsonrpc: "2.0",
-    id: 1,
+    id: "init",
     method: "initialize",
     params: {
       protocolVersion: LEGACY,
@@ -84,24 +78,28 @@ async function waitingCall() {
   await transport.handleRequest(
     post(sessionId, { jsonrpc: "2.0", method: "notifications/initialized" }),
   );
-  const call = await transport.handleRequest(post(sessionId, {
-    jsonrpc: "2.0",
-    id: 2,
-    method: "tools/call",
-    params: { name: "wait", arguments: {} },
-  }));
-  assert.equal(call.status, 200);
-  const cancel = (requestId: RequestId) =>
-    transport.handleRequest(post(sessionId, {
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId, reason: "test" },
-    }));
+  /** POSTs a message or batch in the session. */
+  const send = (body: unknown) => transport.handleRequest(post(sessionId, body));
+  /** POSTs cancellations (a notification-only POST: 202, no body). */
+  const cancel = async (...ids: RequestId[]) => {
+    const res = await send(ids.length === 1 ? cancelOf(ids[0]) : ids.map(cancelOf));
+    assert.equal(res.status, 202);
+    await res.body?.cancel();
+  };
   return {
     transport,
-    call,
     aborted,
+    openGate,
+    send,
     cancel,
+    /** The transport's private maps (the names the workaround probes). */
+    maps: () => {
+      const t = transport as unknown as Record<string, unknown>;
+      return {
+        toStream: t._requestToStreamMapping as Map<RequestId, string>,
+        responses: t._requestResponseMap as Map<RequestId, unknown>,
+      };
+    },
     close: async () => {
       await transport.close();
       await server.close();
@@ -110,81 +108,139 @@ async function waitingCall() {
 }
 
 Deno.test("upstream: a cancelled legacy request's SSE stream stays open after its handler stopped (SDK 2.4.0)", async () => {
-  const { call, aborted, cancel, close } = await waitingCall();
+  const s = await legacySession(false);
   try {
-    assert.equal((await cancel(2)).status, 202);
-    await aborted;
+    const body = watch(await s.send(call(2, "wait")));
+    await s.cancel(2);
+    assert.ok(await until(() => s.aborted.has(2)), "the handler was aborted");
     // Keep-alive comments keep coming after the handler stopped: the stream is still open.
-    // (The SDK unrefs its keep-alive timer; this one keeps the event loop running meanwhile.)
-    const alive = setInterval(() => {}, 1000);
-    const reader = call.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let text = "";
-    try {
-      while ((text.match(/: keepalive/g) ?? []).length < 3) {
-        const { done, value } = await reader.read();
-        assert.equal(done, false, "upstream fixed? delete legacy_cancel_stream.ts");
-        text += value;
-      }
-    } finally {
-      clearInterval(alive);
-    }
-    assert.doesNotMatch(text, /"id":2/, "no response for the cancelled request");
-    await reader.cancel();
+    assert.ok(await body.open(), "upstream fixed? delete legacy_cancel_stream.ts");
+    assert.equal(body.answers(2), false, "no response for the cancelled request");
+    await body.stop();
   } finally {
-    await close();
+    await s.close();
   }
 });
 
-Deno.test("cancelClosesStreams: the cancellation of a stream's every request closes it; other ids do nothing", async () => {
-  const { transport, call, aborted, cancel, close } = await waitingCall();
+Deno.test("upstream: the transport keeps a cancelled id (and a batch's other response) in its private maps after its stream is closed (SDK 2.4.0)", async () => {
+  const s = await legacySession(false);
   try {
-    const streams = cancelClosesStreams(transport);
-    const forget = streams.opened([2]);
-    // Unknown ids close nothing.
-    streams.cancelled([3, "2"]);
-    await cancel(2);
-    await aborted;
-    streams.cancelled([2]);
-    const text = await call.text(); // ends: the stream was closed
-    assert.doesNotMatch(text, /"id":2/, "no response for the cancelled request");
-    forget();
-    streams.cancelled([2]); // finished: nothing to do
+    const { toStream, responses } = s.maps();
+    // The workaround's cleanup probes these names: a rename must be noticed here.
+    assert.ok(toStream instanceof Map, "_requestToStreamMapping is a Map");
+    assert.ok(responses instanceof Map, "_requestResponseMap is a Map");
+    const body = watch(await s.send([call("a", "wait"), ping("b")]));
+    assert.ok(await until(() => body.answers("b")), "the ping is answered");
+    await s.cancel("a");
+    assert.ok(await until(() => s.aborted.has("a")));
+    s.transport.closeSSEStream("a");
+    assert.ok(await body.ends(), "closeSSEStream ends the stream");
+    assert.ok(toStream.has("a") && toStream.has("b"), "the ids stay mapped");
+    assert.ok(responses.has("b"), "the ping's response stays");
   } finally {
-    await close();
+    await s.close();
   }
 });
 
-Deno.test("cancelClosesStreams: a batch's stream stays open until all its requests are cancelled", () => {
-  const closed: RequestId[] = [];
-  const streams = cancelClosesStreams({ closeSSEStream: (id) => closed.push(id) });
-  const forgetBatch = streams.opened([1, 2]);
-  streams.opened(["a"]);
-  streams.cancelled([1]);
-  assert.deepEqual(closed, []);
-  streams.cancelled([2]);
-  assert.deepEqual(closed, [2]);
-  forgetBatch();
-  streams.cancelled([1, 2]);
-  assert.deepEqual(closed, [2]);
-  streams.cancelled(["a"]);
-  assert.deepEqual(closed, [2, "a"]);
+Deno.test("upstream: a cancellation before its request in the same POST aborts that request (SDK 2.4.0)", async () => {
+  const s = await legacySession(false);
+  try {
+    // The Protocol acts on the cancellation after the whole batch is handed over, so it knows
+    // the request by then: it aborts it and drops its response.
+    const body = watch(await s.send([cancelOf("s1"), call("s1", "gate")]));
+    s.openGate();
+    assert.ok(await until(() => s.aborted.has("s1")), "the request was aborted");
+    assert.ok(await body.open(), "no response: the stream stays open");
+    assert.equal(body.answers("s1"), false);
+    await body.stop();
+  } finally {
+    await s.close();
+  }
 });
 
-Deno.test("postMessages reads a POST's request ids and the ids its cancellations name", () => {
-  assert.deepEqual(
-    postMessages({ jsonrpc: "2.0", id: 4, method: "tools/call", params: {} }),
-    { requests: [4], cancels: [] },
-  );
-  assert.deepEqual(
-    postMessages([
-      { jsonrpc: "2.0", id: "x", method: "tools/call" },
-      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } },
-      { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: null } },
-      { jsonrpc: "2.0", method: "notifications/cancelled" },
-      { jsonrpc: "2.0", id: 9, result: {} },
-      null,
-      "junk",
-    ]),
-    { requests: ["x"], cancels: [7] },
-  );
+Deno.test("cancelClosesStreams: a cancelled request's stream ends; unknown ids close nothing", async () => {
+  const s = await legacySession(true);
+  try {
+    const body = watch(await s.send(call(2, "wait")));
+    await s.cancel(3, "2", "no-such-request");
+    assert.ok(await body.open(), 'unknown ids ("2" is not 2) closed nothing');
+    await s.cancel(2);
+    assert.ok(await body.ends(), "the cancelled request's stream ended");
+    assert.ok(s.aborted.has(2));
+    assert.equal(body.answers(2), false, "no response for the cancelled request");
+    await s.cancel(2); // finished: nothing to do
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("cancelClosesStreams: a batch's stream ends once each request is answered or cancelled, in either order", async () => {
+  const s = await legacySession(true);
+  try {
+    // Answered, then the other cancelled.
+    const first = watch(await s.send([call("a1", "wait"), ping("b1")]));
+    assert.ok(await until(() => first.answers("b1")), "the ping is answered");
+    assert.ok(await first.open(), "a request is still running");
+    await s.cancel("a1");
+    assert.ok(await first.ends(), "the batch's stream ended");
+    assert.equal(first.answers("a1"), false);
+
+    // Cancelled, then the other answered.
+    const second = watch(await s.send([call("a2", "wait"), call("g2", "gate")]));
+    await s.cancel("a2");
+    assert.ok(await until(() => s.aborted.has("a2")));
+    assert.ok(await second.open(), "the gate is still closed");
+    s.openGate();
+    assert.ok(await second.ends(), "the batch's stream ended");
+    assert.ok(second.answers("g2"), `the gate answered:\n${second.text()}`);
+    assert.equal(second.answers("a2"), false);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("cancelClosesStreams: a cancellation counts for the requests the SDK aborts: earlier POSTs and its own POST, not later ones", async () => {
+  const s = await legacySession(true);
+  try {
+    // The request before its cancellation in one POST.
+    const before = watch(await s.send([call("c1", "wait"), cancelOf("c1")]));
+    assert.ok(await before.ends());
+    assert.ok(s.aborted.has("c1"));
+    // The cancellation before its request in one POST: the SDK aborts it all the same (see the
+    // upstream test above), so no response will come and the stream ends.
+    const after = watch(await s.send([cancelOf("s1"), call("s1", "wait")]));
+    assert.ok(await after.ends());
+    assert.ok(await until(() => s.aborted.has("s1")));
+    assert.equal(after.answers("s1"), false);
+    // A cancellation in an earlier POST than its request: ignored by the SDK and here; the
+    // request runs and is answered.
+    await s.cancel("g1");
+    const later = watch(await s.send(call("g1", "gate")));
+    assert.ok(await later.open(), "the gate is still closed");
+    s.openGate();
+    assert.ok(await later.ends());
+    assert.ok(later.answers("g1"), `the request was answered:\n${later.text()}`);
+    assert.equal(s.aborted.has("g1"), false);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("cancelClosesStreams: many cancel cycles on one session leave the transport's private maps empty", async () => {
+  const s = await legacySession(true);
+  try {
+    for (let i = 0; i < 200; i++) {
+      const single = watch(await s.send(call(`r${i}`, "wait")));
+      await s.cancel(`r${i}`);
+      assert.ok(await single.ends(), `cycle ${i}`);
+      const batch = watch(await s.send([call(`a${i}`, "wait"), ping(`p${i}`)]));
+      await s.cancel(`a${i}`);
+      assert.ok(await batch.ends(), `batch cycle ${i}`);
+    }
+    const { toStream, responses } = s.maps();
+    assert.equal(toStream.size, 0, `ids left: ${[...toStream.keys()].slice(0, 5)}`);
+    assert.equal(responses.size, 0);
+  } finally {
+    await s.close();
+  }
 });

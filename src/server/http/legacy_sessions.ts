@@ -9,10 +9,10 @@
  * least recently used idle session of the client holding the most sessions (among clients holding
  * at least as many as the newcomer's). See docs/decisions/0015. Behind a balancer, a session id
  * carries its instance's tag (`NAME.<uuid>`, docs/decisions/0037): an id this table does not hold,
- * another instance's included, is 404 like any unknown session, never served here. A POST of a
- * session that cancels (`notifications/cancelled`) every request of one of that session's open
- * POST streams ends that stream at once (src/workarounds/legacy_cancel_stream.ts): a cancelled
- * request gets no response, so the SDK alone would leave it open, in flight.
+ * another instance's included, is 404 like any unknown session, never served here. A POST
+ * stream of a session all of whose requests are answered or cancelled (`notifications/cancelled`,
+ * as the SDK's Protocol aborts them) ends at once (src/workarounds/legacy_cancel_stream.ts): a
+ * cancelled request gets no response, so the SDK alone would leave it open, in flight.
  */
 import {
   type AuthInfo,
@@ -22,12 +22,7 @@ import {
 import type { ServerFactory } from "../factory.ts";
 import { jsonRpcError } from "./context.ts";
 import { newSessionId } from "./instance.ts";
-import {
-  type CancelClosesStreams,
-  cancelClosesStreams,
-  type PostMessages,
-  postMessages,
-} from "../../workarounds/legacy_cancel_stream.ts";
+import { cancelClosesStreams } from "../../workarounds/legacy_cancel_stream.ts";
 
 /** Default most open legacy sessions. */
 export const DEFAULT_MAX_SESSIONS = 100;
@@ -75,8 +70,6 @@ interface Session {
   used: boolean;
   /** Requests in flight (their responses still being sent); standalone GET streams excluded. */
   inflight: number;
-  /** Its open POST streams by request id: a cancellation of all a stream carries closes it. */
-  streams: CancelClosesStreams;
 }
 
 /** The session table and how the handler talks to it. */
@@ -214,11 +207,10 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
 
   /**
    * A request's response: the session is in flight until it has been sent in full (or closed
-   * because every request it carried was cancelled).
+   * because every request it carried was answered or cancelled).
    */
-  const track = (s: Session, res: Response, forget?: () => void): Response =>
+  const track = (s: Session, res: Response): Response =>
     onBodyEnd(res, () => {
-      forget?.();
       s.inflight--;
       s.lastSeen = options.now();
     });
@@ -232,28 +224,14 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     s.used = true;
     s.lastSeen = options.now();
     s.inflight++;
-    const method = req.method.toUpperCase();
-    // A POST's requests and cancellations, read once (the transport gets the parsed body); a
-    // body that is no JSON goes to the transport as it is, which answers it.
-    let parsed: { body: unknown; messages: PostMessages } | undefined;
-    if (method === "POST") {
-      try {
-        const body: unknown = await req.clone().json();
-        parsed = { body, messages: postMessages(body) };
-      } catch {
-        parsed = undefined;
-      }
-    }
     let res: Response;
     try {
-      res = await s.transport.handleRequest(
-        req,
-        parsed === undefined ? undefined : { parsedBody: parsed.body },
-      );
+      res = await s.transport.handleRequest(req);
     } catch (err) {
       s.inflight--;
       throw err;
     }
+    const method = req.method.toUpperCase();
     if (method === "DELETE") {
       s.inflight--;
       await closeSession(id);
@@ -266,15 +244,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       s.inflight--;
       return res;
     }
-    if (parsed === undefined || !res.ok) return track(s, res);
-    const { requests, cancels } = parsed.messages;
-    const forget = requests.length > 0 && res.body !== null
-      ? s.streams.opened(requests)
-      : undefined;
-    const tracked = track(s, res, forget);
-    // After this POST's own stream is known: a request and its cancellation may share a batch.
-    if (cancels.length > 0) s.streams.cancelled(cancels);
-    return tracked;
+    return track(s, res);
   };
 
   const open = async (req: Request, client: string, authInfo?: AuthInfo): Promise<Response> => {
@@ -333,7 +303,6 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
             lastSeen: now,
             used: false,
             inflight: 1, // its initialize response, until that is sent
-            streams: cancelClosesStreams(transport),
           };
           sessions.set(id, created);
           settle();
@@ -345,6 +314,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       });
       transport.onerror = options.onError;
       await server.connect(transport);
+      cancelClosesStreams(transport);
       const res = await transport.handleRequest(req, { parsedBody: body });
       return created === undefined ? res : track(created, res);
     } finally {
