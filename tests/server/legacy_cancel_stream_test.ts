@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { makeBigTree } from "../_support/fs.ts";
+import { makeLongSearchTree } from "../_support/fs.ts";
 import type { RequestId } from "@modelcontextprotocol/server";
 import { createServerFactory } from "../../src/server/factory.ts";
 import { createLegacySessions } from "../../src/server/http/legacy_sessions.ts";
@@ -23,15 +23,7 @@ import { events, startHttpServer, until } from "./_harness.ts";
  * file, as in write_cancel_mcp_test.ts): six searches hold the read lock until the budget ends
  * them, so a write queues behind them.
  */
-const bigTree = () =>
-  makeBigTree({
-    prefix: "wmcp-lcancel-",
-    line: "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n",
-    repeat: Math.floor(4_000_000 / 66),
-    dirs: 20,
-    files: 100,
-    linked: true,
-  });
+const bigTree = () => makeLongSearchTree("wmcp-lcancel-");
 
 /** A legacy SDK client connected to url, and its transport (session id, protocol version). */
 async function legacyClient(url: string) {

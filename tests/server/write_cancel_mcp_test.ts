@@ -5,7 +5,7 @@
  * server's log says which when no result was sent.
  */
 import assert from "node:assert/strict";
-import { makeBigTree } from "../_support/fs.ts";
+import { makeLongSearchTree } from "../_support/fs.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { events, permissionFlags, SERVE_STDIO, startHttpServer, until } from "./_harness.ts";
@@ -15,15 +15,7 @@ import { events, permissionFlags, SERVE_STDIO, startHttpServer, until } from "./
  * 2,000 names for one 4 MB file (8 GB a search; a single search takes about 7 s here, six at
  * once far longer), so the read lock is held until the budget ends them.
  */
-const bigTree = () =>
-  makeBigTree({
-    prefix: "wmcp-wcancel-",
-    line: "the quick brown fox jumps over the lazy dog 0123456789 abcdefghij\n",
-    repeat: Math.floor(4_000_000 / 66),
-    dirs: 20,
-    files: 100,
-    linked: true,
-  });
+const bigTree = () => makeLongSearchTree("wmcp-wcancel-");
 
 interface Connected {
   client: Client;
