@@ -95,3 +95,22 @@ export function watch(res: Response) {
     },
   };
 }
+
+/** The legacy protocol version the cancel tests speak. */
+export const LEGACY = "2025-11-25";
+
+/** A legacy Streamable HTTP POST of body, in sessionId's session (none for initialize). */
+export function legacyPost(sessionId: string | undefined, body: unknown): Request {
+  return new Request("http://127.0.0.1/mcp", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sessionId === undefined ? {} : {
+        "mcp-session-id": sessionId,
+        "mcp-protocol-version": LEGACY,
+      }),
+    },
+    body: JSON.stringify(body),
+  });
+}

@@ -15,7 +15,7 @@ import { makeLongSearchTree } from "../_support/fs.ts";
 import type { RequestId } from "@modelcontextprotocol/server";
 import { createServerFactory } from "../../src/server/factory.ts";
 import { createLegacySessions } from "../../src/server/http/legacy_sessions.ts";
-import { cancelFixture, watch } from "../_support/cancel_fixture.ts";
+import { cancelFixture, LEGACY, legacyPost, watch } from "../_support/cancel_fixture.ts";
 import { events, startHttpServer, until } from "./_harness.ts";
 
 /**
@@ -172,8 +172,6 @@ Deno.test("a cancelled legacy call's response stream ends at once; other calls, 
   }
 });
 
-const LEGACY = "2025-11-25";
-
 /** wmcp's legacy session table over the cancellation fixture, with one initialized session. */
 async function inProcessSession() {
   const aborted = new Set<RequestId>();
@@ -191,21 +189,8 @@ async function inProcessSession() {
     now: () => Date.now(),
     onError: (e) => errors.push(e),
   });
-  const request = (sessionId: string | undefined, body: unknown) =>
-    new Request("http://127.0.0.1/mcp", {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(sessionId === undefined ? {} : {
-          "mcp-session-id": sessionId,
-          "mcp-protocol-version": LEGACY,
-        }),
-      },
-      body: JSON.stringify(body),
-    });
   const init = await sessions.serve(
-    request(undefined, {
+    legacyPost(undefined, {
       jsonrpc: "2.0",
       id: 0,
       method: "initialize",
@@ -219,7 +204,7 @@ async function inProcessSession() {
   );
   const sessionId = init.headers.get("mcp-session-id")!;
   await init.text();
-  const send = (body: unknown) => sessions.serve(request(sessionId, body), "c");
+  const send = (body: unknown) => sessions.serve(legacyPost(sessionId, body), "c");
   await (await send({ jsonrpc: "2.0", method: "notifications/initialized" })).body?.cancel();
   return { sessions, send, aborted, openGate, errors };
 }

@@ -17,24 +17,7 @@ import {
 import { createServerFactory } from "../../src/server/factory.ts";
 import { cancelClosesStreams } from "../../src/workarounds/legacy_cancel_stream.ts";
 import { until } from "../server/_harness.ts";
-import { cancelFixture, watch } from "../_support/cancel_fixture.ts";
-
-const LEGACY = "2025-11-25";
-
-function post(sessionId: string | undefined, body: unknown): Request {
-  return new Request("http://127.0.0.1/mcp", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...(sessionId === undefined ? {} : {
-        "mcp-session-id": sessionId,
-        "mcp-protocol-version": LEGACY,
-      }),
-    },
-    body: JSON.stringify(body),
-  });
-}
+import { cancelFixture, LEGACY, legacyPost, watch } from "../_support/cancel_fixture.ts";
 
 const call = (id: RequestId, name: "wait" | "gate") => ({
   jsonrpc: "2.0",
@@ -63,7 +46,7 @@ async function legacySession(workaround: boolean) {
   });
   await server.connect(transport);
   if (workaround) cancelClosesStreams(transport);
-  const init = await transport.handleRequest(post(undefined, {
+  const init = await transport.handleRequest(legacyPost(undefined, {
     jsonrpc: "2.0",
     id: "init",
     method: "initialize",
@@ -76,10 +59,10 @@ async function legacySession(workaround: boolean) {
   const sessionId = init.headers.get("mcp-session-id")!;
   await init.text();
   await transport.handleRequest(
-    post(sessionId, { jsonrpc: "2.0", method: "notifications/initialized" }),
+    legacyPost(sessionId, { jsonrpc: "2.0", method: "notifications/initialized" }),
   );
   /** POSTs a message or batch in the session. */
-  const send = (body: unknown) => transport.handleRequest(post(sessionId, body));
+  const send = (body: unknown) => transport.handleRequest(legacyPost(sessionId, body));
   /** POSTs cancellations (a notification-only POST: 202, no body). */
   const cancel = async (...ids: RequestId[]) => {
     const res = await send(ids.length === 1 ? cancelOf(ids[0]) : ids.map(cancelOf));
