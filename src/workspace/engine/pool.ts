@@ -140,6 +140,8 @@ interface Slot {
   call: Call | null;
   idleTimer?: Timer;
   ackTimer?: Timer;
+  /** Arms the acknowledgement timer of a call stopped before the worker was ready. */
+  onReady?: () => void;
   /** Set when given up on; its exit event then frees a place under the abandoned cap. */
   abandoned?: boolean;
 }
@@ -324,10 +326,18 @@ export class Engine {
     slot.call = call;
     slot.worker.ref();
     call.onStop = () => {
-      // The caller already has its error; give the worker ACK_MS to reach a checkpoint.
-      slot.ackTimer = setTimeout(() => {
-        if (slot.call === call) this.#abandon(slot);
-      }, ACK_MS);
+      // The caller already has its error; give the worker ACK_MS to reach a checkpoint. A
+      // worker still loading its modules runs none of the job's code yet: its window starts
+      // when it is ready (its first checkpoint then sees the flag). Abandoning it instead
+      // would replace it with another loading worker, which on a loaded machine is abandoned
+      // in turn by the next stopped call.
+      const arm = () => {
+        slot.ackTimer = setTimeout(() => {
+          if (slot.call === call) this.#abandon(slot);
+        }, ACK_MS);
+      };
+      if (slot.ready) arm();
+      else slot.onReady = arm;
     };
     const message: JobMessage = {
       type: "job",
@@ -375,6 +385,9 @@ export class Engine {
   #onMessage(slot: Slot, m: WorkerMessage): void {
     if (m.type === "ready") {
       slot.ready = true;
+      const arm = slot.onReady;
+      slot.onReady = undefined;
+      arm?.();
       return;
     }
     const call = slot.call;
@@ -391,6 +404,7 @@ export class Engine {
   #release(slot: Slot): void {
     clearTimeout(slot.ackTimer);
     slot.ackTimer = undefined;
+    slot.onReady = undefined;
     slot.call = null;
     slot.worker.unref();
     const next = this.#queue.shift();

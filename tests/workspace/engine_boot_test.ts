@@ -1,0 +1,47 @@
+/**
+ * The engine's acknowledgement window starts when a worker is ready: a call stopped while its
+ * worker is still loading its modules ends at once, and the worker is kept (not abandoned and
+ * replaced), then runs the next call.
+ */
+import assert from "node:assert/strict";
+import { ACK_MS, Engine } from "../../src/workspace/engine/pool.ts";
+import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
+import { withTempDir } from "../_support/fs.ts";
+
+const SLOW_BOOT = new URL("./fixtures/slow_boot_worker.ts", import.meta.url);
+
+Deno.test("a call stopped while its worker loads: CANCELLED at once, the worker is not abandoned", async () => {
+  await withTempDir(async (root) => {
+    await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
+    const ws = await Workspace.open({
+      root,
+      engine: "workers",
+      engineWorker: SLOW_BOOT,
+      engineSize: 1,
+    });
+    try {
+      assert.ok(ws.engine instanceof Engine);
+      const ac = new AbortController();
+      const started = performance.now();
+      const p = runOperation({ workspace: ws, signal: ac.signal }, "search_text", {
+        query: "needle",
+      })
+        .then(() => "done", (e: WorkspaceError) => e.code);
+      setTimeout(() => ac.abort(), 10);
+      assert.equal(await p, "CANCELLED");
+      // The caller is answered without waiting for the worker.
+      assert.ok(performance.now() - started < 400, "the cancelled call waited for the worker");
+      // Past the boot and well past ACK_MS: the worker answered its stop instead of being replaced.
+      await new Promise((r) => setTimeout(r, 400 + 4 * ACK_MS + 300));
+      assert.equal(ws.engine.stats.abandoned, 0, JSON.stringify(ws.engine.stats));
+      const found = await runOperation({ workspace: ws }, "search_text", { query: "needle" }) as {
+        matches: unknown[];
+      };
+      assert.equal(found.matches.length, 1);
+      assert.equal(ws.engine.stats.abandoned, 0, JSON.stringify(ws.engine.stats));
+      assert.equal(ws.engine.stats.live, 1);
+    } finally {
+      ws.engine.close();
+    }
+  });
+});
