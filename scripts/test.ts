@@ -1,0 +1,299 @@
+/**
+ * `deno task test`: the test suite in a few `deno test` processes at once (shards), each running
+ * its files one after another, then one summary line for the whole suite.
+ *
+ * Why processes, not `deno test --parallel`: `--parallel` runs test modules as threads of one
+ * process, which share Deno's permission state, the working directory (`Deno.chdir`) and the
+ * process's scheduler; a synchronous read loop in one module then starves another module's
+ * engine worker (decision 0040). Separate processes share only the machine.
+ *
+ * The suite is type-checked once (`deno check`), then each shard runs `deno test --no-check` on
+ * its files. Files are assigned to shards longest first by the durations in tests/durations.json
+ * (unknown files count DEFAULT_SECONDS); files of one directory listed in TOGETHER stay in one shard
+ * (they build and use the same artefacts). Each file's output is printed whole once the file is
+ * done, so the two shards' lines never interleave; a shard's closing part (errors, failures, its
+ * summary) is printed when it ends, and the last line is the suite's, in deno's own summary form.
+ *
+ * Flags: `--shards N` (default 2, or WMCP_TEST_SHARDS), `--write-durations` (rewrite
+ * tests/durations.json from this run's per-file wall times). Other arguments go to every shard's
+ * `deno test` (`--filter X`, `--fail-fast`); paths among them replace `tests/`.
+ */
+const REPO = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+const DURATIONS = `${REPO}/tests/durations.json`;
+/** The test processes' permissions (what the suite's tests need). */
+export const TEST_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-run",
+  "--allow-env",
+  "--allow-net=127.0.0.1,[::1]",
+];
+/** Directories whose files share build artefacts (dist/ for the adapters): one shard each. */
+const TOGETHER = ["tests/adapters/"];
+/** The weight of a test file with no recorded duration (seconds). */
+const DEFAULT_SECONDS = 2;
+const TEST_FILE = /(^|\/)([^/]*[_.])?test\.(ts|tsx|mts|js|mjs|jsx)$/;
+
+/** Test files under `dir` (repository-relative, sorted), as deno test discovers them. */
+export async function testFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (rel: string) => {
+    const entries = [];
+    for await (const e of Deno.readDir(`${REPO}/${rel}`)) entries.push(e);
+    for (const e of entries) {
+      const p = `${rel}/${e.name}`;
+      if (e.isDirectory && e.name !== "node_modules" && !e.name.startsWith(".")) await walk(p);
+      else if (e.isFile && TEST_FILE.test(p)) out.push(p);
+    }
+  };
+  const st = await Deno.stat(`${REPO}/${dir}`);
+  if (st.isFile) return [dir];
+  await walk(dir.replace(/\/$/, ""));
+  return out.sort();
+}
+
+/**
+ * Assigns files to `n` shards, heaviest group first to the lightest shard (LPT scheduling);
+ * within a shard files keep their sorted order. Deterministic for the same inputs.
+ */
+export function assignShards(
+  files: string[],
+  seconds: Record<string, number>,
+  n: number,
+  together: string[] = TOGETHER,
+): string[][] {
+  const groups = new Map<string, string[]>();
+  for (const f of files) {
+    const key = together.find((d) => f.startsWith(d)) ?? f;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  const weight = (g: string[]) => g.reduce((s, f) => s + (seconds[f] ?? DEFAULT_SECONDS), 0);
+  const ordered = [...groups.values()].sort((a, b) =>
+    weight(b) - weight(a) || (a[0] < b[0] ? -1 : 1)
+  );
+  const shards = Array.from({ length: n }, () => ({ files: [] as string[], load: 0 }));
+  for (const g of ordered) {
+    const lightest = shards.reduce((min, s) => (s.load < min.load ? s : min));
+    lightest.files.push(...g);
+    lightest.load += weight(g);
+  }
+  return shards.map((s) => s.files.sort()).filter((s) => s.length > 0);
+}
+
+/** Totals of one deno test summary line (`ok | 5 passed (3 steps) | 0 failed | 1 ignored ...`). */
+export interface Totals {
+  passed: number;
+  failed: number;
+  ignored: number;
+  steps: number;
+  ignoredSteps: number;
+  filtered: number;
+}
+
+/** Parses deno's summary line; null for any other line. */
+export function parseSummary(line: string): Totals | null {
+  const m = /^(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(line);
+  if (!m) return null;
+  const ignored = /\| (\d+) ignored(?: \((\d+) steps?\))?/.exec(line);
+  const filtered = /\| (\d+) filtered out/.exec(line);
+  return {
+    passed: Number(m[2]),
+    steps: Number(m[3] ?? 0),
+    failed: Number(m[4]),
+    ignored: Number(ignored?.[1] ?? 0),
+    ignoredSteps: Number(ignored?.[2] ?? 0),
+    filtered: Number(filtered?.[1] ?? 0),
+  };
+}
+
+/** The suite's summary line, in deno's form. */
+export function formatSummary(t: Totals, ok: boolean, ms: number): string {
+  const steps = (n: number) => (n > 0 ? ` (${n} step${n === 1 ? "" : "s"})` : "");
+  const s = Math.round(ms / 1000);
+  const time = s >= 60 ? `${Math.floor(s / 60)}m${s % 60}s` : `${s}s`;
+  return `${ok ? "ok" : "FAILED"} | ${t.passed} passed${steps(t.steps)} | ${t.failed} failed` +
+    (t.ignored > 0 ? ` | ${t.ignored} ignored${steps(t.ignoredSteps)}` : "") +
+    (t.filtered > 0 ? ` | ${t.filtered} filtered out` : "") + ` (${time})`;
+}
+
+const encoder = new TextEncoder();
+/** Serialises whole blocks onto stdout. */
+let writing = Promise.resolve();
+function emit(text: string): Promise<void> {
+  writing = writing.then(async () => {
+    const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
+    for (let off = 0; off < bytes.length;) off += await Deno.stdout.write(bytes.subarray(off));
+  });
+  return writing;
+}
+
+interface ShardResult {
+  code: number;
+  totals: Totals | null;
+  /** Wall seconds per file, from its first line to the next file's (or the shard's end). */
+  seconds: Record<string, number>;
+}
+
+const RUNNING = /^running \d+ tests? from \.\/(.+)$/;
+
+/** Runs one shard, printing each file's block when it is complete. */
+async function runShard(
+  files: string[],
+  extra: string[],
+  children: Set<Deno.ChildProcess>,
+): Promise<ShardResult> {
+  // One pipe for both streams (through sh), so a test's stderr stays beside its lines.
+  const child = new Deno.Command("/bin/sh", {
+    args: [
+      "-c",
+      'exec "$0" "$@" 2>&1',
+      Deno.execPath(),
+      "test",
+      "--no-check",
+      ...TEST_PERMISSIONS,
+      ...extra,
+      ...files,
+    ],
+    cwd: REPO,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  children.add(child);
+  const seconds: Record<string, number> = {};
+  let block: string[] = [];
+  let current: string | null = null;
+  let started = performance.now();
+  let totals: Totals | null = null;
+  const close = async () => {
+    if (current !== null) seconds[current] = (performance.now() - started) / 1000;
+    if (block.length > 0) await emit(block.join("\n"));
+    block = [];
+  };
+  let pending = "";
+  const decoder = new TextDecoder();
+  const onLine = async (line: string) => {
+    const m = RUNNING.exec(line);
+    if (m) {
+      await close();
+      current = m[1];
+      started = performance.now();
+    }
+    totals = parseSummary(line) ?? totals;
+    block.push(line);
+  };
+  for await (const chunk of child.stdout) {
+    pending += decoder.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = pending.indexOf("\n")) !== -1) {
+      await onLine(pending.slice(0, nl));
+      pending = pending.slice(nl + 1);
+    }
+  }
+  if (pending.length > 0) await onLine(pending);
+  const { code } = await child.status;
+  children.delete(child);
+  // What follows the last file's tests (errors, failures, the shard's summary) ends its block.
+  await close();
+  return { code, totals, seconds };
+}
+
+/** deno test flags that take their value as the next argument. */
+const VALUE_FLAGS = new Set(["--filter", "--ignore", "--reporter", "--junit-path", "--coverage"]);
+
+/** Our flags, the arguments for deno test, and the paths among them. */
+export function splitArgs(args: string[]): {
+  shards: string | undefined;
+  writeDurations: boolean;
+  extra: string[];
+  paths: string[];
+} {
+  let shards: string | undefined;
+  let writeDurations = false;
+  const extra: string[] = [];
+  const paths: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--shards") shards = args[++i];
+    else if (a.startsWith("--shards=")) shards = a.slice("--shards=".length);
+    else if (a === "--write-durations") writeDurations = true;
+    else if (VALUE_FLAGS.has(a) && i + 1 < args.length) extra.push(a, args[++i]);
+    else if (a.startsWith("-")) extra.push(a);
+    else paths.push(a);
+  }
+  return { shards, writeDurations, extra, paths };
+}
+
+async function main(): Promise<number> {
+  const { shards: shardsFlag, writeDurations, extra, paths } = splitArgs(Deno.args);
+  const shardCount = Number(shardsFlag ?? Deno.env.get("WMCP_TEST_SHARDS") ?? 2);
+  if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > 16) {
+    console.error(`test: --shards takes a whole number from 1 to 16, not ${shardsFlag}`);
+    return 2;
+  }
+  const files: string[] = [];
+  for (const p of paths.length > 0 ? paths : ["tests"]) files.push(...await testFiles(p));
+  const recorded: Record<string, number> = await Deno.readTextFile(DURATIONS)
+    .then((t) => JSON.parse(t), () => ({}));
+
+  const t0 = performance.now();
+  const check = await new Deno.Command(Deno.execPath(), {
+    args: ["check", "--quiet", ...files],
+    cwd: REPO,
+    stdin: "null",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!check.success) {
+    console.error("test: the tests do not type-check (deno check above)");
+    return 1;
+  }
+
+  const shards = assignShards(files, recorded, shardCount);
+  await emit(
+    `running ${files.length} test files in ${shards.length} processes (` +
+      shards.map((s, i) => `shard ${i + 1}: ${s.length} files`).join(", ") + ")",
+  );
+  const children = new Set<Deno.ChildProcess>();
+  const stop = () => {
+    for (const c of children) {
+      try {
+        c.kill("SIGTERM");
+      } catch { /* already gone */ }
+    }
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+  const results = await Promise.all(shards.map((s) => runShard(s, extra, children)));
+  Deno.removeSignalListener("SIGINT", stop);
+  Deno.removeSignalListener("SIGTERM", stop);
+
+  const sum: Totals = { passed: 0, failed: 0, ignored: 0, steps: 0, ignoredSteps: 0, filtered: 0 };
+  let ok = true;
+  for (const [i, r] of results.entries()) {
+    if (r.code !== 0) ok = false;
+    if (r.totals === null) {
+      ok = false;
+      await emit(`test: shard ${i + 1} ended (exit ${r.code}) without deno's summary line`);
+      continue;
+    }
+    for (const k of Object.keys(sum) as (keyof Totals)[]) sum[k] += r.totals[k];
+  }
+  if (sum.failed > 0) ok = false;
+  if (writeDurations) {
+    const merged: Record<string, number> = { ...recorded };
+    for (const r of results) {
+      for (const [f, s] of Object.entries(r.seconds)) merged[f] = Math.round(s * 10) / 10;
+    }
+    const sorted = Object.fromEntries(
+      Object.entries(merged).filter(([f]) => files.includes(f) || paths.length > 0).sort(),
+    );
+    await Deno.writeTextFile(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
+  }
+  await emit("");
+  await emit(formatSummary(sum, ok, performance.now() - t0));
+  await writing;
+  return ok ? 0 : 1;
+}
+
+if (import.meta.main) Deno.exit(await main());

@@ -1,0 +1,109 @@
+/**
+ * scripts/test.ts, the suite's runner: which files it finds, how it splits them across
+ * processes, and how it reads and writes deno's summary lines.
+ */
+import assert from "node:assert/strict";
+import {
+  assignShards,
+  formatSummary,
+  parseSummary,
+  splitArgs,
+  testFiles,
+} from "../../scripts/test.ts";
+
+Deno.test("the runner finds the files deno test would: *_test.ts, *.test.ts, test.ts, no fixtures", async () => {
+  const files = await testFiles("tests");
+  assert.ok(files.includes("tests/scripts/test_runner_test.ts"));
+  assert.ok(files.every((f) => /(^|\/)([^/]*[_.])?test\.(ts|tsx|mts|js|mjs|jsx)$/.test(f)));
+  assert.ok(!files.some((f) => f.includes("/_support/") || f.includes("node_modules")));
+  assert.deepEqual(files, [...files].sort());
+  assert.deepEqual(await testFiles("tests/scripts/test_runner_test.ts"), [
+    "tests/scripts/test_runner_test.ts",
+  ]);
+});
+
+Deno.test("shards: heaviest first onto the lightest shard; grouped directories stay together", () => {
+  const seconds = { "a_test.ts": 90, "b_test.ts": 50, "c_test.ts": 40, "d_test.ts": 10 };
+  const files = ["a_test.ts", "b_test.ts", "c_test.ts", "d_test.ts"];
+  assert.deepEqual(assignShards(files, seconds, 2, []), [
+    ["a_test.ts", "d_test.ts"],
+    ["b_test.ts", "c_test.ts"],
+  ]);
+  // Unknown files weigh DEFAULT_SECONDS (2); the result does not depend on input order.
+  assert.deepEqual(
+    assignShards(["x_test.ts", "y_test.ts", "z_test.ts"], {}, 2, []),
+    assignShards(["z_test.ts", "x_test.ts", "y_test.ts"], {}, 2, []),
+  );
+  const grouped = assignShards(
+    ["g/one_test.ts", "g/two_test.ts", "h_test.ts"],
+    { "g/one_test.ts": 1, "g/two_test.ts": 1, "h_test.ts": 1.5 },
+    2,
+    ["g/"],
+  );
+  assert.equal(grouped.length, 2);
+  assert.ok(grouped.some((s) => s.includes("g/one_test.ts") && s.includes("g/two_test.ts")));
+  // Never an empty shard, never a file twice or lost.
+  const one = assignShards(["a_test.ts"], {}, 4, []);
+  assert.deepEqual(one, [["a_test.ts"]]);
+  const many = assignShards(files, seconds, 3, []);
+  assert.deepEqual(many.flat().sort(), files);
+});
+
+Deno.test("summary lines: deno's forms are read, and the suite's line is written in the same form", () => {
+  assert.deepEqual(
+    parseSummary("ok | 601 passed (1655 steps) | 0 failed | 1 ignored (3 steps) (15m53s)"),
+    { passed: 601, steps: 1655, failed: 0, ignored: 1, ignoredSteps: 3, filtered: 0 },
+  );
+  assert.deepEqual(parseSummary("FAILED | 600 passed | 1 failed | 3 filtered out (9m6s)"), {
+    passed: 600,
+    steps: 0,
+    failed: 1,
+    ignored: 0,
+    ignoredSteps: 0,
+    filtered: 3,
+  });
+  assert.equal(parseSummary("ok | 1 passed ... (not a summary)"), null);
+  assert.equal(parseSummary("a test named ok | 1 passed | 0 failed"), null);
+  const line = formatSummary(
+    { passed: 601, steps: 1655, failed: 0, ignored: 1, ignoredSteps: 3, filtered: 0 },
+    true,
+    (9 * 60 + 6) * 1000,
+  );
+  assert.equal(line, "ok | 601 passed (1655 steps) | 0 failed | 1 ignored (3 steps) (9m6s)");
+  // What .ci/run reads off the last line.
+  assert.match(line, /^(ok|FAILED) \| [0-9]+ passed/);
+  assert.deepEqual(parseSummary(line), {
+    passed: 601,
+    steps: 1655,
+    failed: 0,
+    ignored: 1,
+    ignoredSteps: 3,
+    filtered: 0,
+  });
+  assert.equal(
+    formatSummary(
+      { passed: 2, steps: 1, failed: 1, ignored: 0, ignoredSteps: 0, filtered: 0 },
+      false,
+      4_400,
+    ),
+    "FAILED | 2 passed (1 step) | 1 failed (4s)",
+  );
+});
+
+Deno.test("arguments: --shards and --write-durations are the runner's; the rest go to deno test", () => {
+  assert.deepEqual(
+    splitArgs(["--shards", "3", "--filter", "read file", "tests/cli/", "--fail-fast"]),
+    {
+      shards: "3",
+      writeDurations: false,
+      extra: ["--filter", "read file", "--fail-fast"],
+      paths: ["tests/cli/"],
+    },
+  );
+  assert.deepEqual(splitArgs(["--shards=1", "--write-durations", "--filter=x"]), {
+    shards: "1",
+    writeDurations: true,
+    extra: ["--filter=x"],
+    paths: [],
+  });
+});
