@@ -38,13 +38,17 @@ export function renderOperations(ops: (ToolRow & Record<string, unknown>)[], for
     `${ops.length} operations\n`;
 }
 
-/** The terminal's width when stdout is one; else undefined. */
+/** Columns assumed for a terminal that reports no size (a pty made without one reports 0). */
+const DEFAULT_COLUMNS = 80;
+
+/** The terminal's width when stdout is one (80 when it reports none); else undefined. */
 export function terminalColumns(): number | undefined {
   if (!Deno.stdout.isTerminal()) return undefined;
   try {
-    return Deno.consoleSize().columns;
+    const { columns } = Deno.consoleSize();
+    return columns > 0 ? columns : DEFAULT_COLUMNS;
   } catch {
-    return undefined;
+    return DEFAULT_COLUMNS;
   }
 }
 

@@ -407,6 +407,19 @@ Deno.test("tools list on a tmux terminal: a table wrapped to the pane's width", 
   });
 });
 
+Deno.test("op list on a terminal that reports no size (script's pty): the table is 80 columns wide", async () => {
+  await withTempDir(async (dir) => {
+    const screen = strip(await onPty(denoArgv(dir, ["op", "list"])));
+    const lines = screen.split("\n").map((l) => l.trimEnd()).filter((l) => l !== "");
+    const list = lines.findIndex((l) => l.startsWith("list_directory "));
+    assert.ok(list >= 0, screen);
+    // At 80 columns list_directory's first three arguments fit on its line (a width of 0
+    // wrapped them at the signature's 20-column minimum, two a line).
+    assert.match(lines[list], /\[path\], \[depth\], \[includeHidden\],/);
+    for (const l of lines) assert.ok(l.length <= 80, l);
+  });
+});
+
 Deno.test("tools call on a terminal: hits highlighted as op shows them; a failure is one red line", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
