@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ACK_MS, Engine } from "../../src/workspace/engine/pool.ts";
-import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
+import { runOperation, Workspace, type WorkspaceError } from "../../mod.ts";
 import { withTempDir } from "../_support/fs.ts";
 
 const SLOW_BOOT = new URL("./fixtures/slow_boot_worker.ts", import.meta.url);
