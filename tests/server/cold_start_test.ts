@@ -127,15 +127,39 @@ Deno.test("cold start: both eras' first answers come before any engine worker st
   }
 });
 
-Deno.test("serve.ts: a kind other than stdio or http is a usage error that starts nothing", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", "--no-prompt", new URL("../../serve.ts", import.meta.url).pathname],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.code, 2);
-  assert.equal(new TextDecoder().decode(out.stdout), "");
-  const err = JSON.parse(new TextDecoder().decode(out.stderr).trim()) as { error: Json };
-  assert.equal(err.error.code, "USAGE");
+Deno.test("serve.ts: a kind other than stdio or http is a usage error that starts nothing; --help and -V answer", async () => {
+  const serve = (args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        new URL("../../serve.ts", import.meta.url).pathname,
+        ...args,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  for (const [args, hint] of [[[], ""], [["htp"], " (did you mean http?)"]] as const) {
+    const out = await serve([...args]);
+    assert.equal(out.code, 2);
+    assert.equal(new TextDecoder().decode(out.stdout), "");
+    const err = JSON.parse(new TextDecoder().decode(out.stderr).trim()) as { error: Json };
+    assert.equal(err.error.code, "USAGE");
+    const message = String(err.error.message);
+    if (hint !== "") assert.ok(message.includes(hint), message);
+    assert.ok(message.endsWith("; see `serve.ts --help`"), message);
+  }
+  const help = await serve(["--help"]);
+  assert.equal(help.code, 0);
+  const text = new TextDecoder().decode(help.stdout);
+  assert.match(text, /^serve\.ts \d+\.\d+\.\d+: the serve launcher/);
+  assert.ok(text.includes("serve.ts stdio --help"), text);
+  assert.equal(new TextDecoder().decode(help.stderr), "");
+  for (const flag of ["-V", "--version"]) {
+    const v = await serve([flag]);
+    assert.equal(v.code, 0);
+    assert.match(new TextDecoder().decode(v.stdout), /^\d+\.\d+\.\d+\n$/);
+  }
 });
