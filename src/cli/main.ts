@@ -35,6 +35,7 @@ import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
 import {
   chooseFormat,
+  formatBeforeParse,
   type OutputFormat,
   renderOperations,
   renderResult,
@@ -275,6 +276,8 @@ export async function main(argv: string[]): Promise<number> {
       return await serveStop(rest.slice(1), writeStdout);
     }
     if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
+    // A flag error is reported in the format the command would have used (pretty on a terminal).
+    format = formatBeforeParse(rest);
     let parsed;
     try {
       parsed = parseArgs({ args: rest, options: OP_OPTIONS, allowPositionals: true, strict: true });

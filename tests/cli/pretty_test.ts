@@ -420,6 +420,26 @@ Deno.test("op list on a terminal that reports no size (script's pty): the table 
   });
 });
 
+Deno.test("a misspelled flag on a terminal is the one error line, in op and tools call; piped it is JSON", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [cli, help] of [
+        [denoArgv(dir, ["op", "read_file", "--roott", dir, "path=a"]), "wmcp op --help"],
+        [clientArgv(dir, ["tools", "call", "read_file", "--roott", dir]), "wmcp tools call --help"],
+      ] as const
+    ) {
+      const screen = strip(await onPty(cli)).trim();
+      assert.equal(
+        screen,
+        `error (usage): unknown flag --roott (did you mean --root?); see \`${help}\``,
+      );
+      const out = await piped(cli);
+      assert.equal(out.code, 2);
+      assert.match(JSON.parse(out.stderr).error.message, /^unknown flag --roott/);
+    }
+  });
+});
+
 Deno.test("tools call on a terminal: hits highlighted as op shows them; a failure is one red line", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, TREE);
