@@ -109,6 +109,18 @@ export function scanArgs(args: string[]): { values: Map<string, string[]>; posit
   return { values, positionals };
 }
 
+/** `host:port` of an http(s) URL, for `--allow-net`; undefined when it is not one. */
+function netPeer(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
+    return `${u.hostname}:${u.port || (u.protocol === "https:" ? "443" : "80")}`;
+  } catch {
+    return undefined;
+  }
+}
+
 function abs(path: string, base: string): string {
   const joined = path.startsWith("/") ? path : `${base === "/" ? "" : base}/${path}`;
   const out: string[] = [];
@@ -244,13 +256,16 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     const remote = has("endpoint") || (has("config") && entry?.kind !== "stdio");
     if (has("config")) named("--config", last("config"), [read]);
     if (remote) {
+      // `--no-auth`: no sign-in, so no credentials, and the endpoint's host is the only peer.
+      const noAuth = has("no-auth");
       // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
-      if (!has("no-auth-store")) {
+      if (!noAuth && !has("no-auth-store")) {
         fixed("the credentials directory", ctx.configDir, [read, write]);
       }
-      extra.push("--allow-sys=uid");
+      if (!noAuth) extra.push("--allow-sys=uid");
       // An authorization server may live on any host the resource server names.
-      extra.push("--allow-net");
+      const peer = noAuth && has("endpoint") ? netPeer(last("endpoint")) : undefined;
+      extra.push(peer === undefined ? "--allow-net" : `--allow-net=${peer}`);
     }
     if (entry?.kind === "stdio") {
       // Started in its cwd (checked to exist: read there). Run on exactly its command where a
@@ -281,10 +296,14 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     fixed("the credentials directory", ctx.configDir, [read, write]);
     named("--config", last("config"), [read]);
     named("--client-secret-file", last("client-secret-file"), [read]);
+    // `auth status` only reads the store: no network, no browser.
+    const status = positionals[0] === "status";
     return finish([
       "--allow-env",
-      "--allow-net",
-      ...(ctx.browser ? [`--allow-run=${runList("the browser opener", [ctx.browser])}`] : []),
+      ...(status ? [] : ["--allow-net"]),
+      ...(ctx.browser && !status && !has("no-browser")
+        ? [`--allow-run=${runList("the browser opener", [ctx.browser])}`]
+        : []),
       "--allow-sys=uid",
     ]);
   }

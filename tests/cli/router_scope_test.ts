@@ -277,6 +277,57 @@ console.log(JSON.stringify(out));`,
   }
 });
 
+Deno.test("plans: --no-auth reaches only its endpoint and no credentials; auth status gets no net or browser", () => {
+  const ctx = {
+    invocationDir: "/work",
+    deno: [Deno.execPath()],
+    configDir: "/home/u/.config/wmcp",
+    browser: "xdg-open",
+  };
+  const flagsOf = (argv: string[]) => {
+    const plan = commandPermissions(argv, ctx);
+    assert.equal(plan.kind, "child");
+    return plan.kind === "child" ? plan.flags : [];
+  };
+  const signedIn = flagsOf(["tools", "list", "--endpoint", "http://127.0.0.1:3000/mcp"]);
+  assert.ok(signedIn.includes("--allow-net"), signedIn.join(" "));
+  assert.ok(signedIn.includes("--allow-sys=uid"), signedIn.join(" "));
+  assert.ok(signedIn.some((f) => f.includes(ctx.configDir)), signedIn.join(" "));
+
+  for (
+    const [endpoint, peer] of [
+      ["http://127.0.0.1:3000/mcp", "127.0.0.1:3000"],
+      ["https://mcp.example.com/mcp", "mcp.example.com:443"],
+      ["http://[::1]:8765/mcp", "[::1]:8765"],
+      ["http://localhost/mcp", "localhost:80"],
+    ]
+  ) {
+    const flags = flagsOf(["tools", "list", "--endpoint", endpoint, "--no-auth"]);
+    assert.ok(flags.includes(`--allow-net=${peer}`), flags.join(" "));
+    assert.ok(!flags.includes("--allow-net"), flags.join(" "));
+    assert.ok(!flags.some((f) => f.includes(ctx.configDir)), flags.join(" "));
+    assert.ok(!flags.some((f) => f.startsWith("--allow-sys")), flags.join(" "));
+  }
+
+  const status = flagsOf(["auth", "status"]);
+  assert.ok(!status.some((f) => f.startsWith("--allow-net")), status.join(" "));
+  assert.ok(!status.some((f) => f.startsWith("--allow-run")), status.join(" "));
+  assert.ok(status.some((f) => f.startsWith("--allow-read=") && f.includes(ctx.configDir)));
+  const login = flagsOf(["auth", "login", "--endpoint", "http://127.0.0.1:3000/mcp"]);
+  assert.ok(
+    login.includes("--allow-net") && login.includes("--allow-run=xdg-open"),
+    login.join(" "),
+  );
+  const headless = flagsOf([
+    "auth",
+    "login",
+    "--endpoint",
+    "http://127.0.0.1:3000/mcp",
+    "--no-browser",
+  ]);
+  assert.ok(!headless.some((f) => f.startsWith("--allow-run")), headless.join(" "));
+});
+
 Deno.test("auth: cli.ts started with narrower flags re-launches with the router's auth grant", async () => {
   const L = await scratch();
   try {
