@@ -1,4 +1,4 @@
-// Find up to 5 Markdown files under the current directory (read-only) and print their paths.
+// Find up to 5 Markdown files under the current directory (read-only) and print them.
 import { runOperation, Workspace } from "@wmcp/wmcp";
 
 const workspace = await Workspace.open({ root: ".", writable: false });

@@ -107,7 +107,8 @@ Examples:
 
 The result is the operation's JSON object on stdout. Errors are one JSON object
 {"error":{"code",...}} on stderr. Exit codes: 0 success, 1 operation error, 2 usage error
-(including arguments that do not match the operation's input schema: nothing ran).
+(including arguments that do not match the operation's input schema: nothing ran), 130
+interrupted (Ctrl-C).
 `,
     "op list": `Usage: ${p} op list [--write] [--output json|pretty]
 
