@@ -44,17 +44,30 @@ function isAscii(s: string): boolean {
 }
 
 /**
- * Runs `finder` (first hit at or after `from` in a string, or -1) over windows of BYTE_WINDOW
+ * Start positions one call of a finder whose cost per position grows with the literal may cover
+ * (`literalBytes` steps at most each): about 4 million steps, a few milliseconds, between two
+ * stop checks, whatever the literal's length.
+ */
+export function windowFor(literalBytes: number): number {
+  return Math.max(1024, Math.min(BYTE_WINDOW, Math.floor((1 << 22) / Math.max(1, literalBytes))));
+}
+
+/**
+ * Runs `finder` (first hit at or after `from` in a string, or -1) over windows of `window`
  * start positions, each a slice with `pad` bytes of right context (a hit is at most `pad`
  * bytes long), calling `check` between windows: one uninterruptible call covers one window.
  */
-function windowedBytes(finder: (s: string, from: number) => number, pad: number): ByteFind {
+function windowedBytes(
+  finder: (s: string, from: number) => number,
+  pad: number,
+  window = BYTE_WINDOW,
+): ByteFind {
   return (bin, from, check) => {
-    if (bin.length - from <= BYTE_WINDOW) return finder(bin, from);
-    for (let s = from; s < bin.length; s += BYTE_WINDOW) {
+    if (bin.length - from <= window) return finder(bin, from);
+    for (let s = from; s < bin.length; s += window) {
       if (s > from) check?.();
-      const i = finder(bin.slice(s, Math.min(bin.length, s + BYTE_WINDOW + pad)), 0);
-      if (i !== -1 && i < BYTE_WINDOW) return s + i;
+      const i = finder(bin.slice(s, Math.min(bin.length, s + window + pad)), 0);
+      if (i !== -1 && i < window) return s + i;
     }
     return -1;
   };
@@ -92,15 +105,23 @@ export function literalByteFinder(literal: string, caseSensitive: boolean): Byte
     else source += "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0");
   }
   // A fixed sequence of single-character atoms (k and s: two alternatives with different
-  // first bytes): one path per start position, O(text x literal) at worst; windows bound
-  // each call.
+  // first bytes): one path per start position, O(text x literal) at worst, so the window
+  // shrinks as the literal grows (a 4,000-character literal over one 64 KiB chunk was one call
+  // of about 100 ms, longer than a stopped worker has to acknowledge).
   const re = new RegExp(source, "g");
-  const pad = 3 * literal.length;
-  const find = windowedBytes((s, from) => {
-    re.lastIndex = from;
-    const m = re.exec(s);
-    return m ? m.index : -1;
-  }, pad);
+  // The longest hit: one byte a character, three for a k (U+212A), two for an s (U+017F).
+  let pad = 0;
+  for (const c of literal.toLowerCase()) pad += c === "k" ? 3 : c === "s" ? 2 : 1;
+  // A window at least as long as the pad: a call scans at most twice its window.
+  const find = windowedBytes(
+    (s, from) => {
+      re.lastIndex = from;
+      const m = re.exec(s);
+      return m ? m.index : -1;
+    },
+    pad,
+    Math.max(windowFor(literal.length), pad),
+  );
   return { find, pad };
 }
 

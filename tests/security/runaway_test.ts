@@ -118,6 +118,10 @@ function smallSearch(url: string) {
 for (const c of CASES) {
   Deno.test(`runaway ${c.tool}: the server answers /healthz and another call while it runs; cancelling it frees the pool`, async () => {
     await withServer([], async (server) => {
+      // Both engine workers started first (two calls at once): on a loaded machine a worker's
+      // start alone can outlast the wait below, and the ordering checks are about matching, not
+      // about starting threads.
+      await Promise.all([smallSearch(server.url), smallSearch(server.url)]);
       // The hostile call goes through the SDK client, whose abort sends the protocol's cancellation.
       const client = new Client({ name: "runaway", version: "0" });
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
-import { requiredLiteral } from "../../src/workspace/byte_scan.ts";
+import { literalByteFinder, requiredLiteral } from "../../src/workspace/byte_scan.ts";
 import { matchJsonBytes, type SearchMatch } from "../../src/workspace/search.ts";
 import { jsonBytes } from "../../src/workspace/budget.ts";
 import { run, withTempDir } from "./_helpers.ts";
@@ -287,4 +287,30 @@ Deno.test("context lines: one empty line before the match is one line, in both s
       assert.deepEqual(r.matches.map((m) => m.before), [[""]], JSON.stringify(args));
     }
   });
+});
+
+Deno.test("a long case-insensitive literal is scanned in short windows: a stop is seen within milliseconds", () => {
+  const literal = "a".repeat(2000) + "b" + "a".repeat(2000);
+  const bf = literalByteFinder(literal, false);
+  assert.ok(bf !== null);
+  // The longest hit is the literal's bytes (k and s count their non-ASCII folds: 3 and 2).
+  assert.equal(bf.pad, literal.length);
+  assert.equal(literalByteFinder("Ks", false)?.pad, 5);
+  // One 64 KiB chunk of start positions (what search_text hands the finder at a time) was one
+  // call, about 100 ms here for this literal; in windows of 4,001 positions it checks 16 times.
+  let checks = 0;
+  const chunk = "a".repeat(64 * 1024 + bf.pad);
+  assert.equal(bf.find(chunk, 0, () => checks++), -1);
+  assert.ok(checks >= 15, `stop checks: ${checks}`);
+  // A check that throws stops the scan.
+  assert.throws(() =>
+    bf.find(chunk, 0, () => {
+      throw new Error("stopped");
+    }), /stopped/);
+  // Hits across window boundaries are found where they start, in any case.
+  const hit = "a".repeat(2000) + "B" + "A".repeat(2000);
+  for (const at of [0, 4000, 4001, 10_000]) {
+    const text = "c".repeat(at) + hit + "c".repeat(9000);
+    assert.equal(bf.find(text, 0, () => {}), at, `at ${at}`);
+  }
 });
