@@ -3,9 +3,9 @@
  * its files one after another, then one summary line for the whole suite.
  *
  * Why processes, not `deno test --parallel`: `--parallel` runs test modules as threads of one
- * process, which share Deno's permission state, the working directory (`Deno.chdir`) and the
- * process's scheduler; a synchronous read loop in one module then starves another module's
- * engine worker (decision 0040). Separate processes share only the machine.
+ * process, which share the working directory (a test calls `Deno.chdir`), the environment and
+ * Deno's permission state; every test file here was written to run alone in its process
+ * (decision 0040). Separate processes share only the machine.
  *
  * The suite is type-checked once (`deno check`), then each shard runs `deno test --no-check` on
  * its files. Files are assigned to shards longest first by the durations in tests/durations.json
