@@ -12,7 +12,7 @@ import { didYouMean } from "./src/cli/suggest.ts";
 const KINDS = ["stdio", "http"];
 
 /** serve.ts's own help (each server's flags: `serve.ts stdio --help`, `serve.ts http --help`). */
-export const SERVE_HELP =
+const SERVE_HELP =
   `serve.ts ${VERSION}: the serve launcher (what \`wmcp serve\` and host configs run)
 
 Usage:

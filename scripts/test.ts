@@ -226,9 +226,10 @@ export function splitArgs(args: string[]): {
 
 async function main(): Promise<number> {
   const { shards: shardsFlag, writeDurations, extra, paths } = splitArgs(Deno.args);
-  const shardCount = Number(shardsFlag ?? Deno.env.get("WMCP_TEST_SHARDS") ?? 2);
+  const asked = shardsFlag ?? Deno.env.get("WMCP_TEST_SHARDS") ?? "2";
+  const shardCount = Number(asked);
   if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > 16) {
-    console.error(`test: --shards takes a whole number from 1 to 16, not ${shardsFlag}`);
+    console.error(`test: --shards takes a whole number from 1 to 16, not ${JSON.stringify(asked)}`);
     return 2;
   }
   const files: string[] = [];

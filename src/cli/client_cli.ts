@@ -25,7 +25,7 @@ import {
 } from "../client/commands.ts";
 import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
-import { outputFlagOf, StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
+import { outputBeforeParse, StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
@@ -220,15 +220,6 @@ async function chooseInteraction(values: Values): Promise<Interaction> {
   return terminalPrompts();
 }
 
-/** The output a command would use, read before its flags are parsed (never throws). */
-function outputBeforeParse(argv: readonly string[]): ClientOutput {
-  try {
-    return chooseOutput(outputFlagOf(argv));
-  } catch {
-    return chooseOutput(undefined);
-  }
-}
-
 function chooseOutput(v: string | undefined): ClientOutput {
   if (v === undefined) return Deno.stdout.isTerminal() ? "pretty" : "mcp-json";
   if (v === "mcp-json" || v === "json" || v === "jsonl" || v === "pretty") return v;
@@ -377,7 +368,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
   let pointer: string | undefined;
   const toolsList = `see \`${prog} tools list\``;
   // A flag error is reported in the format the command would have used (pretty on a terminal).
-  output = outputBeforeParse(argv);
+  output = outputBeforeParse(argv, chooseOutput);
   try {
     const { values, positionals } = parse(argv);
     output = chooseOutput(values.output);

@@ -35,7 +35,7 @@ import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
 import {
   chooseFormat,
-  formatBeforeParse,
+  outputBeforeParse,
   type OutputFormat,
   renderOperations,
   renderResult,
@@ -277,7 +277,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
     // A flag error is reported in the format the command would have used (pretty on a terminal).
-    format = formatBeforeParse(rest);
+    format = outputBeforeParse(rest, chooseFormat);
     let parsed;
     try {
       parsed = parseArgs({ args: rest, options: OP_OPTIONS, allowPositionals: true, strict: true });

@@ -16,25 +16,26 @@ export function chooseFormat(flag: string | undefined): OutputFormat {
   throw new UsageError(`--output must be json or pretty, got ${JSON.stringify(flag)}`);
 }
 
-/** The last `--output` value of an argument list, read before it is parsed (never throws). */
-export function outputFlagOf(args: readonly string[]): string | undefined {
+/**
+ * The output a command would choose, read before its flags are parsed, so that an error in them
+ * is reported as the command would report its result: `choose` of the last `--output` value, or
+ * of none when that value is missing or one `choose` refuses.
+ */
+export function outputBeforeParse<T>(
+  args: readonly string[],
+  choose: (flag: string | undefined) => T,
+): T {
   let asked: string | undefined;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--") break;
     if (args[i] === "--output") asked = args[++i];
     else if (args[i].startsWith("--output=")) asked = args[i].slice("--output=".length);
   }
-  return asked;
-}
-
-/**
- * The format `op` would use, read before its flags are parsed (so that an error in them is
- * reported as the command would report its result): a valid `--output`, else the default.
- */
-export function formatBeforeParse(args: readonly string[]): OutputFormat {
-  const asked = outputFlagOf(args);
-  if (asked === "json" || asked === "pretty") return asked;
-  return Deno.stdout.isTerminal() ? "pretty" : "json";
+  try {
+    return choose(asked);
+  } catch {
+    return choose(undefined);
+  }
 }
 
 /** Renders a JSON value (one line). */

@@ -44,12 +44,12 @@ function isAscii(s: string): boolean {
 }
 
 /**
- * Start positions one call of a finder whose cost per position grows with the literal may cover
- * (`literalBytes` steps at most each): about 4 million steps, a few milliseconds, between two
- * stop checks, whatever the literal's length.
+ * Start positions one call of a finder whose cost per position grows with the literal (up to
+ * `literalLength` steps each) may cover: about 4 million steps, a few milliseconds, between two
+ * stop checks, whatever the literal's length; at most `cap`, at least 1024.
  */
-export function windowFor(literalBytes: number): number {
-  return Math.max(1024, Math.min(BYTE_WINDOW, Math.floor((1 << 22) / Math.max(1, literalBytes))));
+export function windowFor(literalLength: number, cap: number = BYTE_WINDOW): number {
+  return Math.max(1024, Math.min(cap, Math.floor((1 << 22) / Math.max(1, literalLength))));
 }
 
 /**
@@ -94,11 +94,14 @@ export function literalByteFinder(literal: string, caseSensitive: boolean): Byte
     };
   }
   if (!isAscii(literal)) return null;
-  // No `i` flag: the case variants are spelled out, so no byte >= 0x80 is ever folded.
+  // No `i` flag: the case variants are spelled out, so no byte >= 0x80 is ever folded. The
+  // longest hit (pad): a byte a character, three for a k (U+212A), two for an s (U+017F).
   let source = "";
+  let pad = 0;
   for (const c of literal) {
     const lower = c.toLowerCase();
     const upper = c.toUpperCase();
+    pad += lower === "k" ? 3 : lower === "s" ? 2 : 1;
     if (lower === "k") source += "(?:[kK]|\\xE2\\x84\\xAA)";
     else if (lower === "s") source += "(?:[sS]|\\xC5\\xBF)";
     else if (lower !== upper) source += `[${lower}${upper}]`;
@@ -109,9 +112,6 @@ export function literalByteFinder(literal: string, caseSensitive: boolean): Byte
   // shrinks as the literal grows (a 4,000-character literal over one 64 KiB chunk was one call
   // of about 100 ms, longer than a stopped worker has to acknowledge).
   const re = new RegExp(source, "g");
-  // The longest hit: one byte a character, three for a k (U+212A), two for an s (U+017F).
-  let pad = 0;
-  for (const c of literal.toLowerCase()) pad += c === "k" ? 3 : c === "s" ? 2 : 1;
   // A window at least as long as the pad: a call scans at most twice its window.
   const find = windowedBytes(
     (s, from) => {

@@ -7,7 +7,7 @@
 import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
 import { kmpFinder } from "./text.ts";
-import { type ByteFind, literalByteFinder, requiredLiteral } from "./byte_scan.ts";
+import { type ByteFind, literalByteFinder, requiredLiteral, windowFor } from "./byte_scan.ts";
 import { skipRe2Token } from "./re2_syntax.ts";
 
 /** Arguments that shape a query. */
@@ -313,6 +313,6 @@ export function compileQuery(args: QueryArgs): QueryMatcher {
   };
   // Case folding may change a match's UTF-16 length; the pad covers twice the query. V8's
   // scan is O(window x query) here, so the window shrinks as the query grows.
-  const window = Math.max(1024, Math.min(SCAN_WINDOW, Math.floor((1 << 22) / literal.length)));
+  const window = windowFor(literal.length, SCAN_WINDOW);
   return literalMatcher(args, windowed(finder, 2 * literal.length + 4, window));
 }

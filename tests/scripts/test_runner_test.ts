@@ -11,7 +11,7 @@ import {
   testFiles,
 } from "../../scripts/test.ts";
 
-Deno.test("the runner finds the files deno test would: *_test.ts, *.test.ts, test.ts, no fixtures", async () => {
+Deno.test("the runner finds test files by deno's name pattern, sorted, this one among them; a file path is itself", async () => {
   const files = await testFiles("tests");
   assert.ok(files.includes("tests/scripts/test_runner_test.ts"));
   assert.ok(files.every((f) => /(^|\/)([^/]*[_.])?test\.(ts|tsx|mts|js|mjs|jsx)$/.test(f)));
