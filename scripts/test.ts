@@ -18,6 +18,8 @@
  * tests/durations.json from this run's per-file wall times). Other arguments go to every shard's
  * `deno test` (`--filter X`, `--fail-fast`); paths among them replace `tests/`.
  */
+import { stripVTControlCharacters } from "node:util";
+
 const REPO = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
 const DURATIONS = `${REPO}/tests/durations.json`;
 /** The test processes' permissions (what the suite's tests need). */
@@ -90,8 +92,13 @@ export interface Totals {
   filtered: number;
 }
 
-/** Parses deno's summary line; null for any other line. */
-export function parseSummary(line: string): Totals | null {
+/**
+ * Parses deno's summary line; null for any other line. Deno colours its output unless NO_COLOR is
+ * set, piped or not (`\x1b[0m\x1b[32mok\x1b[0m | 1 passed ...`), so escape sequences and a
+ * terminal's carriage return are dropped before the line is read.
+ */
+export function parseSummary(raw: string): Totals | null {
+  const line = plain(raw);
   const m = /^(ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/.exec(line);
   if (!m) return null;
   const ignored = /\| (\d+) ignored(?: \((\d+) steps?\))?/.exec(line);
@@ -104,6 +111,11 @@ export function parseSummary(line: string): Totals | null {
     ignoredSteps: Number(ignored?.[2] ?? 0),
     filtered: Number(filtered?.[1] ?? 0),
   };
+}
+
+/** A line of deno's output without colour or other terminal escape sequences. */
+export function plain(line: string): string {
+  return stripVTControlCharacters(line).replace(/\r$/, "");
 }
 
 /** The suite's summary line, in deno's form. */
@@ -173,7 +185,7 @@ async function runShard(
   let pending = "";
   const decoder = new TextDecoder();
   const onLine = async (line: string) => {
-    const m = RUNNING.exec(line);
+    const m = RUNNING.exec(plain(line));
     if (m) {
       await close();
       current = m[1];

@@ -7,6 +7,7 @@ import {
   assignShards,
   formatSummary,
   parseSummary,
+  plain,
   splitArgs,
   testFiles,
 } from "../../scripts/test.ts";
@@ -89,6 +90,75 @@ Deno.test("summary lines: deno's forms are read, and the suite's line is written
     "FAILED | 2 passed (1 step) | 1 failed (4s)",
   );
 });
+
+Deno.test("summary lines: deno's coloured forms (what it prints unless NO_COLOR is set) read the same", () => {
+  const coloured =
+    "\x1b[0m\x1b[32mok\x1b[0m | 8 passed (2 steps) | 0 failed \x1b[0m\x1b[38;5;245m(10ms)\x1b[0m";
+  assert.deepEqual(parseSummary(coloured), {
+    passed: 8,
+    steps: 2,
+    failed: 0,
+    ignored: 0,
+    ignoredSteps: 0,
+    filtered: 0,
+  });
+  assert.deepEqual(
+    parseSummary("\x1b[0m\x1b[1m\x1b[31mFAILED\x1b[0m | 7 passed | 1 failed | 2 ignored (4ms)\r"),
+    { passed: 7, steps: 0, failed: 1, ignored: 2, ignoredSteps: 0, filtered: 0 },
+  );
+  assert.equal(
+    plain("\x1b[0m\x1b[38;5;245mrunning 2 tests from ./a_test.ts\x1b[0m\r"),
+    "running 2 tests from ./a_test.ts",
+  );
+  assert.equal(parseSummary("\x1b[32ma test named ok | 1 passed | 0 failed\x1b[0m"), null);
+});
+
+/** Runs the real runner on the fixture module, with or without NO_COLOR. */
+async function runRunner(env: Record<string, string>, noColor: boolean) {
+  const environment = { ...Deno.env.toObject(), ...env };
+  delete environment.NO_COLOR;
+  if (noColor) environment.NO_COLOR = "1";
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-run",
+      "--allow-env",
+      "scripts/test.ts",
+      "--shards",
+      "1",
+      "tests/_support/runner_fixture.ts",
+    ],
+    cwd: new URL("../../", import.meta.url).pathname,
+    env: environment,
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  const lines = text.trimEnd().split("\n");
+  return { code: out.code, text, last: lines[lines.length - 1] };
+}
+
+for (const noColor of [false, true]) {
+  const how = noColor ? "NO_COLOR=1" : "colours on (no NO_COLOR)";
+  Deno.test(`the runner reads its shards' summaries with ${how}: passing and failing runs`, async () => {
+    const pass = await runRunner({}, noColor);
+    assert.equal(pass.code, 0, pass.text);
+    assert.doesNotMatch(pass.text, /without deno's summary line/);
+    // The shard's own summary came through as deno printed it: coloured unless NO_COLOR.
+    assert.equal(pass.text.includes("\x1b["), !noColor, pass.text);
+    assert.match(pass.last, /^ok \| 2 passed \| 0 failed \(\d+s\)$/);
+
+    const fail = await runRunner({ WMCP_RUNNER_FIXTURE_FAIL: "1" }, noColor);
+    assert.equal(fail.code, 1, fail.text);
+    assert.doesNotMatch(fail.text, /without deno's summary line/);
+    assert.match(fail.last, /^FAILED \| 1 passed \| 1 failed \(\d+s\)$/);
+  });
+}
 
 Deno.test("arguments: --shards and --write-durations are the runner's; the rest go to deno test", () => {
   assert.deepEqual(
