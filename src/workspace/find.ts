@@ -2,7 +2,7 @@
  * find_files: glob matching on paths (names, not content). Arguments get cheap checks on
  * the calling thread; compiling the globs, the walk and the matching run as an engine job under the byte budget.
  */
-import type { Workspace } from "./workspace.ts";
+import type { WorkspaceContext } from "./context.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { VERIFIED, walkerBelow, type WalkStats } from "./walk.ts";
@@ -48,7 +48,7 @@ function compilePatterns(a: FindJobArgs) {
 
 /** Finds paths below a directory whose base-relative path matches a glob. */
 export async function findFiles(
-  ws: Workspace,
+  ws: WorkspaceContext,
   args: FindFilesArgs,
   signal?: AbortSignal,
 ): Promise<FindFilesResult> {

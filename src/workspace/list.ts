@@ -3,7 +3,7 @@
  * cursor are checked on the calling thread; the walk runs as an engine job, and the page is
  * cut where the result byte budget ends (the cursor then continues from there).
  */
-import type { Workspace } from "./workspace.ts";
+import type { WorkspaceContext } from "./context.ts";
 import { WorkspaceError } from "./errors.ts";
 import { requireExisting, type Resolved } from "./path_policy.ts";
 import { VERIFIED, Walker, type WalkStats } from "./walk.ts";
@@ -42,7 +42,7 @@ export interface ListDirectoryResult {
 
 /** Resolves a path that must be an existing directory (links followed). */
 export async function resolveDirectory(
-  ws: Workspace,
+  ws: WorkspaceContext,
   path: string,
   argument: string,
 ): Promise<Resolved> {
@@ -86,7 +86,7 @@ function decodeCursor(cursor: string, key: string): number {
 
 /** Lists entries below a directory up to a depth, sorted, paged by an opaque cursor. */
 export async function listDirectory(
-  ws: Workspace,
+  ws: WorkspaceContext,
   args: ListDirectoryArgs,
   signal?: AbortSignal,
 ): Promise<ListDirectoryResult> {

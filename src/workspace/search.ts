@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import { isAscii, isUtf8 } from "node:buffer";
-import type { Workspace } from "./workspace.ts";
+import type { WorkspaceContext } from "./context.ts";
 import { WorkspaceError } from "./errors.ts";
 import { resolveDirectory } from "./list.ts";
 import { openClassified, VERIFIED, type WalkEntry, walkerBelow, type WalkStats } from "./walk.ts";
@@ -340,7 +340,7 @@ interface SearchJobArgs {
   maxFileBytes: number;
 }
 
-function checkedArgs(ws: Workspace, args: SearchTextArgs): SearchJobArgs {
+function checkedArgs(ws: WorkspaceContext, args: SearchTextArgs): SearchJobArgs {
   if (args.query.length === 0) {
     throw new WorkspaceError("INVALID_ARGUMENT", "query is empty", { argument: "query" });
   }
@@ -400,7 +400,7 @@ function compilePatterns(a: SearchJobArgs) {
 
 /** Searches file contents below a directory; deterministic order, bounded, cancellable. */
 export async function searchText(
-  ws: Workspace,
+  ws: WorkspaceContext,
   args: SearchTextArgs,
   ctx: SearchContext = {},
 ): Promise<SearchTextResult> {

@@ -4,7 +4,9 @@ import { type Limits, resolveLimits } from "./limits.ts";
 import { WorkspaceError } from "./errors.ts";
 import { ReadersWriterLock } from "./lock.ts";
 import { Engine, type EngineMode } from "./engine/pool.ts";
+import { JOBS } from "./engine/jobs.ts";
 import type { WorkspaceFs } from "./fs/types.ts";
+import type { WorkspaceContext } from "./context.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -47,7 +49,7 @@ export interface WorkspaceOptions {
  * console.log(workspace.rootName, workspace.limits.maxResults);
  * ```
  */
-export class Workspace {
+export class Workspace implements WorkspaceContext {
   /**
    * The containment policy: every path argument goes through it.
    * @ignore
@@ -106,6 +108,7 @@ export class Workspace {
       mode: this.#engineMode,
       worker: this.#engineWorker,
       size: this.#engineSize,
+      jobs: JOBS,
     });
   }
 

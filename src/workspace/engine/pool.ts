@@ -25,7 +25,7 @@ import {
   stopError,
   type WorkerMessage,
 } from "./protocol.ts";
-import { runJob } from "./jobs.ts";
+import { type JobRunner, type JobTable, runJobFrom, type RunOptions } from "./runner.ts";
 import { ENGINE_READ_PATH } from "./read_path.ts";
 import { isDeno, queryPermissionSync, unrefTimer } from "../fs/runtime.ts";
 
@@ -47,14 +47,6 @@ export const WORKER_YOUNG_GENERATION_MB = 8;
 /** Where the engine runs its jobs. */
 export type EngineMode = "workers" | "inline";
 
-/** What `run` takes besides the job. */
-export interface RunOptions {
-  /** Aborting it ends the call with CANCELLED. */
-  signal?: AbortSignal;
-  /** Receives the job's counters at a steady cadence while it runs. */
-  onProgress?: (p: JobProgress) => void;
-}
-
 /** How an engine is built (defaults: sized to the cores, mode from the read permission). */
 export interface EngineOptions {
   /** Force a mode (tests); default: "workers" when ENGINE_READ_PATH is readable. */
@@ -63,6 +55,11 @@ export interface EngineOptions {
   size?: number;
   /** The worker module; default ./worker.ts beside this module (a bundle passes its own). */
   worker?: URL;
+  /**
+   * The job functions for inline runs (engine/jobs.ts's JOBS); a worker module has its own. Given,
+   * not imported, so the pool depends on no operation.
+   */
+  jobs: JobTable;
 }
 
 /** One call: its flag, its promise's settle functions and its timers. */
@@ -179,7 +176,7 @@ function defaultSize(): number {
 }
 
 /** A workspace's engine: one pool of workers (or inline execution), created lazily. */
-export class Engine {
+export class Engine implements JobRunner {
   /** Where jobs run. */
   readonly mode: EngineMode;
   /** Most workers at once (0 inline). */
@@ -191,9 +188,11 @@ export class Engine {
   #abandoned = 0;
   #abandonedAlive = 0;
   readonly #worker: URL;
+  readonly #jobs: JobTable;
 
   /** An engine; no worker starts before the first job. */
-  constructor(options: EngineOptions = {}) {
+  constructor(options: EngineOptions) {
+    this.#jobs = options.jobs;
     this.mode = options.mode ?? defaultMode(options.worker);
     this.#worker = options.worker ?? new URL("./worker.ts", import.meta.url);
     this.size = this.mode === "inline" ? 0 : Math.max(1, options.size ?? defaultSize());
@@ -297,7 +296,10 @@ export class Engine {
     // Starts after the caller got its promise; a slice at a time, checking the flag.
     setTimeout(() => {
       if (!call.running) return;
-      runJob(call.spec, checkpoint).then((r) => call.resolve(r), (e) => call.reject(e));
+      runJobFrom(this.#jobs, call.spec, checkpoint).then(
+        (r) => call.resolve(r),
+        (e) => call.reject(e),
+      );
     }, 0);
   }
 

@@ -1,12 +1,12 @@
 /** Builds an engine job from a workspace and a resolved base directory (calling thread). */
-import type { Workspace } from "../workspace.ts";
+import type { WorkspaceContext } from "../context.ts";
 import type { Resolved } from "../path_policy.ts";
 import { WorkspaceError } from "../errors.ts";
 import type { JobOp, JobSpec } from "./protocol.ts";
 
 /** A job over `dir` (resolved, existing) with the root's pinned identity and the workspace's limits. */
 export function jobSpec(
-  ws: Workspace,
+  ws: WorkspaceContext,
   job: { op: JobOp; dir: Resolved; args: Record<string, unknown> },
 ): JobSpec {
   const { op, dir, args } = job;

@@ -6,7 +6,8 @@
 import { parentPort } from "node:worker_threads";
 import { toWorkspaceError } from "../errors.ts";
 import { Checkpoint, type JobMessage, type WorkerMessage } from "./protocol.ts";
-import { runJob } from "./jobs.ts";
+import { JOBS } from "./jobs.ts";
+import { runJobFrom } from "./runner.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("worker.ts runs only as an engine worker");
@@ -24,7 +25,7 @@ port.on("message", async (message: JobMessage) => {
     onProgress: (progress) => post({ type: "progress", id, progress }),
   });
   try {
-    const result = await runJob(spec, checkpoint);
+    const result = await runJobFrom(JOBS, spec, checkpoint);
     post({ type: "result", id, result });
   } catch (err) {
     post({ type: "error", id, error: toWorkspaceError(err).toJSON() });
