@@ -1,7 +1,7 @@
 /** edit_file: exact, unambiguous text replacements with a unified diff; line endings kept. */
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
-import { openCheckedFile, verifyAfterRead } from "./path_policy.ts";
+import { openCheckedFile, verifyAfterRead } from "./containment.ts";
 import {
   countLines,
   cutText,

@@ -5,7 +5,8 @@
  */
 import type { WorkspaceContext } from "./context.ts";
 import { WorkspaceError } from "./errors.ts";
-import { requireExisting, type Resolved } from "./path_policy.ts";
+import type { Resolved } from "./path_policy.ts";
+import { requireExisting } from "./containment.ts";
 import { VERIFIED, Walker, type WalkStats } from "./walk.ts";
 import { type EntryType, iso, sha256Hex } from "./text.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";

@@ -7,7 +7,7 @@ import {
   requireExisting,
   retryReplacedRead,
   verifyAfterRead,
-} from "./path_policy.ts";
+} from "./containment.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {

@@ -10,7 +10,7 @@
  * gathered only then. A mismatch fails the whole walk with CHANGED_DURING_OPERATION.
  * Synchronous by design: it runs in an engine worker, between checkpoints.
  */
-import fs, { constants as FS } from "node:fs";
+import fs from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { WorkspaceError } from "./errors.ts";
 import type { EntryType } from "./text.ts";
@@ -18,6 +18,7 @@ import type { Checkpoint, JobSpec, PinnedDir } from "./engine/protocol.ts";
 import { excludesDir } from "./globs.ts";
 import type { FsDirEntry, FsInfo, WorkspaceFs } from "./fs/types.ts";
 import { fsOfKind } from "./fs/runtime.ts";
+import { brokenLink, lstatOrNullSync, openNoFollowSync, sameIdentity } from "./containment.ts";
 
 /** Largest .gitignore file that is read (bytes); larger ones are skipped. */
 const MAX_GITIGNORE_BYTES = 1024 * 1024;
@@ -102,24 +103,10 @@ function changed(rel: string, what = "was replaced or moved"): WorkspaceError {
   );
 }
 
-function sameId(a: { dev: number; ino: number | null }, b: { dev: number; ino: number | null }) {
-  return a.dev === b.dev && a.ino === b.ino;
-}
-
-function lstatOrNull(fs: WorkspaceFs, abs: string): FsInfo | null {
-  try {
-    return fs.lstatSync(abs);
-  } catch {
-    return null;
-  }
-}
-
 /** Re-verifies that every directory of a chain is still the directory it was checked as. */
 export function verifyChain(chain: readonly PinnedDir[], fs: WorkspaceFs): void {
-  for (const link of chain) {
-    const st = lstatOrNull(fs, link.abs);
-    if (st === null || !st.isDirectory || !sameId(st, link)) throw changed(link.rel);
-  }
+  const i = brokenLink(fs, chain);
+  if (i !== -1) throw changed(chain[i].rel);
 }
 
 /**
@@ -134,7 +121,7 @@ export function openClassified(entry: { rel: string; abs: string; info: FsInfo }
 } | null {
   let fd: number;
   try {
-    fd = fs.openSync(entry.abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+    fd = openNoFollowSync(entry.abs);
   } catch (err) {
     if ((err as { code?: string }).code === "ELOOP") {
       throw changed(entry.rel, "was replaced by a symbolic link");
@@ -148,7 +135,7 @@ export function openClassified(entry: { rel: string; abs: string; info: FsInfo }
     fs.closeSync(fd);
     return null;
   }
-  if (!sameId({ dev: stat.dev, ino: stat.ino }, entry.info)) {
+  if (!sameIdentity({ dev: stat.dev, ino: stat.ino }, entry.info)) {
     fs.closeSync(fd);
     throw changed(entry.rel);
   }
@@ -161,7 +148,7 @@ function readGitignore(
 ): IgnoreLayer | null {
   const abs = (dir.abs === "/" ? "" : dir.abs) + "/.gitignore";
   const rel = dir.rel === "." ? ".gitignore" : `${dir.rel}/.gitignore`;
-  const info = lstatOrNull(o.fs, abs);
+  const info = lstatOrNullSync(o.fs, abs);
   if (info === null || !info.isFile || info.size > MAX_GITIGNORE_BYTES) return null;
   const opened = openClassified({ rel, abs, info });
   if (opened === null) return null;
@@ -239,8 +226,8 @@ export class Walker {
   /** The chain from the root to the base, each link lstat'ed and checked. */
   #baseChain(): PinnedDir[] {
     const { root, base } = this.#o;
-    const rootInfo = lstatOrNull(this.#o.fs, root.abs);
-    if (rootInfo === null || !rootInfo.isDirectory || !sameId(rootInfo, root)) {
+    const rootInfo = lstatOrNullSync(this.#o.fs, root.abs);
+    if (rootInfo === null || !rootInfo.isDirectory || !sameIdentity(rootInfo, root)) {
       throw new WorkspaceError(
         "CHANGED_DURING_OPERATION",
         "the workspace root was replaced or moved after the server started; nothing was returned",
@@ -253,11 +240,11 @@ export class Walker {
     for (const seg of segs) {
       rel = joinRel(rel, seg);
       abs = joinAbs(abs, seg);
-      const st = lstatOrNull(this.#o.fs, abs);
+      const st = lstatOrNullSync(this.#o.fs, abs);
       if (st === null || !st.isDirectory) throw changed(rel);
       chain.push({ rel, abs, dev: st.dev, ino: st.ino });
     }
-    if (!sameId(chain[chain.length - 1], base)) throw changed(base.rel);
+    if (!sameIdentity(chain[chain.length - 1], base)) throw changed(base.rel);
     return chain;
   }
 
@@ -324,7 +311,7 @@ export class Walker {
       const abs = joinAbs(dir.abs, name);
       const needStat = listedType === "directory" || listedType === "other" ||
         (typeof o.statEntries === "function" ? o.statEntries(rel) : o.statEntries !== false);
-      const info = needStat ? lstatOrNull(o.fs, abs) : null;
+      const info = needStat ? lstatOrNullSync(o.fs, abs) : null;
       const type = info === null ? listedType : infoType(info);
       const entry: WalkEntry = {
         rel,

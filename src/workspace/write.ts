@@ -3,16 +3,20 @@ import fsp from "node:fs/promises";
 import { constants as FS } from "node:fs";
 import type { Workspace } from "./workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "./errors.ts";
+import type { Resolved } from "./path_policy.ts";
 import {
   assertSameIdentity,
+  chainHolds,
   type ChainLink,
+  type Identity,
+  lstatOrNullSync,
   openCheckedFile,
   refuseSpecial,
   requireExisting,
-  type Resolved,
+  sameIdentity,
   verifyAfterRead,
   verifyChain,
-} from "./path_policy.ts";
+} from "./containment.ts";
 import {
   assertFitsBudget,
   type EntryType,
@@ -71,33 +75,8 @@ export async function hashFile(
   return hashed;
 }
 
-/** A file or directory identity: what a checked name must still lead to. */
-type Identity = { dev: number; ino: number | null };
-
-function sameIdentity(a: Identity, b: Identity): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
-
-function lstatSyncOrNull(fs: WorkspaceFs, abs: string): FsInfo | null {
-  try {
-    return fs.lstatSync(abs);
-  } catch {
-    return null;
-  }
-}
-
 function joinChild(dir: string, name: string): string {
   return `${dir === "/" ? "" : dir}/${name}`;
-}
-
-/** Whether a checked chain still holds (every directory the same, none a link), without throwing. */
-function chainHolds(fs: WorkspaceFs, chain: readonly ChainLink[]): boolean {
-  try {
-    verifyChain(chain, { rel: "", argument: "", fs });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Whether abs is, right now and through a verified chain, the entry with this identity. */
@@ -111,7 +90,7 @@ function isOursAt(
   // to make an entry elsewhere pass for ours.
   for (let i = 0; i < 2; i++) {
     if (!chainHolds(fs, chain)) return false;
-    const now = lstatSyncOrNull(fs, abs);
+    const now = lstatOrNullSync(fs, abs);
     if (now === null || !sameIdentity(now, id)) return false;
   }
   return chainHolds(fs, chain);
@@ -276,7 +255,7 @@ export async function atomicReplace(
       throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
     }
     if (existing) {
-      const now = lstatSyncOrNull(fs, target.abs);
+      const now = lstatOrNullSync(fs, target.abs);
       if (now === null) {
         throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
       }
@@ -300,7 +279,7 @@ export async function atomicReplace(
           throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
         }
         // No hard links on this file system: check, then rename.
-        if (lstatSyncOrNull(fs, target.abs) !== null) {
+        if (lstatOrNullSync(fs, target.abs) !== null) {
           throw new WorkspaceError(
             "ALREADY_EXISTS",
             `${target.rel} was created by someone else meanwhile`,
@@ -321,7 +300,7 @@ export async function atomicReplace(
         { reason: "swapped-during-commit" },
       );
     }
-    if (lstatSyncOrNull(fs, tmpAbs) !== null) removeOwn(fs, chain, tmpAbs, tmpId); // the link's source
+    if (lstatOrNullSync(fs, tmpAbs) !== null) removeOwn(fs, chain, tmpAbs, tmpId); // the link's source
     await fsyncDir(target.parentAbs);
   } finally {
     if (!committed && tmpId !== null && !removeOwn(fs, chain, tmpAbs, tmpId)) {
@@ -505,7 +484,7 @@ async function makeDirectories(
   const chain: ChainLink[] = [...from.chain];
   const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
   const parentOk = (link: ChainLink) => {
-    const now = lstatSyncOrNull(fs, link.abs);
+    const now = lstatOrNullSync(fs, link.abs);
     return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
   };
   // Synchronous from this check through every level: creating the first missing directory is
@@ -524,13 +503,13 @@ async function makeDirectories(
           reason: "parent-changed",
         });
       }
-      let info = lstatSyncOrNull(fs, abs);
+      let info = lstatOrNullSync(fs, abs);
       if (info === null) {
         const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
         const tmpAbs = joinChild(parent.abs, tmpName);
         const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
         fs.mkdirSync(tmpAbs);
-        const made = lstatSyncOrNull(fs, tmpAbs);
+        const made = lstatOrNullSync(fs, tmpAbs);
         if (made === null || !made.isDirectory || !parentOk(parent)) {
           const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
           throw changed(
@@ -548,11 +527,11 @@ async function makeDirectories(
               leftBehind: [tmpRel],
             });
           }
-          info = lstatSyncOrNull(fs, abs);
+          info = lstatOrNullSync(fs, abs);
           if (info === null) throw err;
         }
         if (info === null) {
-          const now = lstatSyncOrNull(fs, abs);
+          const now = lstatOrNullSync(fs, abs);
           if (now === null || !sameIdentity(now, made) || !parentOk(parent)) {
             throw changed(
               `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
@@ -686,7 +665,7 @@ function removeChecked(
 ): void {
   const parent = chain[chain.length - 1];
   verifyChain(chain, { rel: entry.rel, argument, fs });
-  const now = lstatSyncOrNull(fs, entry.abs);
+  const now = lstatOrNullSync(fs, entry.abs);
   if (now === null || !sameIdentity(now, entry.id)) {
     throw changed(`${entry.rel} was replaced or moved since it was checked`, argument, {
       reason: "entry-changed",
@@ -714,7 +693,7 @@ function removeChecked(
     fs.removeSync(victim);
   } catch (err) {
     // Not removable (a directory that became non-empty, say): give it its name back.
-    if (isOursAt(fs, chain, victim, entry.id) && lstatSyncOrNull(fs, entry.abs) === null) {
+    if (isOursAt(fs, chain, victim, entry.id) && lstatOrNullSync(fs, entry.abs) === null) {
       fs.renameSync(victim, entry.abs);
     }
     throw err;
@@ -807,11 +786,11 @@ export async function movePath(
   assertMayCommit(gate, `the move of ${src.rel}`);
   verifyChain(srcChain, { rel: src.rel, argument: "source", fs });
   verifyChain(dstChain, { rel: dst.rel, argument: "destination", fs });
-  const now = lstatSyncOrNull(fs, src.abs);
+  const now = lstatOrNullSync(fs, src.abs);
   if (now === null) throw changed(`${src.rel} was removed meanwhile; nothing was moved`, "source");
   assertSameIdentity(srcInfo, now, src.rel, "source");
   if (dstInfo) {
-    const there = lstatSyncOrNull(fs, dst.abs);
+    const there = lstatOrNullSync(fs, dst.abs);
     if (there === null || !sameIdentity(there, dstInfo)) {
       throw changed(`${dst.rel} was replaced meanwhile; nothing was moved`, "destination");
     }
@@ -839,14 +818,14 @@ export async function movePath(
     // Roll back only through verified chains, and check that the rollback did what it meant to.
     let rolledBack = false;
     if (linked) {
-      const there = lstatSyncOrNull(fs, dst.abs);
+      const there = lstatOrNullSync(fs, dst.abs);
       if (chainHolds(fs, dstChain) && there !== null && sameIdentity(there, srcInfo)) {
         fs.removeSync(dst.abs);
         rolledBack = true;
       }
     } else if (chainHolds(fs, dstChain) && chainHolds(fs, srcChain)) {
-      const there = lstatSyncOrNull(fs, dst.abs);
-      if (there !== null && sameIdentity(there, srcInfo) && lstatSyncOrNull(fs, src.abs) === null) {
+      const there = lstatOrNullSync(fs, dst.abs);
+      if (there !== null && sameIdentity(there, srcInfo) && lstatOrNullSync(fs, src.abs) === null) {
         fs.renameSync(dst.abs, src.abs);
         rolledBack = isOursAt(fs, srcChain, src.abs, srcInfo);
       }
@@ -890,7 +869,7 @@ async function removeTree(
   const { removed, tick } = work;
   await tick();
   verifyChain(chain, { rel: dir.rel, argument: "path", fs });
-  const here = lstatSyncOrNull(fs, dir.abs);
+  const here = lstatOrNullSync(fs, dir.abs);
   if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
     throw changed(`${dir.rel} was replaced or moved since it was checked`, "path", {
       reason: "entry-changed",
@@ -904,7 +883,7 @@ async function removeTree(
   for (const name of names) {
     const abs = joinChild(dir.abs, name);
     const rel = `${dir.rel}/${name}`;
-    const info = lstatSyncOrNull(fs, abs);
+    const info = lstatOrNullSync(fs, abs);
     if (info === null) continue; // gone meanwhile
     if (info.isDirectory && !info.isSymlink) {
       await removeTree(fs, inner, { abs, rel, id: info }, work);

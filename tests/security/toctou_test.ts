@@ -4,12 +4,8 @@
  * replace runs with the stale resolution. The operation must refuse and O must not change.
  */
 import assert from "node:assert/strict";
-import {
-  openCheckedFile,
-  openCheckedFileSync,
-  PathPolicy,
-  type Resolved,
-} from "../../src/workspace/path_policy.ts";
+import { PathPolicy, type Resolved } from "../../src/workspace/path_policy.ts";
+import { openCheckedFile, openCheckedFileSync } from "../../src/workspace/containment.ts";
 import { assertParentUnmoved, atomicReplace } from "../../src/workspace/write.ts";
 import { type Env, expectError, SECRET, snapshot, withEnv } from "./_helpers.ts";
 

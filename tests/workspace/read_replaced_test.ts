@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
 import { denoFs } from "../../src/workspace/fs/deno.ts";
 import type { WorkspaceFs } from "../../src/workspace/fs/types.ts";
-import { READ_ATTEMPTS } from "../../src/workspace/path_policy.ts";
+import { READ_ATTEMPTS } from "../../src/workspace/containment.ts";
 import { withTempDir } from "../_support/fs.ts";
 
 /**
