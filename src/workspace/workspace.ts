@@ -6,7 +6,6 @@ import { ReadersWriterLock } from "./lock.ts";
 import { Engine, type EngineMode } from "./engine/pool.ts";
 import { JOBS } from "./engine/jobs.ts";
 import type { WorkspaceFs } from "./fs/types.ts";
-import type { WorkspaceContext } from "./context.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -49,7 +48,7 @@ export interface WorkspaceOptions {
  * console.log(workspace.rootName, workspace.limits.maxResults);
  * ```
  */
-export class Workspace implements WorkspaceContext {
+export class Workspace {
   /**
    * The containment policy: every path argument goes through it.
    * @ignore
