@@ -2,7 +2,10 @@
 import { z } from "zod";
 import { defineOperation } from "./types.ts";
 import { hashSkipped, pathArg, sha256Arg } from "./read_ops.ts";
-import { createDirectory, deletePath, movePath, writeFile } from "../workspace/write.ts";
+import { writeFile } from "../workspace/write.ts";
+import { createDirectory } from "../workspace/directories.ts";
+import { movePath } from "../workspace/move.ts";
+import { deletePath } from "../workspace/delete.ts";
 import { editFile } from "../workspace/edit.ts";
 
 const entryType = z.enum(["file", "directory", "symlink", "other"]);

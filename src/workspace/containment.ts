@@ -4,7 +4,7 @@
  * root down to its parent, each with the identity (dev, ino) it was checked with; every later step
  * re-checks that chain by path (verifyChain), opens files only with O_NOFOLLOW | O_NONBLOCK and
  * ties the descriptor's fstat to the checked identity, and after a read looks the name up again
- * (verifyAfterRead). The walker (walk.ts) and the writes (write.ts) use the same helpers.
+ * (verifyAfterRead). The walker (walk.ts) and the writes (atomic.ts and the write operations) use the same helpers.
  *
  * The opens are node:fs calls on every runtime: Deno's own open has no O_NOFOLLOW. They are the
  * only file-system calls of the layer that do not go through WorkspaceFs, and they live here only.

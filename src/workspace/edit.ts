@@ -12,7 +12,7 @@ import {
   textCosts,
 } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
-import { atomicReplace, commitGate } from "./write.ts";
+import { atomicReplace, commitGate } from "./atomic.ts";
 
 /** One replacement. */
 export interface Edit {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { PathPolicy, type Resolved } from "../../src/workspace/path_policy.ts";
 import { openCheckedFile, openCheckedFileSync } from "../../src/workspace/containment.ts";
-import { assertParentUnmoved, atomicReplace } from "../../src/workspace/write.ts";
+import { assertParentUnmoved, atomicReplace } from "../../src/workspace/atomic.ts";
 import { type Env, expectError, SECRET, snapshot, withEnv } from "./_helpers.ts";
 
 const enc = new TextEncoder();

@@ -15,12 +15,10 @@ import type { ListDirectoryResult } from "../../src/workspace/list.ts";
 import type { FileInfoResult, ReadFileResult, ReadMediaResult } from "../../src/workspace/read.ts";
 import type { FindFilesResult } from "../../src/workspace/find.ts";
 import type { SearchTextResult } from "../../src/workspace/search.ts";
-import type {
-  CreateDirectoryResult,
-  DeletePathResult,
-  MovePathResult,
-  WriteFileResult,
-} from "../../src/workspace/write.ts";
+import type { WriteFileResult } from "../../src/workspace/write.ts";
+import type { CreateDirectoryResult } from "../../src/workspace/directories.ts";
+import type { MovePathResult } from "../../src/workspace/move.ts";
+import type { DeletePathResult } from "../../src/workspace/delete.ts";
 import type { EditFileResult } from "../../src/workspace/edit.ts";
 
 /** The result type of each operation, by name. */

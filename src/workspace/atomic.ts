@@ -1,0 +1,339 @@
+/**
+ * The write primitives every write operation shares: the commit gate (cancellation and the time
+ * budget checked right before the first lasting change), the atomic replace (a random-named
+ * temporary file beside the target, verified, then renamed or linked into place), checked
+ * removal of an entry by renaming it to a random name first, and the helpers those need.
+ * Nothing here is an operation; write.ts, directories.ts, move.ts, delete.ts and edit.ts are.
+ */
+import fsp from "node:fs/promises";
+import { constants as FS } from "node:fs";
+import type { Workspace } from "./workspace.ts";
+import { WorkspaceError } from "./errors.ts";
+import type { Resolved } from "./path_policy.ts";
+import {
+  assertSameIdentity,
+  chainHolds,
+  type ChainLink,
+  type Identity,
+  lstatOrNullSync,
+  sameIdentity,
+  verifyChain,
+} from "./containment.ts";
+import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
+
+/** Prefix of the temporary files an atomic write creates beside its target. */
+export const TEMP_PREFIX = ".wmcp-tmp-";
+
+export function randomHex(bytes: number): string {
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(bytes)),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+export async function fsyncDir(abs: string): Promise<void> {
+  try {
+    const h = await fsp.open(abs, FS.O_RDONLY | FS.O_DIRECTORY);
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+  } catch {
+    // Some file systems refuse fsync on directories; the rename itself is still atomic.
+  }
+}
+
+export function joinChild(dir: string, name: string): string {
+  return `${dir === "/" ? "" : dir}/${name}`;
+}
+
+/** Whether abs is, right now and through a verified chain, the entry with this identity. */
+export function isOursAt(
+  fs: WorkspaceFs,
+  chain: readonly ChainLink[],
+  abs: string,
+  id: Identity,
+): boolean {
+  // Chain, entry, chain, entry, chain: a swapper must flip the tree at each of these look-ups
+  // to make an entry elsewhere pass for ours.
+  for (let i = 0; i < 2; i++) {
+    if (!chainHolds(fs, chain)) return false;
+    const now = lstatOrNullSync(fs, abs);
+    if (now === null || !sameIdentity(now, id)) return false;
+  }
+  return chainHolds(fs, chain);
+}
+
+/**
+ * Removes an entry this operation created (a temp file or directory) by its path, only when the
+ * chain verifies and the path still leads to it; otherwise leaves it. Returns whether it is gone.
+ */
+export function removeOwn(
+  fs: WorkspaceFs,
+  chain: readonly ChainLink[],
+  abs: string,
+  id: Identity,
+): boolean {
+  if (!isOursAt(fs, chain, abs, id)) return false;
+  try {
+    fs.removeSync(abs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function changed(
+  message: string,
+  argument: string,
+  details: Record<string, unknown> = {},
+): WorkspaceError {
+  return new WorkspaceError("CHANGED_DURING_OPERATION", message, { argument, details });
+}
+
+/**
+ * What a write checks right before its commit point (its first change that stays on disk):
+ * the caller's cancellation and the operation's time budget, counted from when the operation
+ * started running (it holds the workspace lock from then on).
+ */
+export interface CommitGate {
+  signal?: AbortSignal;
+  /** performance.now() when the operation started running. */
+  started: number;
+  /** The workspace's maxOperationMs. */
+  maxOperationMs: number;
+}
+
+/** A commit gate for an operation starting now. */
+export function commitGate(ws: Workspace, signal?: AbortSignal): CommitGate {
+  return { signal, started: performance.now(), maxOperationMs: ws.limits.maxOperationMs };
+}
+
+/**
+ * Throws CANCELLED or TIME_BUDGET_EXCEEDED when the write must not pass its commit point; when it
+ * throws, nothing has changed. Called synchronously right before the commit, so no cancellation
+ * can arrive between this check and the change.
+ */
+export function assertMayCommit(gate: CommitGate | undefined, what: string): void {
+  if (gate === undefined) return;
+  if (gate.signal?.aborted) {
+    throw new WorkspaceError(
+      "CANCELLED",
+      `${what} was cancelled before it changed anything; nothing was changed`,
+      { details: { committed: false } },
+    );
+  }
+  if (performance.now() - gate.started > gate.maxOperationMs) {
+    throw new WorkspaceError(
+      "TIME_BUDGET_EXCEEDED",
+      `${what} ran longer than maxOperationMs (${gate.maxOperationMs} ms) before it changed anything; nothing was changed`,
+      { details: { limit: gate.maxOperationMs, committed: false } },
+    );
+  }
+}
+
+/** The chain ending at a resolved path's parent directory (which must exist). */
+export function parentChain(
+  target: Pick<Resolved, "chain" | "parentAbs" | "rel">,
+  argument: string,
+) {
+  const last = target.chain[target.chain.length - 1];
+  if (last === undefined || last.abs !== target.parentAbs) {
+    throw changed(`the parent directory of ${target.rel} is missing or changed`, argument, {
+      reason: "parent-changed",
+    });
+  }
+  return target.chain;
+}
+
+/**
+ * Throws CHANGED_DURING_OPERATION unless the checked parent directory of a resolved path is
+ * still reached without symbolic links and, when its checked chain is known, every directory
+ * from the pinned root down still has the identity it was checked with.
+ */
+export async function assertParentUnmoved(
+  target: Pick<Resolved, "parentAbs" | "rel" | "fs"> & Partial<Pick<Resolved, "chain">>,
+  argument: string,
+): Promise<void> {
+  const { fs } = target;
+  if (target.chain !== undefined) verifyChain(target.chain, { rel: target.rel, argument, fs });
+  let real: string | null = null;
+  try {
+    real = await fs.realPath(target.parentAbs);
+  } catch {
+    // Gone or unreadable: treated as changed.
+  }
+  if (real !== target.parentAbs) {
+    throw new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `a directory above ${target.rel} changed since it was checked; nothing was done`,
+      { argument },
+    );
+  }
+}
+
+/**
+ * Replaces (or creates) a file atomically: an empty temp file with a random name in the same
+ * directory, verified to have landed there (chain and identity) before any byte is written;
+ * write, fsync, identity checks of the chain, the temp file and the replaced file; rename (or,
+ * for a new file, link); a check that the result is where it was meant to be; fsync the
+ * directory. A crash leaves the old or the new content, never a mix. The rename's source is a
+ * random name that exists only in the checked directory, so a parent swapped right before it
+ * makes it fail instead of acting elsewhere.
+ */
+export async function atomicReplace(
+  target: Resolved,
+  content: Uint8Array,
+  options: { existing: FsInfo | null; argument: string; gate?: CommitGate },
+): Promise<void> {
+  const { argument, existing } = options;
+  const { fs } = target;
+  const chain = parentChain(target, argument);
+  await assertParentUnmoved(target, argument);
+  const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+  const tmpAbs = joinChild(target.parentAbs, tmpName);
+  const tmpRel = target.rel.includes("/")
+    ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
+    : tmpName;
+  verifyChain(chain, { rel: target.rel, argument, fs });
+  const h = await fsp.open(tmpAbs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
+  let tmpId: Identity | null = null;
+  let committed = false;
+  try {
+    try {
+      const st = await h.stat();
+      tmpId = { dev: st.dev, ino: st.ino };
+      // Before any byte is written: the temp file must be in the checked directory.
+      if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
+        throw changed(
+          `a directory above ${target.rel} was replaced while the temporary file was created; nothing was written`,
+          argument,
+          { reason: "parent-changed" },
+        );
+      }
+      // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
+      if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
+      await h.writeFile(content);
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+    // Synchronous from here to the rename: no other task of this process runs in between, so
+    // a cancellation seen by neither this check nor the rename cannot happen in between.
+    assertMayCommit(options.gate, `the write of ${target.rel}`);
+    verifyChain(chain, { rel: target.rel, argument, fs });
+    if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
+      throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
+    }
+    if (existing) {
+      const now = lstatOrNullSync(fs, target.abs);
+      if (now === null) {
+        throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
+      }
+      assertSameIdentity(existing, now, target.rel, argument);
+      fs.renameSync(tmpAbs, target.abs);
+      committed = true;
+    } else {
+      try {
+        // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
+        fs.linkSync(tmpAbs, target.abs);
+        committed = true;
+      } catch (err) {
+        if (fsErrorKind(err) === "AlreadyExists") {
+          throw new WorkspaceError(
+            "ALREADY_EXISTS",
+            `${target.rel} was created by someone else meanwhile`,
+            { argument },
+          );
+        }
+        if (fsErrorKind(err) === "NotFound") {
+          throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
+        }
+        // No hard links on this file system: check, then rename.
+        if (lstatOrNullSync(fs, target.abs) !== null) {
+          throw new WorkspaceError(
+            "ALREADY_EXISTS",
+            `${target.rel} was created by someone else meanwhile`,
+            { argument },
+          );
+        }
+        verifyChain(chain, { rel: target.rel, argument, fs });
+        fs.renameSync(tmpAbs, target.abs);
+        committed = true;
+      }
+    }
+    // The result must be where it was meant to be: the kernel looked the names up again.
+    if (!isOursAt(fs, chain, target.abs, tmpId)) {
+      throw changed(
+        `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
+          "been placed elsewhere (the kernel sandbox closes this window)",
+        argument,
+        { reason: "swapped-during-commit" },
+      );
+    }
+    if (lstatOrNullSync(fs, tmpAbs) !== null) removeOwn(fs, chain, tmpAbs, tmpId); // the link's source
+    await fsyncDir(target.parentAbs);
+  } finally {
+    if (!committed && tmpId !== null && !removeOwn(fs, chain, tmpAbs, tmpId)) {
+      // Not removable through a verified path: left where it is, and said so.
+      // deno-lint-ignore no-unsafe-finally
+      throw changed(
+        `a directory above ${target.rel} changed; the temporary file ${tmpRel} could not be ` +
+          "removed safely and was left",
+        argument,
+        { reason: "parent-changed", leftBehind: [tmpRel] },
+      );
+    }
+  }
+}
+
+/**
+ * Removes one entry (file, link, or empty directory) whose parent chain was checked: verify,
+ * rename it to a random name in the same directory, verify that the renamed entry is the one
+ * checked and is still in that directory, then remove the random name. A parent swapped at the
+ * last moment can make the rename act elsewhere (reported), never the removal: the random name
+ * exists nowhere else.
+ */
+export function removeChecked(
+  fs: WorkspaceFs,
+  chain: readonly ChainLink[],
+  entry: { abs: string; rel: string; id: Identity },
+  argument: string,
+): void {
+  const parent = chain[chain.length - 1];
+  verifyChain(chain, { rel: entry.rel, argument, fs });
+  const now = lstatOrNullSync(fs, entry.abs);
+  if (now === null || !sameIdentity(now, entry.id)) {
+    throw changed(`${entry.rel} was replaced or moved since it was checked`, argument, {
+      reason: "entry-changed",
+    });
+  }
+  const victim = joinChild(parent.abs, `${TEMP_PREFIX}del-${randomHex(8)}`);
+  try {
+    fs.renameSync(entry.abs, victim);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== "EBUSY" && code !== "EXDEV" && code !== "EPERM") throw err;
+    // A mount point cannot be renamed: remove it by its verified name.
+    verifyChain(chain, { rel: entry.rel, argument, fs });
+    fs.removeSync(entry.abs);
+    return;
+  }
+  if (!isOursAt(fs, chain, victim, entry.id)) {
+    throw changed(
+      `a directory above ${entry.rel} was swapped while it was removed; the entry may have been renamed elsewhere`,
+      argument,
+      { reason: "swapped-during-commit" },
+    );
+  }
+  try {
+    fs.removeSync(victim);
+  } catch (err) {
+    // Not removable (a directory that became non-empty, say): give it its name back.
+    if (isOursAt(fs, chain, victim, entry.id) && lstatOrNullSync(fs, entry.abs) === null) {
+      fs.renameSync(victim, entry.abs);
+    }
+    throw err;
+  }
+}

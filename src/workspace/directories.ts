@@ -1,0 +1,208 @@
+/** create_directory, and the checked creation of missing parents that write_file shares. */
+import type { Workspace } from "./workspace.ts";
+import { WorkspaceError } from "./errors.ts";
+import {
+  type ChainLink,
+  type Identity,
+  lstatOrNullSync,
+  sameIdentity,
+  verifyChain,
+} from "./containment.ts";
+import { jsonBytes, ResultBudget } from "./budget.ts";
+import {
+  assertMayCommit,
+  changed,
+  type CommitGate,
+  commitGate,
+  fsyncDir,
+  joinChild,
+  randomHex,
+  removeOwn,
+  TEMP_PREFIX,
+} from "./atomic.ts";
+
+/** Throws INVALID_ARGUMENT (naming maxDepth) when a directory path is deeper than the limit. */
+export function assertDepth(ws: Workspace, depth: number, argument: string): void {
+  if (depth > ws.limits.maxDepth) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      `${argument} is ${depth} directories deep, over the maxDepth limit of ${ws.limits.maxDepth}; nothing was created`,
+      { argument, details: { limit: "maxDepth", value: ws.limits.maxDepth, depth } },
+    );
+  }
+}
+
+/**
+ * Creates each missing directory of segs (a real workspace-relative path) below the existing
+ * part of its checked chain, one level at a time, each as a random-named directory renamed to
+ * its name after it was verified to be in the checked parent. A constant number of system calls
+ * per level (the parent's identity stands for its chain: the kernel walks the path each time).
+ * On failure, what was created is removed where that can be done through verified paths.
+ */
+export async function makeDirectories(
+  ws: Workspace,
+  from: { chain: readonly ChainLink[]; segs: readonly string[]; gate?: CommitGate },
+  argument: string,
+): Promise<string[]> {
+  const { segs } = from;
+  const { fs } = ws.policy;
+  const chain: ChainLink[] = [...from.chain];
+  const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
+  const parentOk = (link: ChainLink) => {
+    const now = lstatOrNullSync(fs, link.abs);
+    return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
+  };
+  // Synchronous from this check through every level: creating the first missing directory is
+  // the commit point, and no cancellation is seen between the check and the last level.
+  if (chain.length - 1 < segs.length) assertMayCommit(from.gate, `creating ${segs.join("/")}`);
+  try {
+    verifyChain(chain, { rel: segs.join("/"), argument, fs });
+    for (let i = chain.length - 1; i < segs.length; i++) {
+      const parent = chain[chain.length - 1];
+      const name = segs[i];
+      const rel = segs.slice(0, i + 1).join("/");
+      const abs = joinChild(parent.abs, name);
+      ws.policy.verifyRoot(argument);
+      if (!parentOk(parent)) {
+        throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
+          reason: "parent-changed",
+        });
+      }
+      let info = lstatOrNullSync(fs, abs);
+      if (info === null) {
+        const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+        const tmpAbs = joinChild(parent.abs, tmpName);
+        const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
+        fs.mkdirSync(tmpAbs);
+        const made = lstatOrNullSync(fs, tmpAbs);
+        if (made === null || !made.isDirectory || !parentOk(parent)) {
+          const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
+          throw changed(
+            `a directory above ${rel} was replaced while it was created; stopped`,
+            argument,
+            { reason: "parent-changed", ...(gone ? {} : { leftBehind: [tmpRel] }) },
+          );
+        }
+        try {
+          fs.renameSync(tmpAbs, abs);
+        } catch (err) {
+          // Created meanwhile (or a non-empty directory, or a file, took the name).
+          if (!removeOwn(fs, [parent], tmpAbs, made)) {
+            throw changed(`${rel} changed while it was created`, argument, {
+              leftBehind: [tmpRel],
+            });
+          }
+          info = lstatOrNullSync(fs, abs);
+          if (info === null) throw err;
+        }
+        if (info === null) {
+          const now = lstatOrNullSync(fs, abs);
+          if (now === null || !sameIdentity(now, made) || !parentOk(parent)) {
+            throw changed(
+              `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
+              argument,
+              { reason: "swapped-during-commit" },
+            );
+          }
+          created.push({ rel, chain: [...chain], id: made });
+          info = now;
+        }
+      }
+      if (info.isSymlink) {
+        throw changed(`${rel} became a symbolic link meanwhile; stopped`, argument);
+      }
+      if (!info.isDirectory) {
+        throw new WorkspaceError("NOT_A_DIRECTORY", `${rel} exists and is not a directory`, {
+          argument,
+        });
+      }
+      chain.push({ abs, dev: info.dev, ino: info.ino });
+    }
+  } catch (err) {
+    // Undo, deepest first, only through verified paths; say what could not be undone.
+    const left: string[] = [];
+    for (const c of created.reverse()) {
+      if (
+        !removeOwn(
+          fs,
+          c.chain,
+          joinChild(c.chain[c.chain.length - 1].abs, c.rel.split("/").pop()!),
+          c.id,
+        )
+      ) {
+        left.push(c.rel);
+      }
+    }
+    if (left.length > 0 && err instanceof WorkspaceError) {
+      throw new WorkspaceError(err.code, err.message, {
+        argument: err.argument,
+        details: {
+          ...err.details,
+          leftBehind: [...((err.details?.leftBehind as string[]) ?? []), ...left],
+        },
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  await fsyncDir(chain[Math.max(0, from.chain.length - 1)].abs);
+  return created.map((c) => c.rel);
+}
+
+/** Result of createDirectory. */
+export interface CreateDirectoryResult {
+  path: string;
+  created: boolean;
+  createdPaths: string[];
+  /** createdPaths was cut (from its end) to fit the result byte budget. */
+  truncated?: boolean;
+  truncatedReason?: "maxResultBytes";
+}
+
+/**
+ * Creates a directory (and its parents unless parents is false); an existing directory is
+ * success. Its depth below the workspace root is bounded by maxDepth, checked before anything
+ * is created.
+ */
+export async function createDirectory(
+  ws: Workspace,
+  args: { path: string; parents?: boolean },
+  options: { signal?: AbortSignal } = {},
+): Promise<CreateDirectoryResult> {
+  ws.assertWritable("create_directory");
+  const gate = commitGate(ws, options.signal);
+  const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  if (r.info) {
+    if (r.info.isDirectory) return { path: r.rel, created: false, createdPaths: [] };
+    throw new WorkspaceError("ALREADY_EXISTS", `${r.rel} exists and is not a directory`, {
+      argument: "path",
+    });
+  }
+  const segs = r.rel.split("/");
+  assertDepth(ws, segs.length, "path");
+  if (!r.parentExists && args.parents === false) {
+    throw new WorkspaceError(
+      "NOT_FOUND",
+      `the parent directory of ${r.rel} does not exist (parents: true creates it)`,
+      { argument: "path" },
+    );
+  }
+  const made = await makeDirectories(ws, { chain: r.chain, segs, gate }, "path");
+  return createdResult(ws, r.rel, made);
+}
+
+/** The create_directory result, its createdPaths list built under the result byte budget. */
+function createdResult(ws: Workspace, path: string, made: string[]): CreateDirectoryResult {
+  const out: CreateDirectoryResult = { path, created: made.length > 0, createdPaths: [] };
+  const budget = new ResultBudget(ws.limits.maxResultBytes, 0);
+  budget.take(jsonBytes(out) + jsonBytes({ truncated: true, truncatedReason: "maxResultBytes" }));
+  for (const p of made) {
+    if (!budget.takeItem(p)) {
+      out.truncated = true;
+      out.truncatedReason = "maxResultBytes";
+      break;
+    }
+    out.createdPaths.push(p);
+  }
+  return out;
+}

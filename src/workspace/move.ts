@@ -1,0 +1,176 @@
+/** move_path: a file, directory or link (the link itself) moved or renamed inside the workspace. */
+import type { Workspace } from "./workspace.ts";
+import { WorkspaceError } from "./errors.ts";
+import {
+  assertSameIdentity,
+  chainHolds,
+  lstatOrNullSync,
+  requireExisting,
+  sameIdentity,
+  verifyChain,
+} from "./containment.ts";
+import { assertFitsBudget, type EntryType, entryType } from "./text.ts";
+import { fsErrorKind } from "./fs/types.ts";
+import {
+  assertMayCommit,
+  assertParentUnmoved,
+  changed,
+  commitGate,
+  fsyncDir,
+  isOursAt,
+  parentChain,
+  removeChecked,
+} from "./atomic.ts";
+
+/** Result of movePath. */
+export interface MovePathResult {
+  source: string;
+  destination: string;
+  type: EntryType;
+  overwritten: boolean;
+}
+
+/** Moves or renames a file, directory or link (the link itself) inside the workspace. */
+export async function movePath(
+  ws: Workspace,
+  args: { source: string; destination: string; overwrite?: boolean },
+  options: { signal?: AbortSignal } = {},
+): Promise<MovePathResult> {
+  ws.assertWritable("move_path");
+  const { fs } = ws.policy;
+  const gate = commitGate(ws, options.signal);
+  const src = await ws.policy.resolve(args.source, { argument: "source", followLeaf: false });
+  const srcInfo = requireExisting(src, "source");
+  if (src.rel === ".") {
+    throw new WorkspaceError("INVALID_ARGUMENT", "the workspace root cannot be moved", {
+      argument: "source",
+    });
+  }
+  const dst = await ws.policy.resolve(args.destination, {
+    argument: "destination",
+    followLeaf: false,
+  });
+  if (dst.rel === ".") {
+    throw new WorkspaceError("ALREADY_EXISTS", "destination is the workspace root", {
+      argument: "destination",
+    });
+  }
+  if (!dst.parentExists) {
+    throw new WorkspaceError("NOT_FOUND", `the parent directory of ${dst.rel} does not exist`, {
+      argument: "destination",
+    });
+  }
+  if (dst.rel === src.rel) {
+    throw new WorkspaceError("INVALID_ARGUMENT", "source and destination are the same path", {
+      argument: "destination",
+    });
+  }
+  if (srcInfo.isDirectory && dst.rel.startsWith(src.rel + "/")) {
+    throw new WorkspaceError("INVALID_ARGUMENT", `cannot move ${src.rel} into itself`, {
+      argument: "destination",
+    });
+  }
+  const dstInfo = dst.info;
+  if (dstInfo) {
+    if (!args.overwrite) {
+      throw new WorkspaceError(
+        "ALREADY_EXISTS",
+        `${dst.rel} already exists (pass overwrite: true to replace it)`,
+        { argument: "destination" },
+      );
+    }
+    if (dstInfo.isDirectory && !srcInfo.isDirectory) {
+      throw new WorkspaceError("IS_A_DIRECTORY", `destination ${dst.rel} is a directory`, {
+        argument: "destination",
+      });
+    }
+    if (dstInfo.isDirectory && srcInfo.isDirectory) {
+      for await (const _ of fs.readDir(dst.abs)) {
+        throw new WorkspaceError(
+          "DIRECTORY_NOT_EMPTY",
+          `destination ${dst.rel} is a non-empty directory; only an empty directory can be replaced`,
+          { argument: "destination" },
+        );
+      }
+    }
+    if (!dstInfo.isDirectory && srcInfo.isDirectory) {
+      throw new WorkspaceError("NOT_A_DIRECTORY", `destination ${dst.rel} is not a directory`, {
+        argument: "destination",
+      });
+    }
+  }
+  // The result is known now: one that cannot fit the budget is refused before anything moves.
+  const out: MovePathResult = {
+    source: src.rel,
+    destination: dst.rel,
+    type: entryType(srcInfo),
+    overwritten: !!dstInfo,
+  };
+  assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "move_path" });
+  const srcChain = parentChain(src, "source");
+  const dstChain = parentChain(dst, "destination");
+  await assertParentUnmoved(src, "source");
+  await assertParentUnmoved(dst, "destination");
+  // Synchronous from the checks to the rename and the check after it: the link or rename is the
+  // commit point.
+  assertMayCommit(gate, `the move of ${src.rel}`);
+  verifyChain(srcChain, { rel: src.rel, argument: "source", fs });
+  verifyChain(dstChain, { rel: dst.rel, argument: "destination", fs });
+  const now = lstatOrNullSync(fs, src.abs);
+  if (now === null) throw changed(`${src.rel} was removed meanwhile; nothing was moved`, "source");
+  assertSameIdentity(srcInfo, now, src.rel, "source");
+  if (dstInfo) {
+    const there = lstatOrNullSync(fs, dst.abs);
+    if (there === null || !sameIdentity(there, dstInfo)) {
+      throw changed(`${dst.rel} was replaced meanwhile; nothing was moved`, "destination");
+    }
+  }
+  let linked = false;
+  if (!dstInfo && !srcInfo.isDirectory) {
+    // No-clobber for non-directories: a hard link fails if the destination appeared meanwhile.
+    try {
+      fs.linkSync(src.abs, dst.abs);
+      linked = true;
+    } catch (err) {
+      if (fsErrorKind(err) === "AlreadyExists") {
+        throw new WorkspaceError(
+          "ALREADY_EXISTS",
+          `${dst.rel} was created by someone else meanwhile`,
+          { argument: "destination" },
+        );
+      }
+      // Hard links unsupported here: fall back to rename after the check above.
+    }
+  }
+  if (!linked) fs.renameSync(src.abs, dst.abs);
+  // Where did it land? The kernel looked both names up again.
+  if (!isOursAt(fs, dstChain, dst.abs, srcInfo) || !chainHolds(fs, srcChain)) {
+    // Roll back only through verified chains, and check that the rollback did what it meant to.
+    let rolledBack = false;
+    if (linked) {
+      const there = lstatOrNullSync(fs, dst.abs);
+      if (chainHolds(fs, dstChain) && there !== null && sameIdentity(there, srcInfo)) {
+        fs.removeSync(dst.abs);
+        rolledBack = true;
+      }
+    } else if (chainHolds(fs, dstChain) && chainHolds(fs, srcChain)) {
+      const there = lstatOrNullSync(fs, dst.abs);
+      if (there !== null && sameIdentity(there, srcInfo) && lstatOrNullSync(fs, src.abs) === null) {
+        fs.renameSync(dst.abs, src.abs);
+        rolledBack = isOursAt(fs, srcChain, src.abs, srcInfo);
+      }
+    }
+    throw changed(
+      `a directory above ${src.rel} or ${dst.rel} was swapped during the move` +
+        (rolledBack ? "; it was undone" : "; it could not be undone safely and was left as it is"),
+      "destination",
+      { reason: "swapped-during-commit", rolledBack },
+    );
+  }
+  if (linked) {
+    removeChecked(fs, srcChain, { abs: src.abs, rel: src.rel, id: srcInfo }, "source");
+  }
+  await fsyncDir(dst.parentAbs);
+  if (src.parentAbs !== dst.parentAbs) await fsyncDir(src.parentAbs);
+  return out;
+}
