@@ -27,6 +27,8 @@ import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean, explainParseError } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 import { unreachableWords } from "../workarounds/deno_fetch_error.ts";
+import { denoPath, mayRun } from "../launch/deno.ts";
+import { spawnDeno } from "../launch/child.ts";
 
 /** The options of the auth commands (node:util parseArgs). */
 export const OPTIONS = {
@@ -431,9 +433,7 @@ export function holdsCredentialsDir(): boolean {
  */
 export async function relaunchWithCredentials(authArgs: string[]): Promise<number | undefined> {
   if (Deno.env.get(RELAUNCHED) || holdsCredentialsDir()) return undefined;
-  if (Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state !== "granted") {
-    return undefined;
-  }
+  if (!mayRun(denoPath())) return undefined;
   const invocationDir = Deno.env.get("INIT_CWD") ?? Deno.cwd();
   const argv = ["auth", ...authArgs];
   let plan;
@@ -441,7 +441,7 @@ export async function relaunchWithCredentials(authArgs: string[]): Promise<numbe
     plan = commandPermissions(argv, {
       invocationDir,
       configDir: credentialsDir().replace(/\/auth$/, ""),
-      deno: [Deno.execPath()],
+      deno: [denoPath()],
       browser: browserCommand(),
     });
   } catch (err) {
@@ -449,19 +449,13 @@ export async function relaunchWithCredentials(authArgs: string[]): Promise<numbe
     throw err;
   }
   if (plan.kind !== "child") return undefined;
-  const cli = new URL("../../cli.ts", import.meta.url);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...plan.flags,
-      cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href,
-      ...argv,
-    ],
+  const child = spawnDeno({
+    deno: denoPath(),
+    flags: plan.flags,
+    module: new URL("../../cli.ts", import.meta.url),
+    args: argv,
     env: { [RELAUNCHED]: "1", INIT_CWD: invocationDir },
-    stdin: "inherit",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn();
+  });
   return (await child.status).code;
 }
 

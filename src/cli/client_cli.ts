@@ -40,6 +40,7 @@ import {
   withPointer,
 } from "./suggest.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
+import { denoPath } from "../launch/deno.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
@@ -142,7 +143,7 @@ function bundledTarget(values: Values): Target {
     "stdio",
     ...serverArgs,
   ];
-  return { kind: "stdio", command: Deno.execPath(), args, label: "bundled" };
+  return { kind: "stdio", command: denoPath(), args, label: "bundled" };
 }
 
 async function resolveTarget(values: Values): Promise<Target> {

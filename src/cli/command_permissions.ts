@@ -6,6 +6,9 @@
  */
 
 import type { EntryFacts } from "./entry_probe.ts";
+import { Grants, isGrantable } from "../launch/grants.ts";
+
+export { UngrantablePathError } from "../launch/grants.ts";
 
 /** What the permission computation needs to know about this machine and this run. */
 export interface PermissionContext {
@@ -29,22 +32,6 @@ export interface PermissionContext {
 export type CommandPlan =
   | { kind: "in-process" }
   | { kind: "child"; flags: string[]; paths: string[] };
-
-/** A path that cannot be granted (Deno's flag syntax splits it): the router says so, exit 2. */
-export class UngrantablePathError extends Error {
-  constructor(readonly path: string, readonly flag: string) {
-    super(
-      `cannot grant access to ${flag} ${path}: Deno's permission flags cannot name a path ` +
-        "containing a comma; rename it or copy it to a path without one",
-    );
-    this.name = "UngrantablePathError";
-  }
-}
-
-/** Throws UngrantablePathError when `path` cannot appear in a Deno permission flag. */
-function grantable(path: string, what: string, spelled = path): void {
-  if (path.includes(",")) throw new UngrantablePathError(spelled, what);
-}
 
 /** Variables the output code may read (colour and terminal width decisions). */
 export const DISPLAY_ENV = ["INIT_CWD", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"] as const;
@@ -187,40 +174,24 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
   const last = (k: string) => values.get(k)?.at(-1);
   const has = (k: string) => values.has(k);
   const base = ctx.invocationDir;
-  const read: string[] = [];
-  const write: string[] = [];
+  const grants = new Grants(["read", "write"]);
   const paths: string[] = [];
-  const named = (flag: string, value: string | undefined, into: string[][]) => {
+  const named = (flag: string, value: string | undefined, o: { write?: boolean } = {}) => {
     if (value === undefined || value === "" || value === "-") return;
     const p = abs(value, base);
-    grantable(p, flag, value);
+    grants.path(p, { what: flag, spelled: value, write: o.write, real: ctx.realPaths?.[p] });
     paths.push(p);
-    for (const list of into) list.push(p);
-    const real = ctx.realPaths?.[p];
-    if (real !== undefined && real !== p) {
-      grantable(real, flag);
-      for (const list of into) list.push(real);
-    }
   };
   // Paths the command does not name but is granted (credentials, invocation and worker
-  // directories): the same comma check as named ones, by what they are.
-  const fixed = (what: string, path: string | undefined, into: string[][]) => {
-    if (path === undefined) return;
-    grantable(path, what);
-    for (const list of into) list.push(path);
+  // directories): the same check as named ones, by what they are.
+  const fixed = (what: string, path: string | undefined, o: { write?: boolean } = {}) => {
+    if (path !== undefined) grants.path(path, { what, write: o.write });
   };
-  const runList = (what: string, commands: string[]) => {
-    for (const c of commands) grantable(c, what);
-    return commands.join(",");
-  };
-  const finish = (extra: string[]): CommandPlan => {
-    // Every path that reaches a flag has passed grantable(); this is the last line of defence.
-    for (const p of [...read, ...write]) grantable(p, "a granted path");
-    const flags = ["--quiet", "--no-prompt"];
-    if (read.length) flags.push(`--allow-read=${[...new Set(read)].join(",")}`);
-    if (write.length) flags.push(`--allow-write=${[...new Set(write)].join(",")}`);
-    return { kind: "child", flags: [...flags, ...extra], paths };
-  };
+  const finish = (): CommandPlan => ({
+    kind: "child",
+    flags: ["--quiet", "--no-prompt", ...grants.flags()],
+    paths,
+  });
   const words = positionals.filter((p) => !p.startsWith("-"));
   const wantsVersion = rest.includes("-V") || has("version");
   const wantsHelp = has("help") || rest.includes("-h");
@@ -230,87 +201,85 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
   if (wantsVersion || (wantsHelp && !toolHelp)) return { kind: "in-process" };
 
   if (command === "op") {
-    if (positionals[0] === "list") return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
+    grants.allow("env", DISPLAY_ENV);
+    if (positionals[0] === "list") return finish();
     const root = last("root");
-    named("--root", root === undefined || root === "" ? "." : root, [
-      read,
-      ...(has("write") ? [write] : []),
-    ]);
-    fixed("the search worker directory", ctx.workerDir, [read]);
-    named("--arguments-file", last("arguments-file"), [read]);
+    named("--root", root === undefined || root === "" ? "." : root, { write: has("write") });
+    fixed("the search worker directory", ctx.workerDir);
+    named("--arguments-file", last("arguments-file"));
     // No net, no run, no sys: an operation touches the workspace and nothing else.
-    return finish([`--allow-env=${DISPLAY_ENV.join(",")}`]);
+    return finish();
   }
 
   if (command === "tools" || command === "server-info") {
-    named("--arguments-file", last("arguments-file"), [read]);
-    named("--input-responses-file", last("input-responses-file"), [read]);
-    named("--client-secret-file", last("client-secret-file"), [read]);
-    if (command === "tools" && positionals[0] === "run") named("tools run", positionals[1], [read]);
-    const extra = ["--allow-env"];
+    named("--arguments-file", last("arguments-file"));
+    named("--input-responses-file", last("input-responses-file"));
+    named("--client-secret-file", last("client-secret-file"));
+    if (command === "tools" && positionals[0] === "run") named("tools run", positionals[1]);
+    grants.allow("env", "all");
     // The config entry, when the router could load it first: stdio gets run on its command and
     // read on its cwd only; HTTP gets net and the credentials, and neither run nor read.
     const entry = has("config") && ctx.configEntry !== undefined && "kind" in ctx.configEntry
       ? ctx.configEntry
       : undefined;
     const remote = has("endpoint") || (has("config") && entry?.kind !== "stdio");
-    if (has("config")) named("--config", last("config"), [read]);
+    if (has("config")) named("--config", last("config"));
     if (remote) {
       // `--no-auth`: no sign-in, so no credentials, and the endpoint's host is the only peer.
       const noAuth = has("no-auth");
       // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
       if (!noAuth && !has("no-auth-store")) {
-        fixed("the credentials directory", ctx.configDir, [read, write]);
+        fixed("the credentials directory", ctx.configDir, { write: true });
       }
-      if (!noAuth) extra.push("--allow-sys=uid");
+      if (!noAuth) grants.allow("sys", ["uid"]);
       // An authorization server may live on any host the resource server names.
       const peer = noAuth && has("endpoint") ? netPeer(last("endpoint")) : undefined;
-      extra.push(peer === undefined ? "--allow-net" : `--allow-net=${peer}`);
+      grants.allow("net", peer === undefined ? "all" : [peer]);
     }
     if (entry?.kind === "stdio") {
       // Started in its cwd (checked to exist: read there). Run on exactly its command where a
       // Deno flag can name it as the client spawns it: an absolute path, or a bare name looked up
       // on this PATH (not when the entry sets its own PATH); else any command.
-      fixed("the server's working directory", entry.cwd ?? base, [read]);
+      fixed("the server's working directory", entry.cwd ?? base);
       const c = entry.command;
-      const exact = !c.includes(",") && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
+      const exact = isGrantable(c) && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
       // `kill` too: the client SIGKILLs a server that ignores SIGTERM (Deno.kill would need
       // unscoped run; src/workarounds/deno_child_kill.ts).
-      extra.push(exact ? `--allow-run=${c},kill` : "--allow-run");
+      grants.allow("run", exact ? [c, "kill"] : "all");
     } else if (entry?.kind === "http") {
       // The sign-in may open a browser (as `auth login` does).
-      if (ctx.browser) extra.push(`--allow-run=${runList("the browser opener", [ctx.browser])}`);
+      if (ctx.browser) grants.allow("run", [ctx.browser], "the browser opener");
     } else if (has("config")) {
       // Not loaded before the child (no --server, unreadable or invalid: the client says why):
       // the entry may be a stdio server started in the invocation directory, any command.
-      fixed("the invocation directory", base, [read]);
-      extra.push("--allow-run");
+      fixed("the invocation directory", base);
+      grants.allow("run", "all");
     } else if (!has("endpoint")) {
       // The bundled server: this Deno running `serve.ts stdio` (its own launcher scopes it).
-      extra.push(`--allow-run=${runList("the Deno binary", [...ctx.deno, "kill"])}`);
+      grants.allow("run", [...ctx.deno, "kill"], "the Deno binary");
     }
-    return finish(extra);
+    return finish();
   }
 
   if (command === "auth") {
-    fixed("the credentials directory", ctx.configDir, [read, write]);
-    named("--config", last("config"), [read]);
-    named("--client-secret-file", last("client-secret-file"), [read]);
+    fixed("the credentials directory", ctx.configDir, { write: true });
+    named("--config", last("config"));
+    named("--client-secret-file", last("client-secret-file"));
     // `auth status` only reads the store: no network, no browser.
     const status = positionals[0] === "status";
-    return finish([
-      "--allow-env",
-      ...(status ? [] : ["--allow-net"]),
-      ...(ctx.browser && !status && !has("no-browser")
-        ? [`--allow-run=${runList("the browser opener", [ctx.browser])}`]
-        : []),
-      "--allow-sys=uid",
-    ]);
+    grants.allow("env", "all");
+    if (!status) grants.allow("net", "all");
+    if (ctx.browser && !status && !has("no-browser")) {
+      grants.allow("run", [ctx.browser], "the browser opener");
+    }
+    grants.allow("sys", ["uid"]);
+    return finish();
   }
 
   if (command === "config") {
     // Prints a snippet; learns about paths only through its probe child (this Deno).
-    return finish(["--allow-env", `--allow-run=${runList("the Deno binary", ctx.deno)}`]);
+    grants.allow("env", "all").allow("run", ctx.deno, "the Deno binary");
+    return finish();
   }
 
   // serve (its launcher scopes the server), help, version and unknown commands: no child.

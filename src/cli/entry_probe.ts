@@ -5,6 +5,7 @@
  * on that command only (stdio), or net (HTTP), instead of both.
  */
 import type { Target } from "../client/config_file.ts";
+import { askProbe } from "../launch/probe.ts";
 
 /** What the probe learned of a config entry. */
 export type EntryFacts =
@@ -22,29 +23,15 @@ export async function probeEntry(
   config: { path: string; server: string; read: string[] },
   options: { deno: string; invocationDir: string },
 ): Promise<EntryFacts | undefined> {
-  if (PROBE.protocol !== "file:" || config.read.some((p) => p.includes(","))) return undefined;
-  try {
-    const out = await new Deno.Command(options.deno, {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        `--allow-read=${config.read.join(",")}`,
-        "--allow-env",
-        decodeURIComponent(PROBE.pathname),
-        config.path,
-        config.server,
-      ],
-      env: { INIT_CWD: options.invocationDir },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const facts = JSON.parse(new TextDecoder().decode(out.stdout)) as EntryFacts;
-    return facts && typeof facts === "object" ? facts : undefined;
-  } catch {
-    return undefined;
-  }
+  const facts = await askProbe<EntryFacts>({
+    module: PROBE,
+    args: [config.path, config.server],
+    read: config.read,
+    env: "all",
+    vars: { INIT_CWD: options.invocationDir },
+    deno: options.deno,
+  });
+  return facts && typeof facts === "object" ? facts : undefined;
 }
 
 async function factsOf(path: string, server: string): Promise<EntryFacts> {

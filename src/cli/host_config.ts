@@ -11,6 +11,7 @@ import { didYouMean, explainParseError } from "./suggest.ts";
 import { serverPermissions } from "./server_flags.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
+import { denoPath } from "../launch/deno.ts";
 
 /** The hosts `config print` knows the configuration format of. */
 export const HOSTS = ["claude-desktop", "claude-code", "vscode", "cursor", "generic"] as const;
@@ -232,7 +233,7 @@ function pathDirs(): string[] {
  * because a host starts servers with its own PATH.
  */
 async function chooseDeno(): Promise<{ path: string; notes: string[] }> {
-  const exec = Deno.execPath();
+  const exec = denoPath();
   const candidates = pathDirs().map((d) => `${d}/deno`);
   const facts = await probePaths([exec, ...candidates]);
   const execReal = facts?.[0]?.real ?? exec;

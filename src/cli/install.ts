@@ -7,6 +7,7 @@
  * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
 import { parseArgs } from "node:util";
+import { denoPath } from "../launch/deno.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
 const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
@@ -183,7 +184,7 @@ export async function install(argv: string[]): Promise<number> {
   await Deno.mkdir(runtimeDir, { recursive: true });
   if (!(await exists(runtime))) {
     const tmp = `${runtime}.tmp-${Deno.pid}`;
-    await Deno.copyFile(Deno.execPath(), tmp);
+    await Deno.copyFile(denoPath(), tmp);
     await Deno.chmod(tmp, 0o755);
     await Deno.rename(tmp, runtime);
     say(`copied Deno ${Deno.version.deno} to ${runtime}`);

@@ -4,6 +4,8 @@
  * module, granted read on exactly the paths asked about, for each path's real path (links
  * resolved) and kind. Run as a script it prints `[{path, real?, kind?, error?}, ...]`.
  */
+import { askProbe } from "../launch/probe.ts";
+import { isGrantable } from "../launch/grants.ts";
 
 /** What the probe learned of one path. */
 export interface PathFacts {
@@ -19,11 +21,6 @@ export interface PathFacts {
 
 const PROBE = new URL("./path_probe.ts", import.meta.url);
 
-/** The running Deno binary, by the name the tasks grant run permission on. */
-function selfDeno(): string {
-  return Deno.build.os === "linux" ? "/proc/self/exe" : Deno.execPath();
-}
-
 /**
  * Resolves absolute paths in a child granted read on exactly those paths (resolving a link
  * needs read permission on the path only, not on its target). Returns undefined when no child
@@ -35,28 +32,15 @@ export async function probePaths(
   options: { deno?: string } = {},
 ): Promise<PathFacts[] | undefined> {
   if (paths.length === 0) return [];
-  if (PROBE.protocol !== "file:") return undefined;
-  // A comma would split the grant: such a path is not granted and reports the refusal.
-  const grant = paths.filter((p) => p.startsWith("/") && !p.includes(","));
-  try {
-    const out = await new Deno.Command(options.deno ?? selfDeno(), {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        ...(grant.length ? [`--allow-read=${grant.join(",")}`] : []),
-        decodeURIComponent(PROBE.pathname),
-        ...paths,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const facts = JSON.parse(new TextDecoder().decode(out.stdout)) as PathFacts[];
-    return Array.isArray(facts) && facts.length === paths.length ? facts : undefined;
-  } catch {
-    return undefined;
-  }
+  // A path a flag cannot name is not granted: the probe reports the refusal for it.
+  const read = paths.filter((p) => p.startsWith("/") && isGrantable(p));
+  const facts = await askProbe<PathFacts[]>({
+    module: PROBE,
+    args: paths,
+    read,
+    deno: options.deno,
+  });
+  return Array.isArray(facts) && facts.length === paths.length ? facts : undefined;
 }
 
 function factsOf(path: string): PathFacts {

@@ -8,6 +8,8 @@
  * narrower flags) runs everything in process under the permissions it was given.
  */
 import type { PathFacts } from "./path_probe.ts";
+import { denoNames, mayRun, selfDeno } from "../launch/deno.ts";
+import { spawnDeno, supervise } from "../launch/child.ts";
 import { probeEntry } from "./entry_probe.ts";
 import {
   bundledRoot,
@@ -26,15 +28,6 @@ function envIfGranted(name: string): string | undefined {
     return undefined;
   }
   return Deno.env.get(name);
-}
-
-/** The running Deno binary, by the name the tasks and the launcher grant run permission on. */
-function selfDeno(): string {
-  return Deno.build.os === "linux" ? "/proc/self/exe" : Deno.execPath();
-}
-
-function mayRun(command: string): boolean {
-  return Deno.permissions.querySync({ name: "run", command }).state === "granted";
 }
 
 /** The credentials' parent directory, as src/client/auth/store.ts finds it (no import of it). */
@@ -56,92 +49,6 @@ function invocationDir(): string {
 async function inProcess(argv: string[]): Promise<number> {
   const { main } = await import("./main.ts");
   return await main(argv);
-}
-
-/** Signals the router passes on to its child (those a Deno process may listen to and a user sends). */
-const FORWARDED: Deno.Signal[] = ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2"];
-
-/** Waits for the child, forwarding FORWARDED signals to it; returns its exit code. */
-async function supervise(child: Deno.ChildProcess): Promise<number> {
-  const listeners = FORWARDED.map((sig) => {
-    const forward = () => {
-      try {
-        child.kill(sig);
-      } catch {
-        // already exited
-      }
-    };
-    Deno.addSignalListener(sig, forward);
-    return [sig, forward] as const;
-  });
-  try {
-    const status = await child.status;
-    return status.signal !== null ? signalExitCode(status.signal) : status.code;
-  } finally {
-    for (const [sig, forward] of listeners) Deno.removeSignalListener(sig, forward);
-  }
-}
-
-/** Signal numbers on Linux (signal(7)); macOS numbers differ where listed in DARWIN. */
-const LINUX_SIGNALS: Record<string, number> = {
-  SIGHUP: 1,
-  SIGINT: 2,
-  SIGQUIT: 3,
-  SIGILL: 4,
-  SIGTRAP: 5,
-  SIGABRT: 6,
-  SIGIOT: 6,
-  SIGBUS: 7,
-  SIGFPE: 8,
-  SIGKILL: 9,
-  SIGUSR1: 10,
-  SIGSEGV: 11,
-  SIGUSR2: 12,
-  SIGPIPE: 13,
-  SIGALRM: 14,
-  SIGTERM: 15,
-  SIGSTKFLT: 16,
-  SIGCHLD: 17,
-  SIGCONT: 18,
-  SIGSTOP: 19,
-  SIGTSTP: 20,
-  SIGTTIN: 21,
-  SIGTTOU: 22,
-  SIGURG: 23,
-  SIGXCPU: 24,
-  SIGXFSZ: 25,
-  SIGVTALRM: 26,
-  SIGPROF: 27,
-  SIGWINCH: 28,
-  SIGIO: 29,
-  SIGPOLL: 29,
-  SIGPWR: 30,
-  SIGSYS: 31,
-};
-const DARWIN_SIGNALS: Record<string, number> = {
-  ...LINUX_SIGNALS,
-  SIGEMT: 7,
-  SIGBUS: 10,
-  SIGSYS: 12,
-  SIGURG: 16,
-  SIGSTOP: 17,
-  SIGTSTP: 18,
-  SIGCONT: 19,
-  SIGCHLD: 20,
-  SIGIO: 23,
-  SIGPOLL: 23,
-  SIGWINCH: 28,
-  SIGINFO: 29,
-  SIGUSR1: 30,
-  SIGUSR2: 31,
-  SIGSTKFLT: 0,
-  SIGPWR: 0,
-};
-
-/** The shell's exit code for a child ended by `sig`: 128 + its number (1 when unknown). */
-export function signalExitCode(sig: Deno.Signal): number {
-  const n = (Deno.build.os === "darwin" ? DARWIN_SIGNALS : LINUX_SIGNALS)[sig];
-  return n ? 128 + n : 1;
 }
 
 /** What the path probe learned of `paths` (links resolved, kind), by path. */
@@ -166,7 +73,7 @@ export async function route(argv: string[]): Promise<number> {
   const ctx: PermissionContext = {
     invocationDir: base,
     configDir: configDir(),
-    deno: Deno.build.os === "linux" ? [self, Deno.execPath()] : [Deno.execPath()],
+    deno: denoNames(),
     workerDir: `${project}src/workspace`,
     browser: envIfGranted("WMCP_BROWSER") ?? (Deno.build.os === "darwin" ? "open" : "xdg-open"),
   };
@@ -204,18 +111,11 @@ export async function route(argv: string[]): Promise<number> {
     return usage(err.message);
   }
   if (plan.kind === "in-process") return await inProcess(argv);
-  const child = new Deno.Command(self, {
-    args: [
-      "run",
-      ...plan.flags,
-      `--config=${project}deno.json`,
-      decodeURIComponent(SCOPED_MAIN.pathname),
-      ...argv,
-    ],
+  const child = spawnDeno({
+    flags: [...plan.flags, `--config=${project}deno.json`],
+    module: SCOPED_MAIN,
+    args: argv,
     env: { INIT_CWD: base },
-    stdin: "inherit",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn();
-  return await supervise(child);
+  });
+  return (await supervise(child)).code;
 }

@@ -40,6 +40,8 @@ import {
   type ServerKind,
   serverPermissions,
 } from "./server_flags.ts";
+import { denoPath, selfDeno } from "../launch/deno.ts";
+import { denoArgs, spawnDeno, supervise } from "../launch/child.ts";
 
 // Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
 export { bindHost, serverPermissions };
@@ -192,7 +194,7 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
   if (value === undefined) return undefined;
   const file = normalizeAbsolute(resolveFromInvocation(value));
   const dir = parentOf(file);
-  const info = await inspectPidDir(dir, baseName(file), { deno: "/proc/self/exe" });
+  const info = await inspectPidDir(dir, baseName(file), { deno: selfDeno() });
   if (!info.ok) {
     // Let the server report a missing or unusable pid file in its own words.
     return undefined;
@@ -265,36 +267,16 @@ async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
   }
 }
 
+/** The signals the launcher passes on to the server (innerPid() when it is known). */
+const SERVER_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
+
 /** Waits for the child, forwarding SIGINT/SIGTERM to the server (innerPid() when it is known). */
-async function supervise(
-  child: Deno.ChildProcess,
-  innerPid: () => number | undefined,
-): Promise<{ code: number; signalled: boolean }> {
-  let signalled = false;
-  const forward = (sig: Deno.Signal) => () => {
-    signalled = true;
-    // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
-    const target = innerPid();
-    if (target !== undefined) {
-      void signalPid(target, sig);
-      return;
-    }
-    try {
-      child.kill(sig);
-    } catch {
-      // already exited
-    }
-  };
-  const onInt = forward("SIGINT");
-  const onTerm = forward("SIGTERM");
-  Deno.addSignalListener("SIGINT", onInt);
-  Deno.addSignalListener("SIGTERM", onTerm);
-  try {
-    return { code: (await child.status).code, signalled };
-  } finally {
-    Deno.removeSignalListener("SIGINT", onInt);
-    Deno.removeSignalListener("SIGTERM", onTerm);
-  }
+function superviseServer(child: Deno.ChildProcess, innerPid: () => number | undefined) {
+  // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
+  return supervise(child, {
+    signals: SERVER_SIGNALS,
+    redirect: { pid: innerPid, send: (pid, sig) => void signalPid(pid, sig) },
+  });
 }
 
 /**
@@ -339,8 +321,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
     kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
     import.meta.url,
   );
-  const script = entry.protocol === "file:" ? decodeURIComponent(entry.pathname) : entry.href;
-  const denoPath = Deno.execPath();
+  const deno = denoPath();
   const env = { INIT_CWD: resolveFromInvocation(".") };
   const unavailable = sandbox === "off" ? undefined : sandboxUnavailable();
   if (unavailable !== undefined) withoutSandbox(sandbox, unavailable);
@@ -348,7 +329,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
     const marker = sandboxMarker();
     const pidDirReal = kind === "http" ? await checkPidDir(sandbox, serverArgs) : undefined;
     const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
-      denoPath,
+      denoPath: deno,
       projectDir: projectDir()!,
       marker,
       pidDirReal,
@@ -357,12 +338,15 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
       "/bin/sh",
       "-c",
       ANNOUNCE_AND_EXEC,
-      denoPath,
-      "run",
-      ...serverRuntimeFlags(kind),
-      ...serverPermissions(kind, inner, { sandboxMarker: marker }),
-      script,
-      ...inner,
+      deno,
+      ...denoArgs({
+        flags: [
+          ...serverRuntimeFlags(kind),
+          ...serverPermissions(kind, inner, { sandboxMarker: marker }),
+        ],
+        module: entry,
+        args: inner,
+      }),
     ];
     let child: Deno.ChildProcess | undefined;
     try {
@@ -385,7 +369,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
         onChildPid: (pid) => (innerPid = pid),
         onEarlyLine: (line) => early.push(line),
       }).catch(() => {});
-      const { code, signalled } = await supervise(child, () => innerPid);
+      const { code, signalled } = await superviseServer(child, () => innerPid);
       await stderrDone;
       // Stopped by SIGINT/SIGTERM (while bwrap was still setting up, or later): the launcher
       // ends too; nothing is restarted, least of all outside the sandbox.
@@ -409,20 +393,11 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
       );
     }
   }
-  // On Linux /proc/self/exe is the running Deno binary, which the tasks allow by that name.
-  const self = Deno.build.os === "linux" ? "/proc/self/exe" : denoPath;
-  const child = new Deno.Command(self, {
-    args: [
-      "run",
-      ...serverRuntimeFlags(kind),
-      ...serverPermissions(kind, serverArgs),
-      script,
-      ...serverArgs,
-    ],
+  const child = spawnDeno({
+    flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
+    module: entry,
+    args: serverArgs,
     env,
-    stdin: "inherit",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).spawn();
-  return (await supervise(child, () => undefined)).code;
+  });
+  return (await superviseServer(child, () => undefined)).code;
 }

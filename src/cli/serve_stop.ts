@@ -17,6 +17,9 @@ import {
   PidFileError,
   readPidFile,
 } from "../server/pid_file.ts";
+import { mayRun, selfDeno } from "../launch/deno.ts";
+import { spawnDeno } from "../launch/child.ts";
+import { Grants, isGrantable } from "../launch/grants.ts";
 
 const CLI_URL = new URL("../../cli.ts", import.meta.url);
 
@@ -25,15 +28,11 @@ const LOOPBACK_NET = "127.0.0.1,localhost,[::1]";
 
 /** The permission flags `serve stop --pid-file F` needs: exactly these and nothing else. */
 export function stopPermissions(pidFile: string): string[] {
-  if (pidFile.includes(",")) {
+  if (!isGrantable(pidFile)) {
     throw new UsageError(`cannot grant a permission on a path with a comma: ${pidFile}`);
   }
-  return [
-    `--allow-read=${pidFile}`,
-    `--allow-net=${LOOPBACK_NET}`,
-    "--allow-run=kill",
-    "--allow-sys=uid",
-  ];
+  return new Grants().read(pidFile, "--pid-file").allow("net", LOOPBACK_NET.split(","))
+    .allow("run", ["kill"]).allow("sys", ["uid"]).flags();
 }
 
 function granted(pidFile: string): boolean {
@@ -46,12 +45,9 @@ function granted(pidFile: string): boolean {
 
 /** The Deno binary to re-run as, when this process may run it; undefined otherwise. */
 function selfExe(): string | undefined {
-  // On Linux /proc/self/exe is the running Deno binary (Deno.execPath needs read permission).
-  const exe = Deno.build.os === "linux" ? "/proc/self/exe" : undefined;
-  if (exe === undefined || CLI_URL.protocol !== "file:") return undefined;
-  return Deno.permissions.querySync({ name: "run", command: exe }).state === "granted"
-    ? exe
-    : undefined;
+  // On Linux /proc/self/exe is the running Deno binary; elsewhere a stop runs in process.
+  if (Deno.build.os !== "linux" || CLI_URL.protocol !== "file:") return undefined;
+  return mayRun(selfDeno()) ? selfDeno() : undefined;
 }
 
 /** Exit codes of `serve stop`. */
@@ -101,24 +97,13 @@ export async function serveStop(
   const exe = granted(pidFile) ? undefined : selfExe();
   if (exe !== undefined) {
     // Re-run with exactly the permissions this stop needs; its JSON line and exit code are ours.
-    const child = await new Deno.Command(exe, {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        ...stopPermissions(pidFile),
-        decodeURIComponent(CLI_URL.pathname),
-        "serve",
-        "stop",
-        "--pid-file",
-        pidFile,
-        "--timeout",
-        String(values.timeout),
-      ],
+    const child = await spawnDeno({
+      deno: exe,
+      flags: ["--quiet", "--no-prompt", ...stopPermissions(pidFile)],
+      module: CLI_URL,
+      args: ["serve", "stop", "--pid-file", pidFile, "--timeout", String(values.timeout)],
       stdin: "null",
-      stdout: "inherit",
-      stderr: "inherit",
-    }).spawn().status;
+    }).status;
     return child.code;
   }
   let record: PidFileContents | null = null;

@@ -8,6 +8,8 @@
  * when the spelled path goes through a link (`/var/run -> /run`).
  */
 
+import { askProbe } from "../launch/probe.ts";
+
 /** What the launcher learns of a pid file's directory. */
 export type PidDirInfo =
   | { ok: true; real: string; others: string[] }
@@ -21,34 +23,17 @@ export async function inspectPidDir(
   name: string,
   options: { deno: string },
 ): Promise<PidDirInfo> {
-  if (PROBE.protocol !== "file:") return { ok: false, reason: "the launcher is not local" };
-  try {
-    const out = await new Deno.Command(options.deno, {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        // Read anywhere: resolving the directory's links needs it on every target. The probe is
-        // this project's own fixed module and prints only that directory's path and names.
-        "--allow-read",
-        decodeURIComponent(PROBE.pathname),
-        dir,
-      ],
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).output();
-    const r = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-      real?: string;
-      entries?: string[];
-      error?: string;
-    };
-    if (r.real === undefined || r.entries === undefined) {
-      return { ok: false, reason: `cannot read ${dir}: ${r.error ?? "no answer"}` };
-    }
-    const mine = new Set([name, `${name}.tmp`]);
-    return { ok: true, real: r.real, others: r.entries.filter((e) => !mine.has(e)) };
-  } catch (err) {
-    return { ok: false, reason: `cannot inspect ${dir}: ${(err as Error).message}` };
+  // Read anywhere: resolving the directory's links needs it on every target. The probe is this
+  // project's own fixed module and prints only that directory's path and names.
+  const r = await askProbe<{ real?: string; entries?: string[]; error?: string }>({
+    module: PROBE,
+    args: [dir],
+    read: "all",
+    deno: options.deno,
+  });
+  if (r?.real === undefined || r.entries === undefined) {
+    return { ok: false, reason: `cannot read ${dir}: ${r?.error ?? "the probe did not answer"}` };
   }
+  const mine = new Set([name, `${name}.tmp`]);
+  return { ok: true, real: r.real, others: r.entries.filter((e) => !mine.has(e)) };
 }

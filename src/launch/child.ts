@@ -1,0 +1,170 @@
+/**
+ * The one way this project starts a child Deno: `deno run FLAGS MODULE ARGS` by the name run
+ * permission is granted on (deno.ts), with the flags a Grants wrote; and the one supervisor,
+ * which forwards the signals a user sends to the child (or to the process it names, such as a
+ * server inside bubblewrap) and returns the child's exit code, 128 + N when signal N ended it.
+ */
+import { moduleArg, selfDeno } from "./deno.ts";
+
+/** How to start a child Deno. */
+export interface DenoChild {
+  /** Flags after `run`: permissions (Grants.flags()), `--quiet`, `--config=...`, and so on. */
+  flags: readonly string[];
+  /** The module to run. */
+  module: URL;
+  /** Its arguments. */
+  args?: readonly string[];
+  /** Extra environment variables (the rest is inherited unless clearEnv). */
+  env?: Record<string, string>;
+  /** Start with only `env` (default false). */
+  clearEnv?: boolean;
+  /** Standard streams (default: all inherited). */
+  stdin?: "inherit" | "null" | "piped";
+  stdout?: "inherit" | "null" | "piped";
+  stderr?: "inherit" | "null" | "piped";
+  /** The binary to run instead of this Deno (an installed copy of it). */
+  deno?: string;
+}
+
+/** The argv of a child Deno (after the binary). */
+export function denoArgs(c: Pick<DenoChild, "flags" | "module" | "args">): string[] {
+  return ["run", ...c.flags, moduleArg(c.module), ...(c.args ?? [])];
+}
+
+function command(c: DenoChild): Deno.Command {
+  return new Deno.Command(c.deno ?? selfDeno(), {
+    args: denoArgs(c),
+    env: c.env,
+    clearEnv: c.clearEnv,
+    stdin: c.stdin ?? "inherit",
+    stdout: c.stdout ?? "inherit",
+    stderr: c.stderr ?? "inherit",
+  });
+}
+
+/** Starts a child Deno. */
+export function spawnDeno(c: DenoChild): Deno.ChildProcess {
+  return command(c).spawn();
+}
+
+/** Runs a child Deno to its end and collects its piped output. */
+export function outputOfDeno(c: DenoChild): Promise<Deno.CommandOutput> {
+  return command({ stdin: "null", stdout: "piped", stderr: "null", ...c }).output();
+}
+
+/** Signals passed on to a supervised child (those a Deno process may listen to and a user sends). */
+export const FORWARDED: readonly Deno.Signal[] = [
+  "SIGHUP",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGTERM",
+  "SIGUSR1",
+  "SIGUSR2",
+];
+
+/** How a child is supervised. */
+export interface SuperviseOptions {
+  /** The signals to forward (default FORWARDED). */
+  signals?: readonly Deno.Signal[];
+  /**
+   * Where a signal goes instead of the child, when this names a pid (a server inside bubblewrap:
+   * a signal to bwrap would end it abruptly); `send` delivers it.
+   */
+  redirect?: { pid: () => number | undefined; send: (pid: number, sig: Deno.Signal) => void };
+}
+
+/**
+ * Waits for `child`, forwarding signals to it; returns its exit code (128 + N when signal N ended
+ * it) and whether a forwarded signal arrived meanwhile.
+ */
+export async function supervise(
+  child: Deno.ChildProcess,
+  options: SuperviseOptions = {},
+): Promise<{ code: number; signalled: boolean }> {
+  let signalled = false;
+  const listeners = (options.signals ?? FORWARDED).map((sig) => {
+    const forward = () => {
+      signalled = true;
+      const target = options.redirect?.pid();
+      if (target !== undefined) return options.redirect!.send(target, sig);
+      try {
+        child.kill(sig);
+      } catch {
+        // already exited
+      }
+    };
+    Deno.addSignalListener(sig, forward);
+    return [sig, forward] as const;
+  });
+  try {
+    const status = await child.status;
+    return {
+      code: status.signal !== null ? signalExitCode(status.signal) : status.code,
+      signalled,
+    };
+  } finally {
+    for (const [sig, forward] of listeners) Deno.removeSignalListener(sig, forward);
+  }
+}
+
+/** Signal numbers on Linux (signal(7)); macOS numbers differ where listed in DARWIN. */
+const LINUX_SIGNALS: Record<string, number> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGILL: 4,
+  SIGTRAP: 5,
+  SIGABRT: 6,
+  SIGIOT: 6,
+  SIGBUS: 7,
+  SIGFPE: 8,
+  SIGKILL: 9,
+  SIGUSR1: 10,
+  SIGSEGV: 11,
+  SIGUSR2: 12,
+  SIGPIPE: 13,
+  SIGALRM: 14,
+  SIGTERM: 15,
+  SIGSTKFLT: 16,
+  SIGCHLD: 17,
+  SIGCONT: 18,
+  SIGSTOP: 19,
+  SIGTSTP: 20,
+  SIGTTIN: 21,
+  SIGTTOU: 22,
+  SIGURG: 23,
+  SIGXCPU: 24,
+  SIGXFSZ: 25,
+  SIGVTALRM: 26,
+  SIGPROF: 27,
+  SIGWINCH: 28,
+  SIGIO: 29,
+  SIGPOLL: 29,
+  SIGPWR: 30,
+  SIGSYS: 31,
+};
+const DARWIN_SIGNALS: Record<string, number> = {
+  ...LINUX_SIGNALS,
+  SIGEMT: 7,
+  SIGBUS: 10,
+  SIGSYS: 12,
+  SIGURG: 16,
+  SIGSTOP: 17,
+  SIGTSTP: 18,
+  SIGCONT: 19,
+  SIGCHLD: 20,
+  SIGIO: 23,
+  SIGPOLL: 23,
+  SIGWINCH: 28,
+  SIGINFO: 29,
+  SIGUSR1: 30,
+  SIGUSR2: 31,
+  SIGSTKFLT: 0,
+  SIGPWR: 0,
+};
+
+/** The shell's exit code for a child ended by `sig`: 128 + its number (1 when unknown). */
+export function signalExitCode(sig: Deno.Signal): number {
+  const n = (Deno.build.os === "darwin" ? DARWIN_SIGNALS : LINUX_SIGNALS)[sig];
+  return n ? 128 + n : 1;
+}
