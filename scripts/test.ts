@@ -14,9 +14,17 @@
  * done, so the two shards' lines never interleave; a shard's closing part (errors, failures, its
  * summary) is printed when it ends, and the last line is the suite's, in deno's own summary form.
  *
- * Flags: `--shards N` (default 2, or WMCP_TEST_SHARDS), `--write-durations` (rewrite
- * tests/durations.json from this run's per-file wall times). Other arguments go to every shard's
- * `deno test` (`--filter X`, `--fail-fast`); paths among them replace `tests/`.
+ * Two suites. The default (`deno task -q test`, the README's command) is every test but the
+ * real-peer suites in REAL_PEERS: the third-party clients and servers installed from npm (MCP
+ * Inspector, mcpc, mcp-remote, the AI SDK, the v1 and v2 SDK clients, server-everything,
+ * server-filesystem), Node and Bun running the adapters, and nginx in front of several servers.
+ * Those take minutes and run as the second command, `deno task -q test:peers` (`--peers`); CI runs
+ * both (decision 0044).
+ *
+ * Flags: `--peers` (the real-peer suites instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
+ * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times). Other
+ * arguments go to every shard's `deno test` (`--filter X`, `--fail-fast`); paths among them replace
+ * the suite's own files (any test file, of either suite).
  */
 import { stripVTControlCharacters } from "node:util";
 
@@ -32,6 +40,24 @@ export const TEST_PERMISSIONS = [
 ];
 /** Directories whose files share build artefacts (dist/ for the adapters): one shard each. */
 const TOGETHER = ["tests/adapters/"];
+/**
+ * The real-peer suites (directories end in "/"): what `--peers` runs and the default suite leaves
+ * out. Each installs or starts a third-party program and talks to it through real processes.
+ */
+export const REAL_PEERS: readonly string[] = [
+  "tests/realclients/",
+  "tests/adapters/",
+  "tests/deploy/",
+  "tests/client/peers_test.ts",
+  "tests/client/more_peers_test.ts",
+  "tests/client/filesystem_peer_test.ts",
+];
+
+/** Whether a test file belongs to the real-peer suite. */
+export function isRealPeer(file: string): boolean {
+  return REAL_PEERS.some((p) => (p.endsWith("/") ? file.startsWith(p) : file === p));
+}
+
 /** The weight of a test file with no recorded duration (seconds). */
 const DEFAULT_SECONDS = 2;
 const TEST_FILE = /(^|\/)([^/]*[_.])?test\.(ts|tsx|mts|js|mjs|jsx)$/;
@@ -217,11 +243,13 @@ const VALUE_FLAGS = new Set(["--filter", "--ignore", "--reporter", "--junit-path
 export function splitArgs(args: string[]): {
   shards: string | undefined;
   writeDurations: boolean;
+  peers: boolean;
   extra: string[];
   paths: string[];
 } {
   let shards: string | undefined;
   let writeDurations = false;
+  let peers = false;
   const extra: string[] = [];
   const paths: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -229,15 +257,16 @@ export function splitArgs(args: string[]): {
     if (a === "--shards") shards = args[++i];
     else if (a.startsWith("--shards=")) shards = a.slice("--shards=".length);
     else if (a === "--write-durations") writeDurations = true;
+    else if (a === "--peers") peers = true;
     else if (VALUE_FLAGS.has(a) && i + 1 < args.length) extra.push(a, args[++i]);
     else if (a.startsWith("-")) extra.push(a);
     else paths.push(a);
   }
-  return { shards, writeDurations, extra, paths };
+  return { shards, writeDurations, peers, extra, paths };
 }
 
 async function main(): Promise<number> {
-  const { shards: shardsFlag, writeDurations, extra, paths } = splitArgs(Deno.args);
+  const { shards: shardsFlag, writeDurations, peers, extra, paths } = splitArgs(Deno.args);
   const asked = shardsFlag ?? Deno.env.get("WMCP_TEST_SHARDS") ?? "2";
   const shardCount = Number(asked);
   if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > 16) {
@@ -245,7 +274,8 @@ async function main(): Promise<number> {
     return 2;
   }
   const files: string[] = [];
-  for (const p of paths.length > 0 ? paths : ["tests"]) files.push(...await testFiles(p));
+  if (paths.length > 0) { for (const p of paths) files.push(...await testFiles(p)); }
+  else files.push(...(await testFiles("tests")).filter((f) => isRealPeer(f) === peers));
   const recorded: Record<string, number> = await Deno.readTextFile(DURATIONS)
     .then((t) => JSON.parse(t), () => ({}));
 

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import {
   assignShards,
   formatSummary,
+  isRealPeer,
   parseSummary,
   plain,
   splitArgs,
@@ -166,14 +167,42 @@ Deno.test("arguments: --shards and --write-durations are the runner's; the rest 
     {
       shards: "3",
       writeDurations: false,
+      peers: false,
       extra: ["--filter", "read file", "--fail-fast"],
       paths: ["tests/cli/"],
     },
   );
-  assert.deepEqual(splitArgs(["--shards=1", "--write-durations", "--filter=x"]), {
+  assert.deepEqual(splitArgs(["--shards=1", "--write-durations", "--peers", "--filter=x"]), {
     shards: "1",
     writeDurations: true,
+    peers: true,
     extra: ["--filter=x"],
     paths: [],
   });
+});
+
+Deno.test("two suites: the real-peer suites are the second command's, every other file the first's", async () => {
+  const files = await testFiles("tests");
+  const peers = files.filter(isRealPeer);
+  // Each entry of REAL_PEERS names files that exist (a renamed suite would silently move).
+  for (const p of ["tests/realclients/", "tests/adapters/", "tests/deploy/"]) {
+    assert.ok(peers.some((f) => f.startsWith(p)), p);
+  }
+  for (
+    const f of [
+      "tests/client/peers_test.ts",
+      "tests/client/more_peers_test.ts",
+      "tests/client/filesystem_peer_test.ts",
+    ]
+  ) assert.ok(peers.includes(f), f);
+  // The default suite keeps the contract, security, conformance fixture and own-server tests.
+  for (
+    const f of [
+      "tests/contract/contract_test.ts",
+      "tests/security/sandbox_test.ts",
+      "tests/client/own_server_test.ts",
+      "tests/scripts/test_runner_test.ts",
+    ]
+  ) assert.ok(files.includes(f) && !isRealPeer(f), f);
+  assert.ok(!isRealPeer("tests/client/peers_test.tsx"));
 });
