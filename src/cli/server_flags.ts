@@ -12,6 +12,7 @@ import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, explainParseError, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
+import { Grants, UngrantablePathError } from "../launch/grants.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
 export type ServerKind = "stdio" | "http";
@@ -650,50 +651,56 @@ export function serverPermissions(
   });
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const root = resolveFromInvocation(str(values.root) ?? ".");
-  const read = [root];
-  if (ENGINE_READ_PATH !== null) read.push(ENGINE_READ_PATH);
-  if (options.sandboxMarker !== undefined) read.push(options.sandboxMarker);
-  const write: string[] = values.write === true ? [root] : [];
-  const flags = ["--quiet", "--no-prompt"];
+  // Each read path with what it is (named in the error when a flag cannot name it).
+  const read: [string, string][] = [["--root", root]];
+  if (ENGINE_READ_PATH !== null) read.push(["the search worker directory", ENGINE_READ_PATH]);
+  if (options.sandboxMarker !== undefined) read.push(["the sandbox marker", options.sandboxMarker]);
+  const write: [string, string][] = values.write === true ? [["--root", root]] : [];
+  const grants = new Grants();
+  const runtime: string[] = [];
   if (kind === "http") {
-    flags.push("--unstable-no-legacy-abort");
+    runtime.push("--unstable-no-legacy-abort");
     const pidFile = str(values["pid-file"]);
     if (pidFile !== undefined) {
       // The pid file and the temporary file it is written through (renamed over it).
       const p = resolveFromInvocation(pidFile);
-      read.push(p, `${p}.tmp`);
-      write.push(p, `${p}.tmp`);
+      for (const f of [p, `${p}.tmp`]) {
+        read.push(["--pid-file", f]);
+        write.push(["--pid-file", f]);
+      }
       // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
-      flags.push("--allow-sys=uid");
+      grants.allow("sys", ["uid"]);
     }
     for (const f of ["token-file", "read-token-file", "state-key-file"] as const) {
       const v = str(values[f]);
-      if (v !== undefined) read.push(resolveFromInvocation(v));
+      if (v !== undefined) read.push([`--${f}`, resolveFromInvocation(v)]);
     }
     // The same normal form serve_http.ts binds (`0` is 0.0.0.0, `::0` is ::), so both agree.
     const host = bindHost(str(values.host) ?? "127.0.0.1");
-    const loopback = "127.0.0.1,localhost,[::1]";
+    const loopback = ["127.0.0.1", "localhost", "[::1]"];
     // A wildcard bind also reaches itself over loopback (a second server's pid file check).
     const net = host === "127.0.0.1" || host === "localhost"
       ? loopback
       : host === "0.0.0.0"
-      ? `0.0.0.0,${loopback}`
+      ? ["0.0.0.0", ...loopback]
       : host.includes(":")
-      ? `[${host}]${host === "::" ? `,${loopback}` : ""}`
-      : host;
+      ? [`[${host}]`, ...(host === "::" ? loopback : [])]
+      : [host];
     const env = ["INIT_CWD", SECRET_ENV.token, SECRET_ENV.readToken, SECRET_ENV.stateKey];
-    flags.push(`--allow-net=${net}`, `--allow-env=${[...env, SANDBOX_ENV].join(",")}`);
+    grants.allow("net", net).allow("env", [...env, SANDBOX_ENV]);
   } else {
-    flags.push(`--allow-env=INIT_CWD,${SANDBOX_ENV}`);
+    grants.allow("env", ["INIT_CWD", SANDBOX_ENV]);
   }
-  for (const p of [...read, ...write]) {
-    if (p.includes(",")) {
-      throw new UsageError(`cannot grant a permission on a path with a comma: ${p}`);
-    }
+  // Paths last (after sys, net and env), as the flags have always been ordered; a path a flag
+  // cannot name is a usage error naming the flag it came from.
+  try {
+    for (const [what, p] of read) grants.read(p, what);
+    for (const [what, p] of write) grants.path(p, { what, write: true });
+    return ["--quiet", "--no-prompt", ...runtime, ...grants.flags()];
+  } catch (err) {
+    if (err instanceof UngrantablePathError) throw new UsageError(err.message);
+    throw err;
   }
-  flags.push(`--allow-read=${read.join(",")}`);
-  if (write.length) flags.push(`--allow-write=${write.join(",")}`);
-  return flags;
 }
 
 /** Whether the arguments ask for help or the version (-h/--help wins over -V/--version). */
