@@ -75,22 +75,11 @@ export class Grants {
     return this.path(path, { what });
   }
 
-  /** Read and write on `path` (see path). */
-  readWrite(path: string, what: string): this {
-    return this.path(path, { what, write: true });
-  }
-
   /** Any kind on these scopes (`what` names them in an error), or unscoped (`all`). */
   allow(kind: GrantKind, scopes: readonly string[] | "all", what: string = kind): this {
     if (scopes !== "all") { for (const s of scopes) grantable(s, what); }
     this.#add(kind, scopes);
     return this;
-  }
-
-  /** The read paths granted so far (in the order they were added). */
-  get readPaths(): string[] {
-    const r = this.#kinds.get("read");
-    return r === undefined || r === "all" ? [] : [...r];
   }
 
   /** The `--allow-*` flags, each kind once, in the order kinds were first granted. */
