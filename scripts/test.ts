@@ -170,9 +170,26 @@ interface ShardResult {
   totals: Totals | null;
   /** Wall seconds per file, from its first line to the next file's (or the shard's end). */
   seconds: Record<string, number>;
+  /** The failed tests, as deno names them (`name => ./file:line:col`), each once. */
+  failures: string[];
 }
 
 const RUNNING = /^running \d+ tests? from \.\/(.+)$/;
+/** A failed test's line in deno's ERRORS and FAILURES sections. */
+const FAILED_TEST = /^\S.* => \.\/\S+:\d+:\d+$/;
+
+/**
+ * The failed tests named in deno's output lines, each once, in order. The suite's closing lines
+ * repeat them, so a log cut to its tail (CI shows only the end) still says which test failed.
+ */
+export function failedTests(lines: Iterable<string>): string[] {
+  const out = new Set<string>();
+  for (const raw of lines) {
+    const line = plain(raw);
+    if (FAILED_TEST.test(line)) out.add(line);
+  }
+  return [...out];
+}
 
 /** Runs one shard, printing each file's block when it is complete. */
 async function runShard(
@@ -203,6 +220,7 @@ async function runShard(
   let current: string | null = null;
   let started = performance.now();
   let totals: Totals | null = null;
+  const failures = new Set<string>();
   const close = async () => {
     if (current !== null) seconds[current] = (performance.now() - started) / 1000;
     if (block.length > 0) await emit(block.join("\n"));
@@ -218,6 +236,7 @@ async function runShard(
       started = performance.now();
     }
     totals = parseSummary(line) ?? totals;
+    for (const f of failedTests([line])) failures.add(f);
     block.push(line);
   };
   for await (const chunk of child.stdout) {
@@ -233,7 +252,7 @@ async function runShard(
   children.delete(child);
   // What follows the last file's tests (errors, failures, the shard's summary) ends its block.
   await close();
-  return { code, totals, seconds };
+  return { code, totals, seconds, failures: [...failures] };
 }
 
 /** deno test flags that take their value as the next argument. */
@@ -332,6 +351,10 @@ async function main(): Promise<number> {
       Object.entries(merged).filter(([f]) => files.includes(f) || paths.length > 0).sort(),
     );
     await Deno.writeTextFile(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
+  }
+  const failures = results.flatMap((r) => r.failures);
+  if (failures.length > 0) {
+    await emit(["", "test: failed:", ...failures.map((f) => `  ${f}`)].join("\n"));
   }
   await emit("");
   await emit(formatSummary(sum, ok, performance.now() - t0));

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   assignShards,
+  failedTests,
   formatSummary,
   isRealPeer,
   parseSummary,
@@ -158,8 +159,31 @@ for (const noColor of [false, true]) {
     assert.equal(fail.code, 1, fail.text);
     assert.doesNotMatch(fail.text, /without deno's summary line/);
     assert.match(fail.last, /^FAILED \| 1 passed \| 1 failed \(\d+s\)$/);
+    // The closing lines name the failed test once more, just above the summary.
+    const tail = fail.text.trimEnd().split("\n").slice(-4).map(plain);
+    assert.deepEqual(tail.slice(0, 2), [
+      "test: failed:",
+      "  runner fixture: fails only when asked => ./tests/_support/runner_fixture.ts:8:6",
+    ]);
+    assert.doesNotMatch(pass.text, /test: failed:/);
   });
 }
+
+Deno.test("failedTests: each failed test once, from coloured ERRORS and FAILURES lines", () => {
+  const named = "\x1b[0ma > b => ./tests/x_test.ts:3:6\x1b[0m\r";
+  assert.deepEqual(
+    failedTests([
+      " ERRORS ",
+      named,
+      "error: Error: no",
+      " FAILURES ",
+      "a > b => ./tests/x_test.ts:3:6",
+      "ok => not a location",
+      "  indented => ./tests/x_test.ts:1:1",
+    ]),
+    ["a > b => ./tests/x_test.ts:3:6"],
+  );
+});
 
 Deno.test("arguments: --shards and --write-durations are the runner's; the rest go to deno test", () => {
   assert.deepEqual(
