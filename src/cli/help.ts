@@ -4,6 +4,8 @@
  */
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted } from "../config.ts";
+import { DECLARED, SHORTHAND } from "./commands.ts";
+import { renderHelp } from "./declare.ts";
 
 /** The version every `--version`/`-V` prints. */
 export const VERSION: string = denoConfig.version;
@@ -48,11 +50,6 @@ Exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol, 5 invalid
 const TIME = `Time: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
 Interaction: --non-interactive | --input-responses-file PATH, --max-input-rounds N`;
 
-const SHORTHAND = `Arguments: key=value (a string), key:=json (a JSON value: n:=5, flag:=true,
-  list:='["a","b"]'), beside or instead of one of --arguments JSON | --arguments-file PATH |
-  --arguments-stdin. Keys are literal (no nesting: give an object with key:='{...}'); a key given
-  twice, also across --arguments and key=value, is a usage error.`;
-
 /** The help text of a command path (`[]` for the program), or undefined for an unknown path. */
 export function helpText(
   path: readonly string[],
@@ -83,40 +80,6 @@ Examples:
 
 Results go to stdout; errors are one JSON object on stderr. Exit code 2 is a usage error.
 `,
-    op: `Usage:
-  ${p} op list [--write] [--output json|pretty]
-  ${p} op NAME [key=value | key:=json ...] [--arguments JSON | --arguments-file PATH |
-               --arguments-stdin] [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]
-  ${p} op NAME --help     the operation's arguments, defaults and an example
-
-Runs one workspace operation in this process: no server, no network.
-
-Options:
-  --root DIR        workspace root (default: the directory you run from)
-  --write           enable write_file, edit_file, create_directory, move_path, delete_path
-  --limit name=N    override a limit (see workspace_info), repeatable
-  --output FORMAT   json (default when not a terminal) or pretty
-
-${SHORTHAND}
-
-Examples:
-  ${p} op list --write
-  ${p} op read_file path=README.md startLine:=1 endLine:=20
-  ${p} op search_text --root ~/project query=TODO include:='["*.ts"]'
-  ${p} op write_file --write path=notes.txt content='hello'
-
-The result is the operation's JSON object on stdout. Errors are one JSON object
-{"error":{"code",...}} on stderr. Exit codes: 0 success, 1 operation error, 2 usage error
-(including arguments that do not match the operation's input schema: nothing ran), 130
-interrupted (Ctrl-C).
-`,
-    "op list": `Usage: ${p} op list [--write] [--output json|pretty]
-
-Lists the operations with their annotations and JSON Schemas; --write adds the write operations.
-
-Example:
-  ${p} op list --write --output pretty
-`,
     serve: `Usage:
   ${p} serve stdio|http [--sandbox auto|required|off] [server flags]
   ${p} serve stop --pid-file FILE [--timeout SECONDS]
@@ -128,38 +91,12 @@ Examples:
   ${p} serve http --root ~/project --port 8080 --pid-file /tmp/wmcp.pid
   ${p} serve stop --pid-file /tmp/wmcp.pid
 `,
-    "serve stop": `Usage: ${p} serve stop --pid-file FILE [--timeout SECONDS]
-
-Stops the server that wrote FILE (serve http --pid-file FILE): SIGTERM, then waits up to
---timeout seconds (default 15) for it to drain. Prints one JSON line saying what happened.
-
-Example:
-  ${p} serve stop --pid-file /tmp/wmcp.pid --timeout 5
-`,
     config: `Usage: ${p} config print --host HOST (--root DIR [--write] | --http URL) [--name NAME]
 
 See \`${p} config print --help\`.
 
 Example:
   ${p} config print --host claude-desktop --root ~/project
-`,
-    "config print":
-      `Usage: ${p} config print --host claude-desktop|claude-code|vscode|cursor|generic
-                         (--root DIR [--write] | --http URL) [--name NAME]
-
-Prints the host's configuration snippet (JSON, or a command line for claude-code) that runs
-wmcp on DIR over stdio, or connects to a running wmcp HTTP server at URL. Notes go to stderr.
-
-Options:
-  --host HOST   the MCP host to configure
-  --root DIR    the directory to serve (stdio)
-  --write       let the host's server write
-  --http URL    a running wmcp HTTP server instead of a stdio one
-  --name NAME   the server's name in the host (default wmcp)
-
-Examples:
-  ${p} config print --host claude-desktop --root ~/project
-  ${p} config print --host vscode --http http://127.0.0.1:8080/mcp
 `,
     "server-info": `Usage: ${p} server-info [CONNECTION] [--output FORMAT]
 
@@ -276,7 +213,8 @@ Example:
   ${p} auth logout --endpoint https://mcp.example.com/mcp
 `,
   };
-  return texts[path.join(" ")];
+  const declared = DECLARED.get(path.join(" "));
+  return declared === undefined ? texts[path.join(" ")] : renderHelp(declared, p);
 }
 
 type Schema = Record<string, unknown>;

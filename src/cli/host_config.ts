@@ -6,15 +6,15 @@
  * the launcher's scoped permissions, so it serves exactly that directory from any start
  * directory and any PATH. Formats and sources: docs/decisions/0019-host-setup-and-root-refusal.md.
  */
-import { parseArgs } from "node:util";
-import { didYouMean, explainParseError } from "./suggest.ts";
+import { CONFIG_PRINT, HOSTS } from "./commands.ts";
+import { parseCommand } from "./declare.ts";
 import { serverPermissions } from "./server_flags.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import { denoPath } from "../launch/deno.ts";
 
 /** The hosts `config print` knows the configuration format of. */
-export const HOSTS = ["claude-desktop", "claude-code", "vscode", "cursor", "generic"] as const;
+export { HOSTS };
 
 /** One of HOSTS. */
 export type HostName = (typeof HOSTS)[number];
@@ -363,15 +363,6 @@ const HTTP_TOKEN_INTRO =
   "the server is not on loopback, so it requires a bearer token (--token-file or " + TOKEN_ENV +
   ")";
 
-/** The options of `config print` (node:util parseArgs). */
-export const PRINT_OPTIONS = {
-  host: { type: "string" },
-  root: { type: "string" },
-  write: { type: "boolean" },
-  http: { type: "string" },
-  name: { type: "string" },
-} as const;
-
 /**
  * Runs `config print ARGS` (argv after `config print`): writes the snippet to stdout and notes
  * to stderr. Returns 0; every bad flag or root is a UsageError (exit 2).
@@ -380,26 +371,9 @@ export async function configPrint(
   argv: string[],
   out: (text: string) => Promise<void>,
 ): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: PRINT_OPTIONS,
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new UsageError(explainParseError(err, PRINT_OPTIONS));
-  }
+  const { values } = await parseCommand(CONFIG_PRINT, argv);
   const host = values.host;
   if (host === undefined) throw new UsageError(`config print needs --host ${HOSTS.join("|")}`);
-  if (!(HOSTS as readonly string[]).includes(host)) {
-    throw new UsageError(
-      `unknown --host ${JSON.stringify(host)}${didYouMean(host, HOSTS)}; --host takes ${
-        HOSTS.join(", ")
-      }`,
-    );
-  }
   const name = values.name ?? DEFAULT_SERVER_NAME;
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) {
     throw new UsageError("--name takes 1 to 64 letters, digits, '-' or '_'");

@@ -6,11 +6,15 @@
  * fixed permissions (the `cli` task's) on cli.ts. Re-running it is idempotent; --uninstall removes
  * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
-import { parseArgs } from "node:util";
+import { INSTALL } from "./commands.ts";
+import { parseCommand, renderHelp } from "./declare.ts";
+import { UsageError } from "../config.ts";
 import { denoPath } from "../launch/deno.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
 const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+/** How the README has a newcomer run this script (no `deno` on PATH needed). */
+const INSTALL_PROG = "npx -y deno@2.9.6 task -q";
 /** The first line after the shebang: marks a launcher this script wrote (and may remove). */
 export const LAUNCHER_MARK = "# wmcp launcher written by src/cli/install.ts";
 
@@ -104,22 +108,18 @@ function say(line: string): void {
 export async function install(argv: string[]): Promise<number> {
   let values;
   try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        "bin-dir": { type: "string" },
-        "data-dir": { type: "string" },
-        uninstall: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }).values;
+    ({ values } = await parseCommand(INSTALL, argv));
   } catch (err) {
-    console.error(`install: ${(err as Error).message}`);
+    if (!(err instanceof UsageError)) throw err;
+    console.error(`install: ${err.message}; see \`${INSTALL_PROG} install --help\``);
     return 2;
   }
   if (values.help) {
-    say("Usage: deno task -q install [--bin-dir DIR] [--data-dir DIR] [--uninstall]");
+    await Deno.stdout.write(new TextEncoder().encode(renderHelp(INSTALL, INSTALL_PROG)));
+    return 0;
+  }
+  if (values.version) {
+    say(denoConfig.version);
     return 0;
   }
   const home = env("HOME");
@@ -142,6 +142,7 @@ export async function install(argv: string[]): Promise<number> {
   if (values.uninstall) {
     // Remove the launcher and the runtime IT names (another install's runtime stays).
     let runtime: string | undefined;
+    let removed = false;
     if (await exists(launcher)) {
       const text = await Deno.readTextFile(launcher).catch(() => "");
       if (!text.includes(LAUNCHER_MARK)) {
@@ -151,6 +152,7 @@ export async function install(argv: string[]): Promise<number> {
       runtime = launcherRuntime(text);
       await Deno.remove(launcher);
       say(`removed ${launcher}`);
+      removed = true;
     } else if (values["data-dir"] !== undefined) {
       // No launcher: the runtime of the data directory named on the command line.
       runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
@@ -158,11 +160,13 @@ export async function install(argv: string[]): Promise<number> {
     if (runtime !== undefined && await exists(runtime)) {
       await Deno.remove(runtime);
       say(`removed ${runtime}`);
+      removed = true;
       const dir = runtime.replace(/\/[^/]+$/, "");
       // Only when empty: other versions' runtimes (older installs) are left in place.
       await Deno.remove(dir).catch(() => {});
       await Deno.remove(dir.replace(/\/runtime$/, "")).catch(() => {});
     }
+    if (!removed) say(`nothing to remove: no launcher at ${launcher}`);
     return 0;
   }
 

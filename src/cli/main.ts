@@ -1,5 +1,4 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
-import { parseArgs } from "node:util";
 import { EXIT_USAGE, invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { type ErrorObject, toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import {
@@ -21,9 +20,10 @@ import {
   SUBCOMMANDS,
   VERSION,
 } from "./help.ts";
+import { OP, OP_LIST } from "./commands.ts";
+import { parseCommand, scanWords } from "./declare.ts";
 import {
   didYouMean,
-  explainParseError,
   shorthandTypeHint,
   unknownArgumentMessage,
   unknownFlagMessage,
@@ -51,19 +51,6 @@ const EXIT_INTERRUPTED = 130;
 
 /** Exit codes of the `op` commands. */
 export const EXIT = { ok: 0, operationError: 1, usage: EXIT_USAGE } as const;
-
-/** The options of `op` (node:util parseArgs). */
-export const OP_OPTIONS = {
-  root: { type: "string" },
-  write: { type: "boolean" },
-  limit: { type: "string", multiple: true },
-  output: { type: "string" },
-  arguments: { type: "string" },
-  "arguments-file": { type: "string" },
-  "arguments-stdin": { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-  version: { type: "boolean", short: "V" },
-} as const;
 
 /** The words of argv before a `--` terminator (flags after it are values). */
 function beforeTerminator(argv: readonly string[]): readonly string[] {
@@ -166,13 +153,7 @@ function commandHelp(
   prog: string,
 ): string | undefined {
   if (command === "op") {
-    const { positionals } = parseArgs({
-      args: [...rest],
-      options: OP_OPTIONS,
-      allowPositionals: true,
-      strict: false,
-    });
-    const name = positionals[0];
+    const name = scanWords(OP, rest)[0];
     if (name === "list") return helpText(["op", "list"], prog);
     if (name !== undefined) {
       const op = getOperation(name);
@@ -278,13 +259,7 @@ export async function main(argv: string[]): Promise<number> {
     if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
     // A flag error is reported in the format the command would have used (pretty on a terminal).
     format = outputBeforeParse(rest, chooseFormat);
-    let parsed;
-    try {
-      parsed = parseArgs({ args: rest, options: OP_OPTIONS, allowPositionals: true, strict: true });
-    } catch (err) {
-      throw new UsageError(explainParseError(err, OP_OPTIONS));
-    }
-    const { values, positionals } = parsed;
+    const { values, words: positionals } = await parseCommand(OP, rest);
     format = chooseFormat(values.output);
     if (positionals.length === 0) {
       throw new UsageError("op takes an operation name (or `list`)");
@@ -294,6 +269,8 @@ export async function main(argv: string[]): Promise<number> {
       if (positionals.length > 1) {
         throw new UsageError(`op list takes no arguments, got ${JSON.stringify(positionals[1])}`);
       }
+      // `op list` takes only its own flags (--write, --output).
+      await parseCommand(OP_LIST, rest.toSpliced(rest.indexOf("list"), 1));
       const ops = availableOperations(values.write === true).map((op) => ({
         name: op.name,
         title: op.title,

@@ -7,8 +7,8 @@
  * process lacks the permissions the flags need (read on the pid file, net on loopback, run for
  * kill, sys=uid), it re-runs itself as a child with exactly those, as serve_launch.ts does.
  */
-import { parseArgs } from "node:util";
-import { explainParseError } from "./suggest.ts";
+import { SERVE_STOP } from "./commands.ts";
+import { parseCommand } from "./declare.ts";
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import {
   checkPidFile,
@@ -68,31 +68,15 @@ async function alive(pid: number): Promise<boolean> {
   return r.success;
 }
 
-const STOP_OPTIONS = {
-  "pid-file": { type: "string" },
-  timeout: { type: "string", default: "15" },
-} as const;
-
 /** Runs `serve stop`; returns the exit code and writes one JSON line describing what happened. */
 export async function serveStop(
   args: string[],
   write: (line: string) => Promise<void>,
 ): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: STOP_OPTIONS,
-      strict: true,
-    }));
-  } catch (err) {
-    throw new UsageError(explainParseError(err, STOP_OPTIONS));
-  }
+  const { values } = await parseCommand(SERVE_STOP, args);
   if (values["pid-file"] === undefined) throw new UsageError("serve stop needs --pid-file FILE");
-  const timeoutMs = Number(values.timeout) * 1000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-    throw new UsageError("--timeout must be a positive number of seconds");
-  }
+  const timeout = values.timeout ?? "15";
+  const timeoutMs = Number(timeout) * 1000;
   const pidFile = resolveFromInvocation(values["pid-file"]);
   const exe = granted(pidFile) ? undefined : selfExe();
   if (exe !== undefined) {
@@ -101,7 +85,7 @@ export async function serveStop(
       deno: exe,
       flags: ["--quiet", "--no-prompt", ...stopPermissions(pidFile)],
       module: CLI_URL,
-      args: ["serve", "stop", "--pid-file", pidFile, "--timeout", String(values.timeout)],
+      args: ["serve", "stop", "--pid-file", pidFile, "--timeout", timeout],
       stdin: "null",
     }).status;
     return child.code;

@@ -15,10 +15,10 @@ import {
 } from "../../src/cli/command_permissions.ts";
 import { probeEntry } from "../../src/cli/entry_probe.ts";
 import { launcherFlags } from "../../src/cli/host_config.ts";
-import { OP_OPTIONS } from "../../src/cli/main.ts";
+import { CONFIG_PRINT, OP } from "../../src/cli/commands.ts";
+import type { CommandDecl } from "../../src/cli/declare.ts";
 import { OPTIONS as CLIENT_OPTIONS } from "../../src/cli/client_cli.ts";
 import { OPTIONS as AUTH_OPTIONS } from "../../src/cli/auth_cli.ts";
-import { PRINT_OPTIONS } from "../../src/cli/host_config.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import {
   errorOf,
@@ -349,7 +349,19 @@ Deno.test("auth: cli.ts started with narrower flags re-launches with the router'
 Deno.test("VALUE_FLAGS is exactly the value-taking options of op, the client commands, auth and config print", () => {
   const valueTaking = (options: Record<string, { type: string }>) =>
     Object.entries(options).filter(([, o]) => o.type === "string").map(([k]) => k);
-  const tables = { OP_OPTIONS, CLIENT_OPTIONS, AUTH_OPTIONS, PRINT_OPTIONS };
+  // A declared command's table in node:util parseArgs form: every kind but bool takes a value.
+  const table = (d: CommandDecl) =>
+    Object.fromEntries(
+      Object.entries(d.flags).map((
+        [k, f],
+      ) => [k, { type: f.kind === "bool" ? "boolean" : "string" }]),
+    );
+  const tables = {
+    OP: table(OP),
+    CLIENT_OPTIONS,
+    AUTH_OPTIONS,
+    CONFIG_PRINT: table(CONFIG_PRINT),
+  };
   const all = new Set<string>();
   for (const [name, table] of Object.entries(tables)) {
     for (const k of valueTaking(table)) {

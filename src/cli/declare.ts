@@ -1,0 +1,312 @@
+/**
+ * Commands as data: a CLI command is declared once (its flags with typed kinds, the words it
+ * takes, its help prose and examples), and its parsing, its generated help and its usage errors
+ * derive from that declaration. The scanning is @stricli/core's (decision 0045); the messages
+ * are wmcp's own (src/cli/suggest.ts), so every command words the same mistake the same way.
+ *
+ * A declaration is plain data with no imports of the command's work, so help, the router and
+ * completions can read every declaration without loading what the commands run.
+ */
+import {
+  AliasNotFoundError,
+  ArgumentParseError,
+  ArgumentScannerError,
+  buildApplication,
+  buildCommand,
+  FlagNotFoundError,
+  run,
+  text_en,
+  UnexpectedFlagError,
+  UnexpectedPositionalError,
+  UnsatisfiedFlagError,
+} from "@stricli/core";
+import { UsageError } from "../config.ts";
+import { didYouMean, unknownFlagMessage } from "./suggest.ts";
+
+/**
+ * What a flag's value is. The kind decides how the value is read and checked, how help names
+ * it, and (for path kinds) what a command is granted to read.
+ * - `bool`: no value (`--write`; `--write=false` also reads).
+ * - `string`, `choice` (one of `choices`), `url`, `host`: text.
+ * - `path` (a file), `dir` (a directory), `secret-file` (a file holding a secret): a path, taken
+ *   from the directory the command was run in.
+ * - `seconds`: a positive number (fractions allowed). `count`: a whole number >= 1.
+ * - `limit`: `name=N`, repeatable.
+ */
+export type FlagKind =
+  | "bool"
+  | "string"
+  | "choice"
+  | "url"
+  | "host"
+  | "path"
+  | "dir"
+  | "secret-file"
+  | "seconds"
+  | "count"
+  | "limit";
+
+/** One flag of a command. */
+export interface FlagDecl {
+  kind: FlagKind;
+  /** One line for help. */
+  help: string;
+  /** The value's name in help (`DIR`, `FILE`); derived from the kind when absent. */
+  value?: string;
+  /** A one-letter alias (`-h`). */
+  short?: string;
+  /** Given any number of times; the values are kept in order. Else a second one is refused. */
+  multiple?: boolean;
+  /** The values a `choice` flag takes. */
+  choices?: readonly string[];
+}
+
+/** One command (a path of words such as `serve stop`). */
+export interface CommandDecl {
+  /** The words that name it: `["serve", "stop"]`. */
+  path: readonly string[];
+  /** Usage lines after `PROG PATH` (a second line is another form of the command). */
+  usage: readonly string[];
+  /** What it does, for help: a paragraph or a few. */
+  about: string;
+  flags: Readonly<Record<string, FlagDecl>>;
+  /** Free words after the path (operation names, `key=value` arguments); none when absent. */
+  words?: boolean;
+  /** Further help sections after the flags (argument syntax, exit codes). */
+  sections?: readonly string[];
+  /** Example command lines after `PROG ` (e.g. `serve stop --pid-file /tmp/wmcp.pid`). */
+  examples: readonly string[];
+}
+
+/** The values of a parsed command line: a flag's value by its name, and the free words. */
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | undefined>;
+  words: string[];
+}
+
+/** A flag's parsed value: text, a boolean for `bool`, every value in order when `multiple`. */
+type ValueOf<F extends FlagDecl> = F extends { multiple: true } ? string[]
+  : F["kind"] extends "bool" ? boolean
+  : string;
+
+/** The parsed values of a declaration's flags (absent when not given). */
+export type ValuesOf<D extends CommandDecl> =
+  & { -readonly [K in keyof D["flags"]]?: ValueOf<D["flags"][K]> }
+  & { help?: boolean; version?: boolean };
+
+/** The flags every command answers (in process, before its own parsing: src/cli/main.ts). */
+const INFO_FLAGS: Readonly<Record<string, FlagDecl>> = {
+  help: { kind: "bool", short: "h", help: "this help" },
+  version: { kind: "bool", short: "V", help: "the version" },
+};
+
+/** `--name` and `-s` for each flag of a declaration, the info flags included. */
+export function flagsOf(decl: CommandDecl): string[] {
+  const out: string[] = [];
+  for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
+    out.push(`--${name}`);
+    if (f.short !== undefined) out.push(`-${f.short}`);
+  }
+  return out;
+}
+
+const PLACEHOLDER: Record<FlagKind, string> = {
+  bool: "",
+  string: "TEXT",
+  choice: "CHOICE",
+  url: "URL",
+  host: "HOST",
+  path: "FILE",
+  dir: "DIR",
+  "secret-file": "FILE",
+  seconds: "SECONDS",
+  count: "N",
+  limit: "name=N",
+};
+
+/** The flag as help shows it: `--root DIR`, `--output json|pretty`, `--write`. */
+function flagUsage(name: string, f: FlagDecl): string {
+  const value = f.value ?? (f.kind === "choice" ? f.choices?.join("|") : PLACEHOLDER[f.kind]);
+  return value ? `--${name} ${value}` : `--${name}`;
+}
+
+/** The help text of a declared command, under the program name the user typed. */
+export function renderHelp(decl: CommandDecl, prog: string): string {
+  const head = [prog, ...decl.path].join(" ");
+  const usage = decl.usage.length === 1
+    ? [`Usage: ${head} ${decl.usage[0]}`]
+    : ["Usage:", ...decl.usage.map((u) => `  ${head} ${u}`)];
+  const flags = Object.entries(decl.flags).map(([n, f]) => [flagUsage(n, f), f.help] as const);
+  const width = Math.max(0, ...flags.map(([u]) => u.length)) + 2;
+  const parts = [usage.join("\n"), decl.about];
+  if (flags.length > 0) {
+    parts.push(["Options:", ...flags.map(([u, h]) => `  ${u.padEnd(width)}${h}`)].join("\n"));
+  }
+  parts.push(...(decl.sections ?? []));
+  parts.push(
+    [
+      decl.examples.length === 1 ? "Example:" : "Examples:",
+      ...decl.examples.map((e) => `  ${prog} ${e}`),
+    ].join("\n"),
+  );
+  return parts.join("\n\n") + "\n";
+}
+
+/** A value flag given bare at the end, or followed by a flag: it needs its value. */
+function missingValue(decl: CommandDecl, argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") return undefined;
+    const f = a.startsWith("--") ? decl.flags[a.slice(2)] : undefined;
+    if (f === undefined || f.kind === "bool") continue;
+    const next = argv[i + 1];
+    if (next === undefined || (next.startsWith("-") && next !== "-")) return a;
+    i++;
+  }
+  return undefined;
+}
+
+/**
+ * The free words of argv by a declaration, read leniently (an unknown flag is skipped, not
+ * refused): what `op NAME --help` and the router need before the command parses for real.
+ */
+export function scanWords(decl: CommandDecl, argv: readonly string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--") {
+      words.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith("-") || a === "-") words.push(a);
+    else if (!a.includes("=") && a.startsWith("--") && decl.flags[a.slice(2)]?.kind !== "bool") {
+      if (decl.flags[a.slice(2)] !== undefined) i++;
+    }
+  }
+  return words;
+}
+
+/** A stricli scanning error in wmcp's words. */
+function explain(err: unknown, decl: CommandDecl): string {
+  if (err instanceof FlagNotFoundError) {
+    return unknownFlagMessage(`--${err.input.replace(/=.*$/s, "")}`, flagsOf(decl));
+  }
+  if (err instanceof AliasNotFoundError) return unknownFlagMessage(`-${err.input}`, flagsOf(decl));
+  if (err instanceof UnsatisfiedFlagError) {
+    const flag = `--${err.externalFlagName}`;
+    return `${flag} needs a value (write ${flag}=VALUE for a value starting with '-')`;
+  }
+  if (err instanceof UnexpectedFlagError) {
+    return `--${err.externalFlagName} is given twice (${JSON.stringify(err.previousInput)}, then ${
+      JSON.stringify(err.input)
+    }); give it once`;
+  }
+  if (err instanceof UnexpectedPositionalError) {
+    return `unexpected argument ${JSON.stringify(err.input)}`;
+  }
+  if (err instanceof ArgumentParseError) {
+    const cause = err.exception instanceof Error ? err.exception.message : String(err.exception);
+    return `--${err.externalFlagNameOrPlaceholder} ${cause}`;
+  }
+  return err instanceof Error ? err.message.split("\n")[0] : String(err);
+}
+
+/** A number of seconds above zero, or the usage error naming the flag. */
+export function secondsValue(flag: string, text: string): number {
+  const n = Number(text);
+  if (text.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${flag} must be a positive number of seconds`);
+  }
+  return n;
+}
+
+/** A `choice` flag's value checked against its choices, or the usage error suggesting one. */
+function checkChoice(name: string, f: FlagDecl, text: string): void {
+  const choices = f.choices ?? [];
+  if (choices.includes(text)) return;
+  throw new UsageError(
+    `unknown --${name} ${JSON.stringify(text)}${didYouMean(text, choices)}; --${name} takes ${
+      choices.join(", ")
+    }`,
+  );
+}
+
+/** The stricli application of one declaration, parsing into `sink` (cheap: plain objects). */
+function application(decl: CommandDecl, sink: { parsed?: Parsed; error?: unknown }) {
+  const flags: Record<string, unknown> = {};
+  const aliases: Record<string, string> = {};
+  for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
+    flags[name] = f.kind === "bool"
+      ? { kind: "boolean", brief: f.help, optional: true }
+      : { kind: "parsed", parse: String, brief: f.help, optional: true, variadic: f.multiple };
+    if (f.short !== undefined) aliases[f.short] = name;
+  }
+  const command = buildCommand({
+    func(values: Parsed["values"], ...words: string[]) {
+      sink.parsed = { values, words };
+    },
+    parameters: {
+      flags,
+      aliases,
+      positional: decl.words
+        ? { kind: "array", parameter: { brief: "words", parse: String } }
+        : { kind: "tuple", parameters: [] },
+    },
+    docs: { brief: decl.about.split("\n")[0] },
+  } as never);
+  return buildApplication(command, {
+    name: decl.path.join(" "),
+    scanner: { caseStyle: "original", allowArgumentEscapeSequence: true },
+    localization: {
+      text: {
+        ...text_en,
+        exceptionWhileParsingArguments(err: unknown) {
+          sink.error = err;
+          return "";
+        },
+        exceptionWhileRunningCommand(err: unknown) {
+          sink.error = err;
+          return "";
+        },
+      },
+    },
+  } as never, {} as never);
+}
+
+/**
+ * Parses a command's argv (the words after its path) by its declaration. Every mistake is a
+ * UsageError in wmcp's words: an unknown flag with the closest known one, a value flag without
+ * its value, a flag given twice, a word where none is taken, a bad `choice` or `seconds` value.
+ */
+export async function parseCommand<D extends CommandDecl>(
+  decl: D,
+  argv: readonly string[],
+): Promise<{ values: ValuesOf<D>; words: string[] }> {
+  const bare = missingValue(decl, argv);
+  if (bare !== undefined) {
+    throw new UsageError(
+      `${bare} needs a value (write ${bare}=VALUE for a value starting with '-')`,
+    );
+  }
+  const sink: { parsed?: Parsed; error?: unknown } = {};
+  // stricli writes only to the context's streams, and only what the hooks above return (""):
+  // nothing reaches the terminal, and nothing exits.
+  const quiet = { write: (_: string) => {} };
+  await run(application(decl, sink), [...argv], {
+    process: { stdout: quiet, stderr: quiet, env: {} },
+  } as never);
+  const { error, parsed } = sink;
+  if (error !== undefined) {
+    if (error instanceof UsageError) throw error;
+    if (error instanceof ArgumentScannerError) throw new UsageError(explain(error, decl));
+    throw error;
+  }
+  if (parsed === undefined) throw new UsageError(`${decl.path.join(" ")}: nothing was parsed`);
+  for (const [name, f] of Object.entries(decl.flags)) {
+    const v = parsed.values[name];
+    if (typeof v !== "string") continue;
+    if (f.kind === "choice") checkChoice(name, f, v);
+    if (f.kind === "seconds") secondsValue(`--${name}`, v);
+  }
+  return parsed as { values: ValuesOf<D>; words: string[] };
+}
