@@ -1,6 +1,7 @@
 /** The `auth login|status|logout` commands: MCP authorization (OAuth 2.1) for remote servers. */
 import { endpointUrl } from "./client_cli.ts";
-import { parseArgs } from "node:util";
+import { AUTH_LOGIN, AUTH_LOGOUT, AUTH_STATUS } from "./commands.ts";
+import { type CommandDecl, parseCommand, type ValuesOf, wordIndices } from "./declare.ts";
 import {
   auth,
   type OAuthClientInformationContext,
@@ -9,7 +10,7 @@ import {
   type OAuthDiscoveryState,
   OAuthError,
 } from "@modelcontextprotocol/client";
-import { resolveFromInvocation } from "../config.ts";
+import { resolveFromInvocation, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { targetFromConfig } from "../client/config_file.ts";
 import type { CredentialStore, Redirector, StoredCredentials } from "../client/auth/types.ts";
@@ -24,40 +25,24 @@ import { StdoutClosed, writeStdout } from "./output.ts";
 import { onInterrupt } from "./interrupt.ts";
 import { commandPermissions, UngrantablePathError } from "./command_permissions.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
-import { didYouMean, explainParseError } from "./suggest.ts";
+import { didYouMean } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
 import { unreachableWords } from "../workarounds/deno_fetch_error.ts";
 import { denoPath, mayRun } from "../launch/deno.ts";
 import { spawnDeno } from "../launch/child.ts";
 
-/** The options of the auth commands (node:util parseArgs). */
-export const OPTIONS = {
-  endpoint: { type: "string" },
-  config: { type: "string" },
-  server: { type: "string" },
-  scope: { type: "string" },
-  "no-browser": { type: "boolean" },
-  "redirect-port": { type: "string" },
-  "auth-timeout": { type: "string", default: "300" },
-  "non-interactive": { type: "boolean" },
-  all: { type: "boolean" },
-  output: { type: "string" },
-} as const;
-
 /** Network requests to the authorization server give up after this long. */
 const AS_REQUEST_TIMEOUT_MS = 30_000;
 
-/** Set in the environment of the re-launched child (permissions narrowed to the config dir). */
+/** The values of any auth command's flags (a flag the command does not take is absent). */
+type Values = ValuesOf<typeof AUTH_LOGIN> & ValuesOf<typeof AUTH_LOGOUT>;
 
-type Values = ReturnType<typeof parse>["values"];
-
-function parse(args: string[]) {
-  try {
-    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new ClientError("usage", explainParseError(err, OPTIONS));
-  }
-}
+/** The declaration of each `auth` subcommand. */
+const AUTH_COMMANDS: Readonly<Record<string, CommandDecl>> = {
+  login: AUTH_LOGIN,
+  status: AUTH_STATUS,
+  logout: AUTH_LOGOUT,
+};
 
 /** The class (and so the exit code) of an authorization failure. */
 export function authFailure(err: unknown): ClientError {
@@ -473,26 +458,32 @@ export async function runAuth(argv: string[]): Promise<number> {
   const typed = argv.find((w) => !w.startsWith("-"));
   const path = typed !== undefined && SUBCOMMANDS.auth.includes(typed) ? ["auth", typed] : ["auth"];
   try {
-    const { values, positionals } = parse(argv);
+    const subAt = wordIndices(AUTH_LOGIN, argv)[0];
+    const sub = subAt === undefined ? undefined : argv[subAt];
+    const subs = SUBCOMMANDS.auth;
+    if (sub === undefined || !subs.includes(sub)) {
+      throw new ClientError(
+        "usage",
+        sub !== undefined
+          ? `unknown subcommand auth ${JSON.stringify(sub)}${didYouMean(sub, subs)}; auth takes ${
+            subs.join(", ")
+          }`
+          : `auth takes ${subs.join(", ")}`,
+      );
+    }
+    let values: Values;
+    try {
+      values = (await parseCommand(AUTH_COMMANDS[sub], argv.toSpliced(subAt!, 1)))
+        .values as unknown as Values;
+    } catch (err) {
+      if (err instanceof UsageError) throw new ClientError("usage", err.message);
+      throw err;
+    }
     if (values.output !== undefined) {
       if (values.output !== "json" && values.output !== "pretty") {
         throw new ClientError("usage", "--output must be json or pretty");
       }
       useJson = values.output === "json";
-    }
-    const [sub, ...rest] = positionals;
-    const subs = SUBCOMMANDS.auth;
-    if (sub === undefined || !subs.includes(sub) || rest.length > 0) {
-      throw new ClientError(
-        "usage",
-        sub !== undefined && !subs.includes(sub)
-          ? `unknown subcommand auth ${JSON.stringify(sub)}${didYouMean(sub, subs)}; auth takes ${
-            subs.join(", ")
-          }`
-          : rest.length > 0
-          ? `unexpected argument ${JSON.stringify(rest[0])}`
-          : `auth takes ${subs.join(", ")}`,
-      );
     }
     const relaunched = await relaunchWithCredentials(argv);
     if (relaunched !== undefined) return relaunched;

@@ -1,5 +1,6 @@
 /** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
-import { parseArgs } from "node:util";
+import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./commands.ts";
+import { type CommandDecl, parseCommand, type ValuesOf, wordIndices } from "./declare.ts";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { serverPermissions } from "./server_flags.ts";
@@ -33,7 +34,6 @@ import { toolTable } from "./table.ts";
 import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
 import {
   didYouMean,
-  explainParseError,
   shorthandTypeHint,
   unknownArgumentMessage,
   unknownKey,
@@ -45,53 +45,35 @@ import { denoPath } from "../launch/deno.ts";
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
-/** The options of the client commands (node:util parseArgs). */
-export const OPTIONS = {
-  transport: { type: "string" },
-  endpoint: { type: "string" },
-  config: { type: "string" },
-  server: { type: "string" },
-  root: { type: "string" },
-  write: { type: "boolean" },
-  "protocol-version": { type: "string", default: "auto" },
-  timeout: { type: "string", default: "60" },
-  "max-timeout": { type: "string" },
-  "connect-timeout": { type: "string", default: "10" },
-  output: { type: "string" },
-  "non-interactive": { type: "boolean" },
-  "input-responses-file": { type: "string" },
-  "max-input-rounds": { type: "string", default: "8" },
-  "bearer-token-env": { type: "string" },
-  // MCP authorization (src/client/auth/setup.ts).
-  "client-id": { type: "string" },
-  "client-secret-env": { type: "string" },
-  "client-secret-file": { type: "string" },
-  "client-metadata-url": { type: "string" },
-  "client-issuer": { type: "string" },
-  scope: { type: "string" },
-  "no-auth": { type: "boolean" },
-  "no-auth-store": { type: "boolean" },
-  "no-browser": { type: "boolean" },
-  "auth-follow-redirects": { type: "boolean" },
-  "server-logs": { type: "boolean" },
-  "single-page": { type: "boolean" },
-  cursor: { type: "string" },
-  "max-pages": { type: "string", default: "100" },
-  arguments: { type: "string" },
-  "arguments-file": { type: "string" },
-  "arguments-stdin": { type: "boolean" },
-  "skip-local-validation": { type: "boolean" },
-  "keep-going": { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+/** The values of any client command's flags (a flag the command does not take is absent). */
+type Values =
+  & ValuesOf<typeof TOOLS_LIST>
+  & ValuesOf<typeof TOOLS_CALL>
+  & ValuesOf<typeof TOOLS_RUN>;
 
-type Values = ReturnType<typeof parse>["values"];
+/** The declaration of `server-info` or `tools SUB`. */
+const CLIENT_COMMANDS: Readonly<Record<string, CommandDecl>> = {
+  "server-info": SERVER_INFO,
+  list: TOOLS_LIST,
+  show: TOOLS_SHOW,
+  call: TOOLS_CALL,
+  run: TOOLS_RUN,
+};
 
-function parse(args: string[]) {
+/**
+ * Parses a client command's argv (after `server-info`, or after `tools` with its subcommand
+ * word still in it) by its declaration: the values, and the words after the subcommand.
+ */
+async function parse(decl: CommandDecl, argv: readonly string[], subAt: number | undefined) {
   try {
-    return parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    const { values, words } = await parseCommand(
+      decl,
+      subAt === undefined ? argv : argv.toSpliced(subAt, 1),
+    );
+    return { values: values as unknown as Values, positionals: words };
   } catch (err) {
-    throw new ClientError("usage", explainParseError(err, OPTIONS));
+    if (err instanceof UsageError) throw new ClientError("usage", err.message);
+    throw err;
   }
 }
 
@@ -371,12 +353,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
   // A flag error is reported in the format the command would have used (pretty on a terminal).
   output = outputBeforeParse(argv, chooseOutput);
   try {
-    const { values, positionals } = parse(argv);
-    output = chooseOutput(values.output);
     let sub: string | undefined;
-    let rest = positionals;
+    let subAt: number | undefined;
     if (command === "tools") {
-      [sub, ...rest] = positionals;
+      subAt = wordIndices(TOOLS_CALL, argv)[0];
+      sub = subAt === undefined ? undefined : argv[subAt];
       const subs = SUBCOMMANDS.tools;
       if (sub === undefined || !subs.includes(sub)) {
         throw new ClientError(
@@ -390,6 +371,12 @@ export async function runClient(command: string, argv: string[]): Promise<number
       }
       path = [command, sub];
     }
+    const { values, positionals: rest } = await parse(
+      CLIENT_COMMANDS[sub ?? command],
+      argv,
+      subAt,
+    );
+    output = chooseOutput(values.output);
     if (values.help && !(sub === "call" && rest.length >= 1)) {
       // main.ts answers every other --help; kept here for direct callers of runClient.
       await writeStdout(helpText(path, prog) ?? "");
@@ -411,13 +398,6 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callArgs = sub === "call" && !values.help
       ? await readArguments(values, rest.slice(1))
       : undefined;
-    if (
-      sub !== "call" &&
-      (values.arguments !== undefined || values["arguments-file"] !== undefined ||
-        values["arguments-stdin"])
-    ) {
-      throw new ClientError("usage", "--arguments* belong to tools call");
-    }
     const target = await resolveTarget(values);
     const authSettings = await authSettingsFrom(values, target);
     const interaction = await chooseInteraction(values);

@@ -7,6 +7,7 @@
 
 import type { EntryFacts } from "./entry_probe.ts";
 import { Grants, isGrantable } from "../launch/grants.ts";
+import { DECLARED } from "./commands.ts";
 
 export { UngrantablePathError } from "../launch/grants.ts";
 
@@ -36,42 +37,20 @@ export type CommandPlan =
 /** Variables the output code may read (colour and terminal width decisions). */
 export const DISPLAY_ENV = ["INIT_CWD", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"] as const;
 
+/** The commands whose permissions the router computes from their argv. */
+const ROUTED: ReadonlySet<string> = new Set(["op", "tools", "server-info", "auth", "config"]);
+
 /**
- * Flags of op, the client commands, auth and config that take a value (the rest are booleans).
- * A copy kept small for the router (it imports none of those modules); tests/cli/router_test.ts
- * ties it to their option tables, both ways.
+ * Flags of op, the client commands, auth and config that take a value (the rest are booleans),
+ * read off their declarations (src/cli/commands.ts: plain data, so the router loads none of the
+ * commands' work). tests/cli/router_scope_test.ts checks no routed command reads a name the
+ * other way.
  */
-export const VALUE_FLAGS: ReadonlySet<string> = new Set([
-  "root",
-  "limit",
-  "output",
-  "arguments",
-  "arguments-file",
-  "transport",
-  "endpoint",
-  "config",
-  "server",
-  "protocol-version",
-  "timeout",
-  "max-timeout",
-  "connect-timeout",
-  "input-responses-file",
-  "max-input-rounds",
-  "bearer-token-env",
-  "client-id",
-  "client-secret-env",
-  "client-secret-file",
-  "client-metadata-url",
-  "client-issuer",
-  "scope",
-  "cursor",
-  "max-pages",
-  "redirect-port",
-  "auth-timeout",
-  "host",
-  "name",
-  "http",
-]);
+export const VALUE_FLAGS: ReadonlySet<string> = new Set(
+  [...DECLARED.values()].filter((d) => ROUTED.has(d.path[0])).flatMap((d) =>
+    Object.entries(d.flags).filter(([, f]) => f.kind !== "bool").map(([name]) => name)
+  ),
+);
 
 /** Argv split into flag values (last one wins, as node:util parseArgs does) and positionals. */
 export function scanArgs(args: string[]): { values: Map<string, string[]>; positionals: string[] } {

@@ -3,7 +3,7 @@
  * `op list`, `serve stop` and `config print`. Plain data: help, parsing and the router read them
  * without loading the commands' work.
  */
-import type { CommandDecl } from "./declare.ts";
+import type { CommandDecl, FlagDecl, FlagKind } from "./declare.ts";
 
 /** The MCP hosts `config print` writes a snippet for. */
 export const HOSTS = ["claude-desktop", "claude-code", "vscode", "cursor", "generic"] as const;
@@ -130,7 +130,248 @@ runtime it names.`,
   examples: ["install", "install --bin-dir ~/bin", "install --uninstall"],
 } as const satisfies CommandDecl;
 
+/** How the client commands reach a server (help: CONNECTION). */
+export const CONNECTION =
+  `Connection (default: the bundled stdio server on --root, read-only unless --write):
+  --root DIR [--write]                        the bundled server's workspace
+  --endpoint URL [--bearer-token-env VAR]     a Streamable HTTP server (--transport sse: HTTP+SSE;
+                                              --transport stdio|http|sse checks the kind)
+  --config FILE --server NAME                 a server from an mcpServers JSON file
+  --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
+  --connect-timeout S (default 10)  --server-logs (the stdio server's stderr)
+  OAuth: --client-id ID --client-secret-env VAR|--client-secret-file F --client-metadata-url URL
+    --client-issuer URL --scope S --no-browser --auth-follow-redirects, or --no-auth-store (sign in
+    without keeping tokens), --no-auth (never sign in)
+Output: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
+Exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol, 5 invalid result,
+  6 input required, 7 timeout or cancelled, 8 authorization.`;
+
+/** Time bounds and answers to a server's questions (help: TIME, INTERACTION). */
+export const TIME = `Time: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
+Interaction: --non-interactive | --input-responses-file PATH, --max-input-rounds N (default 8)
+Paging: --max-pages N (pages listed at most, default 100; a tool is found by listing)`;
+
+/** A flag described by a group's section (CONNECTION or TIME), its literal types kept. */
+function grouped<G extends string>(group: G) {
+  // deno-lint-ignore ban-types
+  return <K extends FlagKind, const M extends Partial<FlagDecl> = {}>(
+    kind: K,
+    help: string,
+    more?: M,
+  ) => ({ kind, help, group, ...more }) as { kind: K; help: string; group: G } & M;
+}
+const connection = grouped("connection");
+const time = grouped("time");
+
+/**
+ * The flags every client command takes (`server-info`, `tools list|show|call|run`): how to reach
+ * the server, time bounds, answers, and the paging bound (a tool is found by listing).
+ */
+export const CLIENT_FLAGS = {
+  transport: connection("string", "the kind of server", { value: "stdio|http|sse" }),
+  endpoint: connection("url", "a Streamable HTTP server"),
+  config: connection("path", "an mcpServers JSON file"),
+  server: connection("string", "the server's name in --config", { value: "NAME" }),
+  root: connection("dir", "the bundled server's workspace"),
+  write: connection("bool", "the bundled server's write tools"),
+  "protocol-version": connection("string", "the protocol era", { default: "auto" }),
+  "connect-timeout": connection("seconds", "connecting", { default: "10" }),
+  "server-logs": connection("bool", "the stdio server's stderr"),
+  "bearer-token-env": connection("string", "a bearer token", { value: "VAR" }),
+  "client-id": connection("string", "OAuth client", { value: "ID" }),
+  "client-secret-env": connection("string", "OAuth client secret", { value: "VAR" }),
+  "client-secret-file": connection("secret-file", "OAuth client secret"),
+  "client-metadata-url": connection("url", "OAuth client metadata document"),
+  "client-issuer": connection("url", "the issuer the client id belongs to"),
+  scope: connection("string", "OAuth scope", { value: "S" }),
+  "no-auth": connection("bool", "never sign in"),
+  "no-auth-store": connection("bool", "sign in without keeping tokens"),
+  "no-browser": connection("bool", "print the sign-in URL"),
+  "auth-follow-redirects": connection("bool", "follow redirects to other origins"),
+  output: connection("string", "the output format", { value: "mcp-json|json|jsonl|pretty" }),
+  timeout: time("seconds", "inactivity", { default: "60" }),
+  "max-timeout": time("seconds", "the whole request"),
+  "non-interactive": time("bool", "answer no question"),
+  "input-responses-file": time("path", "answers to the server's questions"),
+  "max-input-rounds": time("count", "rounds of questions", { default: "8" }),
+  "max-pages": time("count", "pages listed at most", { default: "100" }),
+} as const satisfies Record<string, FlagDecl>;
+
+const SKIP_VALIDATION = {
+  kind: "bool",
+  help: "send arguments the tool's input schema refuses",
+} as const;
+
+/** `server-info`: the server's name, version, era and instructions. */
+export const SERVER_INFO = {
+  path: ["server-info"],
+  usage: ["[CONNECTION] [--output FORMAT]"],
+  about:
+    "Connects, prints the server's name, version, protocol era and instructions, and disconnects.",
+  flags: CLIENT_FLAGS,
+  sections: [CONNECTION, TIME],
+  examples: [
+    "server-info --root ~/project",
+    "server-info --endpoint http://127.0.0.1:8080/mcp --output json",
+  ],
+} as const satisfies CommandDecl;
+
+/** `tools list`: every page of the server's tools. */
+export const TOOLS_LIST = {
+  path: ["tools", "list"],
+  usage: ["[--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]"],
+  about:
+    "Lists the server's tools (every page unless --single-page; at most --max-pages, default 100).",
+  flags: {
+    ...CLIENT_FLAGS,
+    "single-page": { kind: "bool", help: "only the first page" },
+    cursor: { kind: "string", value: "C", help: "start at this page cursor" },
+  },
+  sections: [CONNECTION, TIME],
+  examples: [
+    "tools list --root ~/project",
+    "tools list --config ~/.mcp.json --server files --output json",
+  ],
+} as const satisfies CommandDecl;
+
+/** `tools show NAME`: one tool's definition. */
+export const TOOLS_SHOW = {
+  path: ["tools", "show"],
+  usage: ["NAME [CONNECTION] [OUTPUT]"],
+  about:
+    "Prints one tool's definition (input and output schema, annotations) as the server lists it.",
+  flags: CLIENT_FLAGS,
+  words: true,
+  sections: [CONNECTION, TIME],
+  examples: ["tools show read_file --root ~/project"],
+} as const satisfies CommandDecl;
+
+/** `tools call NAME ...`: one call. */
+export const TOOLS_CALL = {
+  path: ["tools", "call"],
+  usage: [
+    `NAME [key=value | key:=json ...]
+         [--arguments JSON | --arguments-file PATH | --arguments-stdin]
+         [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]`,
+    "NAME --help [CONNECTION]   NAME's arguments, from the server",
+  ],
+  about:
+    `Calls one tool. The arguments are checked against the tool's input schema before anything is
+sent (--skip-local-validation sends them anyway); a mismatch is a usage error (exit 2).`,
+  flags: {
+    ...CLIENT_FLAGS,
+    arguments: { kind: "string", value: "JSON", help: "the arguments as one JSON object" },
+    "arguments-file": {
+      kind: "path",
+      value: "PATH",
+      help: "the arguments as a JSON object in a file (- for stdin)",
+    },
+    "arguments-stdin": { kind: "bool", help: "the arguments as a JSON object on stdin" },
+    "skip-local-validation": SKIP_VALIDATION,
+  },
+  words: true,
+  sections: [SHORTHAND, TIME, CONNECTION],
+  examples: [
+    "tools call read_file --root ~/project path=README.md endLine:=10",
+    "tools call search_text --endpoint http://127.0.0.1:8080/mcp query=TODO regex:=false",
+    "tools call read_file --help --root ~/project",
+  ],
+} as const satisfies CommandDecl;
+
+/** `tools run FILE|-`: calls from JSON lines. */
+export const TOOLS_RUN = {
+  path: ["tools", "run"],
+  usage: ["FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]"],
+  about:
+    `Calls tools one after another from JSON lines {"name": ..., "arguments": {...}} in FILE (or
+stdin for -); prints one envelope line each. Stops at the first failure unless --keep-going;
+the exit code is the worst one.`,
+  flags: {
+    ...CLIENT_FLAGS,
+    "keep-going": { kind: "bool", help: "run every line after a failure" },
+    "skip-local-validation": SKIP_VALIDATION,
+  },
+  words: true,
+  sections: [TIME, CONNECTION],
+  examples: [
+    `printf '%s\\n' '{"name":"read_file","arguments":{"path":"a.txt"}}' | {prog} tools run - --root .`,
+  ],
+} as const satisfies CommandDecl;
+
+/** The server an auth command is about, and its output (every auth command). */
+const AUTH_FLAGS = {
+  endpoint: { kind: "url", help: "the MCP server's URL" },
+  config: { kind: "path", help: "an mcpServers JSON file (with --server)" },
+  server: { kind: "string", value: "NAME", help: "the HTTP server's name in --config" },
+  output: {
+    kind: "string",
+    value: "json|pretty",
+    help: "json (default when not a terminal) or pretty",
+  },
+} as const satisfies Record<string, FlagDecl>;
+
+/** `auth login`: OAuth sign-in through the browser. */
+export const AUTH_LOGIN = {
+  path: ["auth", "login"],
+  usage: [`(--endpoint URL | --config FILE --server NAME) [--scope S]
+                       [--no-browser] [--redirect-port N] [--auth-timeout S]`],
+  about:
+    `Signs in through the browser (authorization code with PKCE on a loopback redirect) and stores
+the tokens.`,
+  flags: {
+    ...AUTH_FLAGS,
+    scope: { kind: "string", value: "S", help: "the scopes to ask for" },
+    "no-browser": { kind: "bool", help: "print the sign-in URL instead of opening a browser" },
+    "redirect-port": {
+      kind: "string",
+      value: "N",
+      help: "the loopback redirect's port (default: any free one)",
+    },
+    "auth-timeout": {
+      kind: "string",
+      value: "S",
+      default: "300",
+      help: "seconds to wait for the browser (default 300)",
+    },
+    "non-interactive": { kind: "bool", help: "refuse instead of waiting for a person" },
+  },
+  examples: ["auth login --endpoint https://mcp.example.com/mcp --scope files:read"],
+} as const satisfies CommandDecl;
+
+/** `auth status`: the stored sign-ins. */
+export const AUTH_STATUS = {
+  path: ["auth", "status"],
+  usage: ["[--endpoint URL | --config FILE --server NAME] [--output json|pretty]"],
+  about: "Lists the stored sign-ins (issuer, client, scopes, expiry), or the one for a server.",
+  flags: AUTH_FLAGS,
+  examples: ["auth status --output json"],
+} as const satisfies CommandDecl;
+
+/** `auth logout`: forget (and revoke) a sign-in. */
+export const AUTH_LOGOUT = {
+  path: ["auth", "logout"],
+  usage: ["(--endpoint URL | --config FILE --server NAME | --all)"],
+  about:
+    "Revokes (where the server supports it) and forgets the stored sign-in of one server, or all.",
+  flags: { ...AUTH_FLAGS, all: { kind: "bool", help: "every stored sign-in" } },
+  examples: ["auth logout --endpoint https://mcp.example.com/mcp"],
+} as const satisfies CommandDecl;
+
 /** Every declared command, by its path (`"serve stop"`). */
 export const DECLARED: ReadonlyMap<string, CommandDecl> = new Map(
-  [OP, OP_LIST, SERVE_STOP, CONFIG_PRINT].map((d) => [d.path.join(" "), d]),
+  [
+    OP,
+    OP_LIST,
+    SERVE_STOP,
+    CONFIG_PRINT,
+    SERVER_INFO,
+    TOOLS_LIST,
+    TOOLS_SHOW,
+    TOOLS_CALL,
+    TOOLS_RUN,
+    AUTH_LOGIN,
+    AUTH_STATUS,
+    AUTH_LOGOUT,
+  ]
+    .map((d) => [d.path.join(" "), d]),
 );

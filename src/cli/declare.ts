@@ -59,6 +59,13 @@ export interface FlagDecl {
   multiple?: boolean;
   /** The values a `choice` flag takes. */
   choices?: readonly string[];
+  /** The value when the flag is not given (checked like a given one). */
+  default?: string;
+  /**
+   * Described by one of the command's sections (a group such as the connection flags) instead of
+   * a line of its own under Options.
+   */
+  group?: string;
 }
 
 /** One command (a path of words such as `serve stop`). */
@@ -74,7 +81,10 @@ export interface CommandDecl {
   words?: boolean;
   /** Further help sections after the flags (argument syntax, exit codes). */
   sections?: readonly string[];
-  /** Example command lines after `PROG ` (e.g. `serve stop --pid-file /tmp/wmcp.pid`). */
+  /**
+   * Example command lines after `PROG ` (`serve stop --pid-file /tmp/wmcp.pid`), or whole lines
+   * naming the program as `{prog}` (a pipeline into it).
+   */
   examples: readonly string[];
 }
 
@@ -89,9 +99,15 @@ type ValueOf<F extends FlagDecl> = F extends { multiple: true } ? string[]
   : F["kind"] extends "bool" ? boolean
   : string;
 
-/** The parsed values of a declaration's flags (absent when not given). */
+type Flags<D extends CommandDecl> = D["flags"];
+type WithDefault<D extends CommandDecl> = {
+  [K in keyof Flags<D>]: Flags<D>[K] extends { default: string } ? K : never;
+}[keyof Flags<D>];
+
+/** The parsed values of a declaration's flags (absent when not given and without a default). */
 export type ValuesOf<D extends CommandDecl> =
-  & { -readonly [K in keyof D["flags"]]?: ValueOf<D["flags"][K]> }
+  & { -readonly [K in Exclude<keyof Flags<D>, WithDefault<D>>]?: ValueOf<Flags<D>[K]> }
+  & { -readonly [K in WithDefault<D>]: string }
   & { help?: boolean; version?: boolean };
 
 /** The flags every command answers (in process, before its own parsing: src/cli/main.ts). */
@@ -136,7 +152,8 @@ export function renderHelp(decl: CommandDecl, prog: string): string {
   const usage = decl.usage.length === 1
     ? [`Usage: ${head} ${decl.usage[0]}`]
     : ["Usage:", ...decl.usage.map((u) => `  ${head} ${u}`)];
-  const flags = Object.entries(decl.flags).map(([n, f]) => [flagUsage(n, f), f.help] as const);
+  const flags = Object.entries(decl.flags).filter(([, f]) => f.group === undefined)
+    .map(([n, f]) => [flagUsage(n, f), f.help] as const);
   const width = Math.max(0, ...flags.map(([u]) => u.length)) + 2;
   const parts = [usage.join("\n"), decl.about];
   if (flags.length > 0) {
@@ -146,7 +163,9 @@ export function renderHelp(decl: CommandDecl, prog: string): string {
   parts.push(
     [
       decl.examples.length === 1 ? "Example:" : "Examples:",
-      ...decl.examples.map((e) => `  ${prog} ${e}`),
+      ...decl.examples.map((e) =>
+        `  ${e.includes("{prog}") ? e.replaceAll("{prog}", prog) : `${prog} ${e}`}`
+      ),
     ].join("\n"),
   );
   return parts.join("\n\n") + "\n";
@@ -167,23 +186,30 @@ function missingValue(decl: CommandDecl, argv: readonly string[]): string | unde
 }
 
 /**
- * The free words of argv by a declaration, read leniently (an unknown flag is skipped, not
- * refused): what `op NAME --help` and the router need before the command parses for real.
+ * Where the free words of argv are, by a declaration, read leniently (an unknown flag is
+ * skipped, not refused): what a command needs to find its subcommand or operation name before it
+ * parses for real.
  */
-export function scanWords(decl: CommandDecl, argv: readonly string[]): string[] {
-  const words: string[] = [];
+export function wordIndices(decl: CommandDecl, argv: readonly string[]): number[] {
+  const at: number[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--") {
-      words.push(...argv.slice(i + 1));
+      for (let j = i + 1; j < argv.length; j++) at.push(j);
       break;
     }
-    if (!a.startsWith("-") || a === "-") words.push(a);
-    else if (!a.includes("=") && a.startsWith("--") && decl.flags[a.slice(2)]?.kind !== "bool") {
-      if (decl.flags[a.slice(2)] !== undefined) i++;
+    if (!a.startsWith("-") || a === "-") at.push(i);
+    else if (!a.includes("=") && a.startsWith("--")) {
+      const f = decl.flags[a.slice(2)];
+      if (f !== undefined && f.kind !== "bool") i++;
     }
   }
-  return words;
+  return at;
+}
+
+/** The free words of argv by a declaration, read leniently (see wordIndices). */
+export function scanWords(decl: CommandDecl, argv: readonly string[]): string[] {
+  return wordIndices(decl, argv).map((i) => argv[i]);
 }
 
 /** A stricli scanning error in wmcp's words. */
@@ -303,10 +329,16 @@ export async function parseCommand<D extends CommandDecl>(
   }
   if (parsed === undefined) throw new UsageError(`${decl.path.join(" ")}: nothing was parsed`);
   for (const [name, f] of Object.entries(decl.flags)) {
+    if (parsed.values[name] === undefined && f.default !== undefined) {
+      parsed.values[name] = f.default;
+    }
     const v = parsed.values[name];
     if (typeof v !== "string") continue;
     if (f.kind === "choice") checkChoice(name, f, v);
     if (f.kind === "seconds") secondsValue(`--${name}`, v);
+    if (f.kind === "count" && !/^[1-9][0-9]{0,15}$/.test(v.trim())) {
+      throw new UsageError(`--${name} must be a positive integer`);
+    }
   }
   return parsed as { values: ValuesOf<D>; words: string[] };
 }

@@ -4,7 +4,7 @@
  */
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted } from "../config.ts";
-import { DECLARED, SHORTHAND } from "./commands.ts";
+import { CONNECTION, DECLARED } from "./commands.ts";
 import { renderHelp } from "./declare.ts";
 
 /** The version every `--version`/`-V` prints. */
@@ -34,21 +34,6 @@ export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
 export function seeHelp(path: readonly string[], prog: string = programName()): string {
   return `see \`${[prog, ...path].join(" ")} --help\``;
 }
-
-const CONNECTION =
-  `Connection (default: the bundled stdio server on --root, read-only unless --write):
-  --root DIR [--write]                        the bundled server's workspace
-  --endpoint URL [--bearer-token-env VAR]     a Streamable HTTP server (--transport sse: HTTP+SSE)
-  --config FILE --server NAME                 a server from an mcpServers JSON file
-  --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
-  --connect-timeout S  --server-logs
-  OAuth: --client-id ID --client-secret-env VAR|--client-secret-file F --scope S --no-auth ...
-Output: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
-Exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol, 5 invalid result,
-  6 input required, 7 timeout or cancelled, 8 authorization.`;
-
-const TIME = `Time: --timeout S (inactivity, default 60; progress resets it) --max-timeout S
-Interaction: --non-interactive | --input-responses-file PATH, --max-input-rounds N`;
 
 /** The help text of a command path (`[]` for the program), or undefined for an unknown path. */
 export function helpText(
@@ -98,16 +83,6 @@ See \`${p} config print --help\`.
 Example:
   ${p} config print --host claude-desktop --root ~/project
 `,
-    "server-info": `Usage: ${p} server-info [CONNECTION] [--output FORMAT]
-
-Connects, prints the server's name, version, protocol era and instructions, and disconnects.
-
-${CONNECTION}
-
-Examples:
-  ${p} server-info --root ~/project
-  ${p} server-info --endpoint http://127.0.0.1:8080/mcp --output json
-`,
     tools: `Usage:
   ${p} tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
   ${p} tools show NAME [CONNECTION] [OUTPUT]
@@ -124,56 +99,6 @@ Examples:
   ${p} tools call read_file --root ~/project path=README.md
   ${p} tools list --endpoint http://127.0.0.1:8080/mcp --output jsonl
 `,
-    "tools list":
-      `Usage: ${p} tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
-
-Lists the server's tools (every page unless --single-page; at most --max-pages, default 100).
-
-${CONNECTION}
-
-Examples:
-  ${p} tools list --root ~/project
-  ${p} tools list --config ~/.mcp.json --server files --output json
-`,
-    "tools show": `Usage: ${p} tools show NAME [CONNECTION] [OUTPUT]
-
-Prints one tool's definition (input and output schema, annotations) as the server lists it.
-
-${CONNECTION}
-
-Example:
-  ${p} tools show read_file --root ~/project
-`,
-    "tools call": `Usage: ${p} tools call NAME [key=value | key:=json ...]
-         [--arguments JSON | --arguments-file PATH | --arguments-stdin]
-         [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]
-       ${p} tools call NAME --help [CONNECTION]   NAME's arguments, from the server
-
-Calls one tool. The arguments are checked against the tool's input schema before anything is
-sent (--skip-local-validation sends them anyway); a mismatch is a usage error (exit 2).
-
-${SHORTHAND}
-
-${TIME}
-${CONNECTION}
-
-Examples:
-  ${p} tools call read_file --root ~/project path=README.md endLine:=10
-  ${p} tools call search_text --endpoint http://127.0.0.1:8080/mcp query=TODO regex:=false
-  ${p} tools call read_file --help --root ~/project
-`,
-    "tools run": `Usage: ${p} tools run FILE|- [--keep-going] [TIME] [INTERACTION] [CONNECTION]
-
-Calls tools one after another from JSON lines {"name": ..., "arguments": {...}} in FILE (or
-stdin for -); prints one envelope line each. Stops at the first failure unless --keep-going;
-the exit code is the worst one.
-
-${TIME}
-${CONNECTION}
-
-Example:
-  printf '%s\\n' '{"name":"read_file","arguments":{"path":"a.txt"}}' | ${p} tools run - --root .
-`,
     auth: `Usage:
   ${p} auth login (--endpoint URL | --config FILE --server NAME) [--scope S] [--no-browser]
                  [--redirect-port N] [--auth-timeout S]
@@ -187,30 +112,6 @@ Examples:
   ${p} auth login --endpoint https://mcp.example.com/mcp
   ${p} auth status
   ${p} auth logout --all
-`,
-    "auth login": `Usage: ${p} auth login (--endpoint URL | --config FILE --server NAME) [--scope S]
-                       [--no-browser] [--redirect-port N] [--auth-timeout S]
-
-Signs in through the browser (authorization code with PKCE on a loopback redirect) and stores
-the tokens. --no-browser prints the URL instead of opening it; --auth-timeout (default 300 s).
-
-Example:
-  ${p} auth login --endpoint https://mcp.example.com/mcp --scope files:read
-`,
-    "auth status":
-      `Usage: ${p} auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
-
-Lists the stored sign-ins (issuer, client, scopes, expiry), or the one for a server.
-
-Example:
-  ${p} auth status --output json
-`,
-    "auth logout": `Usage: ${p} auth logout (--endpoint URL | --config FILE --server NAME | --all)
-
-Revokes (where the server supports it) and forgets the stored sign-in of one server, or all.
-
-Example:
-  ${p} auth logout --endpoint https://mcp.example.com/mcp
 `,
   };
   const declared = DECLARED.get(path.join(" "));

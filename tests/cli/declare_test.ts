@@ -11,7 +11,7 @@ import {
   renderHelp,
   scanWords,
 } from "../../src/cli/declare.ts";
-import { CONFIG_PRINT, DECLARED, OP, SERVE_STOP } from "../../src/cli/commands.ts";
+import { CONFIG_PRINT, DECLARED, OP, SERVE_STOP, TOOLS_LIST } from "../../src/cli/commands.ts";
 import { UsageError } from "../../src/config.ts";
 
 const DEMO = {
@@ -82,6 +82,11 @@ Deno.test("declare: each mistake is a usage error in wmcp's words", async () => 
     "--timeout must be a positive number of seconds",
   );
   assert.equal(await usageError(SERVE_STOP, ["stray"]), 'unexpected argument "stray"');
+  assert.equal(
+    await usageError(TOOLS_LIST, ["--max-pages", "0"]),
+    "--max-pages must be a positive integer",
+  );
+  assert.equal(await usageError(TOOLS_LIST, ["--keep-going"]), "unknown flag --keep-going");
   // A value starting with '-' goes after '='.
   assert.equal((await parseCommand(DEMO, ["--root=-odd"])).values.root, "-odd");
 });
@@ -101,7 +106,7 @@ Deno.test("declare: help is rendered from the declaration; flagsOf lists what pa
       assert.ok(text.includes(`--${name}`), `${path} --${name}`);
       const value = f.kind === "bool"
         ? []
-        : [f.kind === "choice" ? f.choices![0] : f.kind === "seconds" ? "5" : "x"];
+        : [f.kind === "choice" ? f.choices![0] : /seconds|count/.test(f.kind) ? "5" : "x"];
       await parseCommand(decl, [`--${name}`, ...value]);
     }
   }
