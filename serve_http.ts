@@ -48,7 +48,7 @@ async function main(): Promise<number> {
   let handlerClose: (() => Promise<void>) | undefined;
   try {
     // Every flag checked against the one table (src/cli/server_flags.ts), numbers included.
-    const flags = parseServerFlags("http", Deno.args);
+    const flags = await parseServerFlags("http", Deno.args);
     const { port, pageSize, shutdownMs, bodyTimeoutMs, unusedSessionMs } = flags;
     const { maxBufferedBodyBytes } = flags;
     // Read-write tokens (every tool) and read-only tokens (the read tools); a file replaces the

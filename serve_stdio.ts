@@ -12,7 +12,7 @@ async function main(): Promise<number> {
   if (info !== undefined) return info;
   try {
     // Every flag checked against the one table (src/cli/server_flags.ts).
-    const flags = parseServerFlags("stdio", Deno.args);
+    const flags = await parseServerFlags("stdio", Deno.args);
     const { write, pageSize } = flags;
     const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
     startStdioServer({ workspace, pageSize });

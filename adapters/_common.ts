@@ -8,7 +8,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { flagTokens } from "../src/cli/declare.ts";
 import { createHttpHandler, type HttpHandler } from "../src/server/http.ts";
 import { Workspace } from "../src/workspace/workspace.ts";
 import { nodeFs } from "../src/workspace/fs/node.ts";
@@ -21,9 +21,9 @@ import {
   infoRequest,
   isLoopbackHost,
   loadServerSecrets,
-  parseOptions,
   parseServerFlags,
   SECRET_ENV,
+  serverDecl,
   type ServerFlags,
   urlHost,
   VERSION,
@@ -95,15 +95,10 @@ export function answerInfo(args: string[], runtime: "node" | "bun"): number | un
 
 /** Refuses the serve_http.ts flags that do not apply here (and --token), with the reason. */
 function refuseNotTaken(args: string[]): void {
-  const options = { ...parseOptions("http"), token: { type: "string" as const } };
-  const { tokens } = parseArgs({
-    args,
-    options,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  for (const t of tokens ?? []) {
+  const http = serverDecl("http");
+  // --token too: refused with its reason, its value read as the flag's (not as a word).
+  const decl = { ...http, flags: { ...http.flags, token: { kind: "string", help: "" } } } as const;
+  for (const t of flagTokens(decl, args)) {
     if (t.kind === "option" && Object.hasOwn(REFUSED, t.name)) {
       throw new UsageError(REFUSED[t.name]);
     }
@@ -120,7 +115,7 @@ export async function loadSettings(
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<AdapterSettings> {
   refuseNotTaken(args);
-  const flags = parseServerFlags("http", args);
+  const flags = await parseServerFlags("http", args);
   const secrets = await loadServerSecrets(flags, {
     env: (name) => env[name],
     resolve: (path) => resolve(path),

@@ -20,6 +20,7 @@ import {
   UnexpectedPositionalError,
   UnsatisfiedFlagError,
 } from "@stricli/core";
+import { parseArgs } from "node:util";
 import { UsageError } from "../config.ts";
 import { didYouMean, unknownFlagMessage } from "./suggest.ts";
 
@@ -212,6 +213,47 @@ export function scanWords(decl: CommandDecl, argv: readonly string[]): string[] 
   return wordIndices(decl, argv).map((i) => argv[i]);
 }
 
+/** One word of argv as a lenient scan reads it (node:util parseArgs tokens). */
+export type FlagToken =
+  | {
+    kind: "option";
+    /** The flag's name (`root`), or the alias' declared flag for `-h`. */
+    name: string;
+    /** As typed: `--root`, `-h`. */
+    rawName: string;
+    value: string | undefined;
+    /** Where in argv the flag is. */
+    index: number;
+    /** The value was given as `--flag=value` (in the same word). */
+    inlineValue: boolean | undefined;
+  }
+  | { kind: "positional"; value: string; index: number }
+  | { kind: "option-terminator"; index: number };
+
+/**
+ * Argv read leniently by a declaration, word by word: a flag it declares takes its value as the
+ * command will parse it (`--flag V` and `--flag=V` alike), an unknown one is kept as a flag,
+ * nothing after `--` is a flag. For the code that must look at argv before (or instead of) the
+ * command's own parsing: the server launcher rewriting paths for the sandbox, the permissions a
+ * server's flags need, and whether help or the version was asked for.
+ */
+export function flagTokens(decl: CommandDecl, argv: readonly string[]): FlagToken[] {
+  const options: Record<string, { type: "string" | "boolean"; multiple: true; short?: string }> =
+    {};
+  for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
+    options[name] = { type: f.kind === "bool" ? "boolean" : "string", multiple: true };
+    if (f.short !== undefined) options[name].short = f.short;
+  }
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  return tokens as FlagToken[];
+}
+
 /** A stricli scanning error in wmcp's words. */
 function explain(err: unknown, decl: CommandDecl): string {
   if (err instanceof FlagNotFoundError) {
@@ -308,6 +350,8 @@ export async function parseCommand<D extends CommandDecl>(
   decl: D,
   argv: readonly string[],
 ): Promise<{ values: ValuesOf<D>; words: string[] }> {
+  // `--flag=` is the empty value, as `--flag ""` (stricli reads the word as a positional).
+  argv = argv.flatMap((a) => (/^--[^=\s]+=$/.test(a) ? [a.slice(0, -1), ""] : [a]));
   const bare = missingValue(decl, argv);
   if (bare !== undefined) {
     throw new UsageError(

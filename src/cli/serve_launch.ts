@@ -5,7 +5,7 @@
  * inside a bubblewrap mount namespace when available (src/sandbox/bwrap.ts), with stdio passed
  * through and SIGINT/SIGTERM forwarded to the server itself.
  */
-import { parseArgs } from "node:util";
+import { flagTokens } from "./declare.ts";
 import {
   envIfGranted,
   EXIT_USAGE,
@@ -34,11 +34,12 @@ import { withPointer } from "./suggest.ts";
 import {
   answerInfoFlags,
   bindHost,
-  parseOptions,
   parseServerFlags,
   SERVER_FLAGS,
+  serverDecl,
   type ServerKind,
   serverPermissions,
+  writeAsked,
 } from "./server_flags.ts";
 import { denoPath, selfDeno } from "../launch/deno.ts";
 import { denoArgs, spawnDeno, supervise } from "../launch/child.ts";
@@ -120,14 +121,7 @@ export function planSandbox(
   const relevant = new Set(pathFlags(kind));
   // The flags as the server will parse them (its own table): `--flag V` and `--flag=V` alike,
   // nothing after `--`; the last of a repeated flag wins, as in the server.
-  const { tokens } = parseArgs({
-    args,
-    options: parseOptions(kind),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  for (const t of tokens ?? []) {
+  for (const t of flagTokens(serverDecl(kind), args)) {
     if (t.kind !== "option" || !relevant.has(t.name) || typeof t.value !== "string") continue;
     let source = resolveFromInvocation(t.value);
     if (t.name === "pid-file" && options.pidDirReal !== undefined) {
@@ -143,12 +137,11 @@ export function planSandbox(
     given.root = { source, dest: normalizeAbsolute(source) };
     out.push("--root", given.root.dest);
   }
-  const writable = parseArgs({
-    args: out,
-    options: { write: { type: "boolean" } },
-    strict: false,
-    allowPositionals: true,
-  }).values.write === true;
+  const writes = flagTokens(serverDecl(kind), out).filter((t) =>
+    t.kind === "option" && t.name === "write"
+  );
+  const last = writes.at(-1);
+  const writable = last?.kind === "option" && writeAsked(last.value ?? true);
   const readFiles = [given["token-file"], given["read-token-file"], given["state-key-file"]]
     .filter((m) => m !== undefined);
   const pid = given["pid-file"];
@@ -315,7 +308,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   if (info !== undefined) return info;
   const { sandbox, serverArgs: given } = splitLauncherFlags(args);
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
-  parseServerFlags(kind, given);
+  await parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(given);
   const entry = new URL(
     kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",

@@ -3,14 +3,14 @@
  * (`wmcp serve stdio|http`): parsing with did-you-mean, number and secret validation, the
  * generated --help, and the one function that turns flags into Deno permissions.
  */
-import { parseArgs } from "node:util";
+import { type CommandDecl, type FlagDecl, flagTokens, parseCommand } from "./declare.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from "../config.ts";
 import type { Limits } from "../workspace/limits.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { instanceNameProblem } from "../server/http/instance.ts";
-import { closest, explainParseError, unknownFlagMessage } from "./suggest.ts";
+import { closest, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
 import { Grants, UngrantablePathError } from "../launch/grants.ts";
 
@@ -270,31 +270,52 @@ function seeServerHelp(kind: ServerKind): string {
     : "";
 }
 
-/** The node:util parseArgs options of one server, from SERVER_FLAGS (plus -h/-V). */
-export function parseOptions(kind: ServerKind) {
-  const options: Record<
-    string,
-    { type: "string" | "boolean"; multiple?: boolean; short?: string }
-  > = {};
-  for (const f of flagsOf(kind)) {
-    options[f.name] = { type: f.value === "boolean" ? "boolean" : "string" };
-    if (f.multiple) options[f.name].multiple = true;
+const DECLS = new Map<ServerKind, CommandDecl>();
+
+/**
+ * One server's flags as a command declaration (src/cli/declare.ts), from SERVER_FLAGS: how argv
+ * is scanned and parsed. Values keep their text; checkValue checks them by the table's kinds.
+ */
+export function serverDecl(kind: ServerKind): CommandDecl {
+  let decl = DECLS.get(kind);
+  if (decl === undefined) {
+    const flags: Record<string, FlagDecl> = {};
+    for (const f of flagsOf(kind)) {
+      flags[f.name] = {
+        kind: f.value === "boolean"
+          ? "bool"
+          : f.value === "path"
+          ? "path"
+          : f.value === "limit"
+          ? "limit"
+          : "string",
+        help: f.help,
+        value: f.meta,
+        multiple: f.multiple,
+      };
+    }
+    decl = { path: ["serve", kind], usage: ["[flags]"], about: "", flags, examples: [] };
+    DECLS.set(kind, decl);
   }
-  for (const f of INFO_FLAGS) options[f.name] = { type: "boolean", short: f.short };
-  return options;
+  return decl;
+}
+
+/**
+ * Each flag's last value as a lenient scan reads the arguments (a boolean given bare is true):
+ * what the permissions are computed from before the server parses for real.
+ */
+function lastValues(kind: ServerKind, args: string[]): Map<string, string | boolean> {
+  const out = new Map<string, string | boolean>();
+  for (const t of flagTokens(serverDecl(kind), args)) {
+    if (t.kind === "option") out.set(t.name, t.value ?? true);
+  }
+  return out;
 }
 
 /** Refuses the first flag the table does not know for this server, with a did-you-mean. */
 function refuseUnknown(kind: ServerKind, args: string[]): void {
-  const { tokens } = parseArgs({
-    args,
-    options: parseOptions(kind),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
   const known = [...flagsOf(kind).map((f) => f.name), ...INFO_FLAGS.map((f) => f.name)];
-  for (const t of tokens ?? []) {
+  for (const t of flagTokens(serverDecl(kind), args)) {
     if (t.kind === "positional") {
       throw new UsageError(
         `${serverName(kind)} takes no positional argument, got ${JSON.stringify(t.value)}${
@@ -373,14 +394,15 @@ function checkValue(spec: ServerFlagSpec, text: string): number | undefined {
  * flags of the other server, positionals, missing values and bad numbers are UsageErrors naming
  * the flag. Secrets are checked by loadServerSecrets (they need read and env permissions).
  */
-export function parseServerFlags(kind: ServerKind, args: string[]): ServerFlags {
+export async function parseServerFlags(kind: ServerKind, args: string[]): Promise<ServerFlags> {
   refuseUnknown(kind, args);
-  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
-    ({ values } = parseArgs({ args, options: parseOptions(kind), strict: true }));
+    ({ values } = await parseCommand(serverDecl(kind), args));
   } catch (err) {
     // In the CLI's words (a flag missing its value says how to give one starting with '-').
-    throw new UsageError(explainParseError(err, parseOptions(kind)).replace(/\s*\n\s*/g, " "));
+    if (!(err instanceof UsageError)) throw err;
+    throw new UsageError(err.message.replace(/\s*\n\s*/g, " "));
   }
   const num: Record<string, number | undefined> = {};
   const str = (name: string): string | undefined => {
@@ -643,19 +665,15 @@ export function serverPermissions(
   options: { via?: "direct" | "launcher"; sandboxMarker?: string } = {},
 ): string[] {
   if (options.via === "launcher") return [...LAUNCHER_PERMISSIONS];
-  const { values } = parseArgs({
-    args,
-    options: parseOptions(kind),
-    strict: false,
-    allowPositionals: true,
-  });
+  const given = lastValues(kind, args);
+  const values = Object.fromEntries(given);
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const root = resolveFromInvocation(str(values.root) ?? ".");
   // Each read path with what it is (named in the error when a flag cannot name it).
   const read: [string, string][] = [["--root", root]];
   if (ENGINE_READ_PATH !== null) read.push(["the search worker directory", ENGINE_READ_PATH]);
   if (options.sandboxMarker !== undefined) read.push(["the sandbox marker", options.sandboxMarker]);
-  const write: [string, string][] = values.write === true ? [["--root", root]] : [];
+  const write: [string, string][] = writeAsked(values.write) ? [["--root", root]] : [];
   const grants = new Grants();
   const runtime: string[] = [];
   if (kind === "http") {
@@ -703,16 +721,15 @@ export function serverPermissions(
   }
 }
 
+/** Whether a --write as scanned turns the write tools on (`--write`, `--write=true`). */
+export function writeAsked(value: string | boolean | undefined): boolean {
+  return value === true || value === "true";
+}
+
 /** Whether the arguments ask for help or the version (-h/--help wins over -V/--version). */
 export function infoRequest(kind: ServerKind, args: string[]): "help" | "version" | undefined {
-  const { tokens } = parseArgs({
-    args,
-    options: parseOptions(kind),
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  const names = new Set((tokens ?? []).flatMap((t) => (t.kind === "option" ? [t.name] : [])));
+  const tokens = flagTokens(serverDecl(kind), args);
+  const names = new Set(tokens.flatMap((t) => (t.kind === "option" ? [t.name] : [])));
   return names.has("help") ? "help" : names.has("version") ? "version" : undefined;
 }
 

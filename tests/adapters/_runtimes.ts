@@ -70,15 +70,16 @@ export async function startAdapter(
   root: string,
   options: { write?: boolean; args?: string[]; env?: Record<string, string> } = {},
 ): Promise<HttpServerProcess> {
+  const given = (flag: string) =>
+    (options.args ?? []).some((a) => a === flag || a.startsWith(`${flag}=`));
   const child = new Deno.Command(runtime.bin, {
     args: [
       runtime.entry,
       "--root",
       root,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
+      // The defaults only where the caller names none: a flag given twice is a usage error.
+      ...(given("--host") ? [] : ["--host", "127.0.0.1"]),
+      ...(given("--port") ? [] : ["--port", "0"]),
       ...(options.write ? ["--write"] : []),
       ...(options.args ?? []),
     ],

@@ -42,17 +42,17 @@ Deno.test("deploy/nginx/wmcp.conf is config.ts's rendering for the two example i
   );
 });
 
-Deno.test("--instance takes 1 to 32 of a-z, 0-9 and -; anything else is a usage error naming it", () => {
-  assert.equal(parseServerFlags("http", ["--instance", "eu-1"]).instance, "eu-1");
-  assert.equal(parseServerFlags("http", []).instance, undefined);
+Deno.test("--instance takes 1 to 32 of a-z, 0-9 and -; anything else is a usage error naming it", async () => {
+  assert.equal((await parseServerFlags("http", ["--instance", "eu-1"])).instance, "eu-1");
+  assert.equal((await parseServerFlags("http", [])).instance, undefined);
   for (const bad of ["", "A", "a.b", "a_b", "a/b", "x".repeat(33), "é"]) {
-    assert.throws(
+    await assert.rejects(
       () => parseServerFlags("http", ["--instance", bad]),
       (err: Error) => err.name === "UsageError" && err.message.startsWith("--instance must be"),
       JSON.stringify(bad),
     );
   }
-  assert.throws(() => parseServerFlags("stdio", ["--instance", "a"]), /HTTP server/);
+  await assert.rejects(() => parseServerFlags("stdio", ["--instance", "a"]), /HTTP server/);
 });
 
 Deno.test("the instance option: tagged session ids and Wmcp-Instance; none: bare UUIDs, no header", async () => {
