@@ -12,15 +12,9 @@ import {
 } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
-import {
-  answerInfoFlags,
-  isLoopbackHost,
-  loadServerSecrets,
-  parseServerFlags,
-  SECRET_ENV,
-  urlHost,
-  wildcardLoopback,
-} from "./src/cli/server_flags.ts";
+import { answerInfoFlags, parseServerFlags } from "./src/cli/server_flags.ts";
+import { isLoopbackHost, urlHost, wildcardLoopback } from "./src/cli/server_hosts.ts";
+import { loadServerSecrets, SECRET_ENV } from "./src/cli/server_secrets.ts";
 import {
   checkPidFile,
   newPidSecret,

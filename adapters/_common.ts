@@ -16,19 +16,15 @@ import { requestCapFor } from "../src/workspace/message_limits.ts";
 import { toWorkspaceError } from "../src/workspace/errors.ts";
 import { EXIT_USAGE, refuseBroadRoot, rootFlag, UsageError } from "../src/config.ts";
 import {
-  bindHost,
   flagsOf,
   infoRequest,
-  isLoopbackHost,
-  loadServerSecrets,
   parseServerFlags,
-  SECRET_ENV,
   serverDecl,
   type ServerFlags,
-  urlHost,
   VERSION,
-  wildcardLoopback,
 } from "../src/cli/server_flags.ts";
+import { bindHost, isLoopbackHost, urlHost, wildcardLoopback } from "../src/cli/server_hosts.ts";
+import { loadServerSecrets, SECRET_ENV } from "../src/cli/server_secrets.ts";
 
 export { EXIT_USAGE };
 /** Exit code when the port is taken (as serve_http.ts). */

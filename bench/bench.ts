@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { runOperation, Workspace } from "../mod.ts";
-import { serverPermissions } from "../src/cli/server_flags.ts";
+import { serverPermissions } from "../src/cli/server_permissions.ts";
 import { stdioEntry } from "../src/cli/host_config.ts";
 import { serverRuntimeFlags } from "../src/cli/serve_launch.ts";
 import {

@@ -3,7 +3,7 @@ import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./co
 import { type CommandDecl, parseCommand, type ValuesOf, wordIndices } from "./declare.ts";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
-import { serverPermissions } from "./server_flags.ts";
+import { serverPermissions } from "./server_permissions.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {

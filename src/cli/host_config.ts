@@ -8,7 +8,7 @@
  */
 import { CONFIG_PRINT, HOSTS } from "./commands.ts";
 import { parseCommand } from "./declare.ts";
-import { serverPermissions } from "./server_flags.ts";
+import { serverPermissions } from "./server_permissions.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import { denoPath } from "../launch/deno.ts";

@@ -33,19 +33,17 @@ import { seeHelp } from "./help.ts";
 import { withPointer } from "./suggest.ts";
 import {
   answerInfoFlags,
-  bindHost,
   parseServerFlags,
   SERVER_FLAGS,
   serverDecl,
   type ServerKind,
-  serverPermissions,
   writeAsked,
 } from "./server_flags.ts";
+import { serverPermissions } from "./server_permissions.ts";
 import { denoPath, selfDeno } from "../launch/deno.ts";
 import { denoArgs, spawnDeno, supervise } from "../launch/child.ts";
 
 // Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
-export { bindHost, serverPermissions };
 
 const PROJECT_URL = new URL("../../", import.meta.url);
 

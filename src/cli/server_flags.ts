@@ -5,14 +5,13 @@
  */
 import { type CommandDecl, type FlagDecl, flagTokens, parseCommand } from "./declare.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { envIfGranted, parseLimitFlags, resolveFromInvocation, UsageError } from "../config.ts";
+import { parseLimitFlags, UsageError } from "../config.ts";
 import type { Limits } from "../workspace/limits.ts";
-import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
-import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
-import { Grants, UngrantablePathError } from "../launch/grants.ts";
+import { bindHost } from "./server_hosts.ts";
+import { MIN_STATE_KEY_BYTES, MIN_TOKEN_CHARS, SECRET_ENV } from "./server_secrets.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
 export type ServerKind = "stdio" | "http";
@@ -50,17 +49,6 @@ export interface ServerFlagSpec {
 
 const BOTH: readonly ServerKind[] = ["stdio", "http"];
 const HTTP: readonly ServerKind[] = ["http"];
-
-/** Bearer tokens shorter than this are refused (characters). */
-export const MIN_TOKEN_CHARS = 16;
-/** A requestState key shorter than this is refused (UTF-8 bytes). */
-export const MIN_STATE_KEY_BYTES = 32;
-/** The environment variables the HTTP server reads its secrets from when no file flag is given. */
-export const SECRET_ENV = {
-  token: "WMCP_TOKEN",
-  readToken: "WMCP_READ_TOKEN",
-  stateKey: "WMCP_STATE_KEY",
-} as const;
 
 /** Every server flag, in help order. */
 export const SERVER_FLAGS: readonly ServerFlagSpec[] = [
@@ -300,18 +288,6 @@ export function serverDecl(kind: ServerKind): CommandDecl {
   return decl;
 }
 
-/**
- * Each flag's last value as a lenient scan reads the arguments (a boolean given bare is true):
- * what the permissions are computed from before the server parses for real.
- */
-function lastValues(kind: ServerKind, args: string[]): Map<string, string | boolean> {
-  const out = new Map<string, string | boolean>();
-  for (const t of flagTokens(serverDecl(kind), args)) {
-    if (t.kind === "option") out.set(t.name, t.value ?? true);
-  }
-  return out;
-}
-
 /** Refuses the first flag the table does not know for this server, with a did-you-mean. */
 function refuseUnknown(kind: ServerKind, args: string[]): void {
   const known = [...flagsOf(kind).map((f) => f.name), ...INFO_FLAGS.map((f) => f.name)];
@@ -445,128 +421,6 @@ export async function parseServerFlags(kind: ServerKind, args: string[]): Promis
   };
 }
 
-/** The bearer tokens and requestState key of an HTTP server, read and checked. */
-export interface ServerSecrets {
-  /** Read-write tokens. */
-  tokens: string[];
-  /** Read-only tokens. */
-  readTokens: string[];
-  /** The requestState HMAC key, when one is given. */
-  stateKey?: string;
-}
-
-/**
- * Where loadServerSecrets reads the environment and resolves relative file paths. The defaults
- * are Deno's (permission-checked env, the invocation directory); the Node and Bun adapters pass
- * process.env and process.cwd() so no Deno global is touched on their path.
- */
-export interface SecretSources {
-  /** An environment variable, or undefined. */
-  env?: (name: string) => string | undefined;
-  /** A user-given path made absolute. */
-  resolve?: (path: string) => string;
-}
-
-/** Reads a secret file's text (node:fs/promises, so the same code runs on Deno, Node and Bun). */
-async function readSecretFile(path: string, flag: string): Promise<string> {
-  try {
-    // Loaded when used: node:fs/promises costs the serve launcher ~30 ms (decision 0036).
-    const { readFile } = await import("node:fs/promises");
-    return await readFile(path, "utf8");
-  } catch (err) {
-    throw new UsageError(`cannot read ${flag}: ${(err as Error).message}`);
-  }
-}
-
-/** Reads bearer tokens from a file (one a line) or else from an environment variable. */
-async function loadTokens(
-  file: string | undefined,
-  env: string,
-  options: { flag: string; sources: Required<SecretSources> },
-) {
-  const { flag, sources } = options;
-  if (file === undefined) {
-    const envToken = sources.env(env) || undefined;
-    return { tokens: envToken === undefined ? [] : [envToken], from: env };
-  }
-  // One token a line; each identifies one client (legacy sessions are shared fairly).
-  const tokens = (await readSecretFile(sources.resolve(file), flag))
-    .split(/\r?\n/).map((t) => t.trim()).filter((t) => t !== "");
-  if (tokens.length === 0) throw new UsageError(`${flag} holds no token`);
-  return { tokens, from: flag };
-}
-
-/**
- * Reads and checks the HTTP server's secrets (the one place they are validated): token files or
- * else WMCP_TOKEN/WMCP_READ_TOKEN, each token at least 16 characters (an empty variable is unset)
- * and of one kind only; the state key file or else WMCP_STATE_KEY, at least 32 bytes.
- * Failures are UsageErrors naming the flag or variable. `sources` replaces Deno's env and path
- * resolution (the Node and Bun adapters).
- */
-export async function loadServerSecrets(
-  flags: ServerFlags,
-  sources: SecretSources = {},
-): Promise<ServerSecrets> {
-  const src: Required<SecretSources> = {
-    env: sources.env ?? envIfGranted,
-    resolve: sources.resolve ?? resolveFromInvocation,
-  };
-  const rw = await loadTokens(flags.tokenFile, SECRET_ENV.token, {
-    flag: "--token-file",
-    sources: src,
-  });
-  const ro = await loadTokens(flags.readTokenFile, SECRET_ENV.readToken, {
-    flag: "--read-token-file",
-    sources: src,
-  });
-  for (const { tokens, from } of [rw, ro]) {
-    if (tokens.some((t) => t.length < MIN_TOKEN_CHARS)) {
-      throw new UsageError(
-        `${from} holds a token shorter than ${MIN_TOKEN_CHARS} characters: the bearer token must ` +
-          `be at least ${MIN_TOKEN_CHARS} characters`,
-      );
-    }
-  }
-  if (rw.tokens.some((t) => ro.tokens.includes(t))) {
-    throw new UsageError(
-      "a token is both read-write and read-only; give each client one token of one kind",
-    );
-  }
-  let stateKey: string | undefined = src.env(SECRET_ENV.stateKey) || undefined;
-  let keyFrom: string = SECRET_ENV.stateKey;
-  if (flags.stateKeyFile !== undefined) {
-    const file = src.resolve(flags.stateKeyFile);
-    stateKey = (await readSecretFile(file, "--state-key-file")).trim();
-    keyFrom = "--state-key-file";
-  }
-  if (stateKey !== undefined && new TextEncoder().encode(stateKey).length < MIN_STATE_KEY_BYTES) {
-    throw new UsageError(
-      `${keyFrom} is too short: the requestState key must be at least ${MIN_STATE_KEY_BYTES} bytes`,
-    );
-  }
-  return { tokens: rw.tokens, readTokens: ro.tokens, stateKey };
-}
-
-/**
- * The loopback URL host that reaches a wildcard bind (127.0.0.1 for 0.0.0.0, [::1] for ::), or
- * undefined for a concrete address; `host` normalised by bindHost first.
- */
-export function wildcardLoopback(host: string): string | undefined {
-  if (host === "0.0.0.0") return "127.0.0.1";
-  if (host === "::") return "[::1]";
-  return undefined;
-}
-
-/** Whether a bind host is a loopback address or name (normalised by bindHost first). */
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** A host as a URL spells it (IPv6 in brackets). */
-export function urlHost(host: string): string {
-  return host.includes(":") ? `[${host}]` : host;
-}
-
 /** The version the servers and the CLI report. */
 export const VERSION: string = denoConfig.version;
 
@@ -624,101 +478,6 @@ export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {
     `Exit codes: ${exits}. Details: RUNTIME.md.`,
     "",
   ].join("\n");
-}
-
-/**
- * A --host value as Deno binds it, normalised by the WHATWG URL parser (`0` and `0.0` become
- * 0.0.0.0, `::0` and `0::0` become ::, 127.1 becomes 127.0.0.1; IPv6 without brackets); a value
- * the parser refuses is returned as given (the bind then fails with its own message).
- */
-export function bindHost(host: string): string {
-  const bare = host.replace(/^\[(.*)\]$/, "$1");
-  try {
-    const name = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname;
-    return name.replace(/^\[(.*)\]$/, "$1");
-  } catch {
-    return bare;
-  }
-}
-
-/** What the launcher (`cli.ts serve stdio|http`) itself holds: it starts the server, reads nothing. */
-const LAUNCHER_PERMISSIONS: readonly string[] = [
-  "--quiet",
-  "--no-prompt",
-  // INIT_CWD: the invocation directory; the rest locate Deno's cache (the sandbox mounts it).
-  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
-  // bwrap: the kernel sandbox; kill: signals to the server inside it; /proc/self/exe: Deno itself.
-  "--allow-run=bwrap,kill,/proc/self/exe",
-];
-
-/**
- * The Deno permission flags (after `deno run`) for serving with these server arguments: what the
- * server entry itself needs (`via: "direct"`, the default: read on the root and the engine's
- * worker modules, write with --write, net on the bound host, env for the variables it reads,
- * sys=uid and the pid file with --pid-file, read on secret files; never run), or what the launcher
- * `cli.ts serve KIND ARGS` needs to start it (`via: "launcher"`: env and run only; it then starts
- * the server with the direct set). Values are not validated here (parseServerFlags does that).
- */
-export function serverPermissions(
-  kind: ServerKind,
-  args: string[],
-  options: { via?: "direct" | "launcher"; sandboxMarker?: string } = {},
-): string[] {
-  if (options.via === "launcher") return [...LAUNCHER_PERMISSIONS];
-  const given = lastValues(kind, args);
-  const values = Object.fromEntries(given);
-  const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const root = resolveFromInvocation(str(values.root) ?? ".");
-  // Each read path with what it is (named in the error when a flag cannot name it).
-  const read: [string, string][] = [["--root", root]];
-  if (ENGINE_READ_PATH !== null) read.push(["the search worker directory", ENGINE_READ_PATH]);
-  if (options.sandboxMarker !== undefined) read.push(["the sandbox marker", options.sandboxMarker]);
-  const write: [string, string][] = writeAsked(values.write) ? [["--root", root]] : [];
-  const grants = new Grants();
-  const runtime: string[] = [];
-  if (kind === "http") {
-    runtime.push("--unstable-no-legacy-abort");
-    const pidFile = str(values["pid-file"]);
-    if (pidFile !== undefined) {
-      // The pid file and the temporary file it is written through (renamed over it).
-      const p = resolveFromInvocation(pidFile);
-      for (const f of [p, `${p}.tmp`]) {
-        read.push(["--pid-file", f]);
-        write.push(["--pid-file", f]);
-      }
-      // sys=uid: a pid file is trusted only when this user owns it (src/server/pid_file.ts).
-      grants.allow("sys", ["uid"]);
-    }
-    for (const f of ["token-file", "read-token-file", "state-key-file"] as const) {
-      const v = str(values[f]);
-      if (v !== undefined) read.push([`--${f}`, resolveFromInvocation(v)]);
-    }
-    // The same normal form serve_http.ts binds (`0` is 0.0.0.0, `::0` is ::), so both agree.
-    const host = bindHost(str(values.host) ?? "127.0.0.1");
-    const loopback = ["127.0.0.1", "localhost", "[::1]"];
-    // A wildcard bind also reaches itself over loopback (a second server's pid file check).
-    const net = host === "127.0.0.1" || host === "localhost"
-      ? loopback
-      : host === "0.0.0.0"
-      ? ["0.0.0.0", ...loopback]
-      : host.includes(":")
-      ? [`[${host}]`, ...(host === "::" ? loopback : [])]
-      : [host];
-    const env = ["INIT_CWD", SECRET_ENV.token, SECRET_ENV.readToken, SECRET_ENV.stateKey];
-    grants.allow("net", net).allow("env", [...env, SANDBOX_ENV]);
-  } else {
-    grants.allow("env", ["INIT_CWD", SANDBOX_ENV]);
-  }
-  // Paths last (after sys, net and env), as the flags have always been ordered; a path a flag
-  // cannot name is a usage error naming the flag it came from.
-  try {
-    for (const [what, p] of read) grants.read(p, what);
-    for (const [what, p] of write) grants.path(p, { what, write: true });
-    return ["--quiet", "--no-prompt", ...runtime, ...grants.flags()];
-  } catch (err) {
-    if (err instanceof UngrantablePathError) throw new UsageError(err.message);
-    throw err;
-  }
 }
 
 /** Whether a --write as scanned turns the write tools on (`--write`, `--write=true`). */

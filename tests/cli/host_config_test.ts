@@ -10,7 +10,7 @@ import {
   TOKEN_FILE_PLACEHOLDER,
   TOKEN_PLACEHOLDER,
 } from "../../src/cli/host_config.ts";
-import { serverPermissions } from "../../src/cli/serve_launch.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 
 const PROJECT = new URL("../../", import.meta.url).pathname;
 const DENO_JSON = `${PROJECT}deno.json`;

@@ -3,7 +3,7 @@
  * here (without it those tests are skipped loudly, except where WMCP_REQUIRE_SANDBOX_TESTS is set,
  * as .ci/run sets it: there they run and fail).
  */
-import { serverPermissions } from "../../src/cli/server_flags.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 
 /** The launcher's permissions, exactly as the server tasks in deno.json grant them. */
 export const LAUNCHER_FLAGS: readonly string[] = [

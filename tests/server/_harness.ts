@@ -1,5 +1,5 @@
 /** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
-import { serverPermissions } from "../../src/cli/server_flags.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { cliArgv } from "../_support/cli.ts";
 
 export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { cliArgv } from "../_support/cli.ts";
 import { makeWorkspace, modernRequest, readFlag, readReadyLine, SERVE_HTTP } from "./_harness.ts";
-import { serverPermissions } from "../../src/cli/serve_launch.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 
 const TOKEN = "deploy-token-0123456789abcdef";
 

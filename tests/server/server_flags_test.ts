@@ -7,13 +7,8 @@
  */
 import assert from "node:assert/strict";
 import denoConfig from "../../deno.json" with { type: "json" };
-import {
-  flagsOf,
-  SERVER_FLAGS,
-  type ServerKind,
-  serverPermissions,
-  suggestFlag,
-} from "../../src/cli/server_flags.ts";
+import { flagsOf, SERVER_FLAGS, type ServerKind, suggestFlag } from "../../src/cli/server_flags.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import {
   CLI,
