@@ -22,15 +22,13 @@ import {
   listToolsPages,
   serverInfo,
   showTool,
-  type ToolsPage,
 } from "../client/commands.ts";
 import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { readArguments } from "./arguments.ts";
-import { outputBeforeParse, StdoutClosed, terminalColumns, writeStdout } from "./output.ts";
+import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { errorLine, prettyToolResult, serverInfoText, terminalSafe } from "./pretty.ts";
-import { toolTable } from "./table.ts";
+import { serverInfoText } from "./pretty.ts";
 import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
 import {
   didYouMean,
@@ -42,8 +40,16 @@ import {
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 import { denoPath } from "../launch/deno.ts";
 
-/** Output formats of the client commands. */
-export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
+import {
+  type ClientOutput,
+  line,
+  renderCall,
+  renderList,
+  reportError,
+  warn,
+} from "./client_render.ts";
+
+export type { ClientOutput };
 
 /** The values of any client command's flags (a flag the command does not take is absent). */
 type Values =
@@ -210,128 +216,6 @@ function chooseOutput(v: string | undefined): ClientOutput {
     "usage",
     `--output must be mcp-json, json, jsonl or pretty, got ${JSON.stringify(v)}`,
   );
-}
-
-function warn(message: string): void {
-  console.error(`wmcp: warning: ${message}`);
-}
-
-const line = (v: unknown) => JSON.stringify(v) + "\n";
-
-function renderList(
-  pages: ToolsPage[],
-  meta: Record<string, unknown>,
-  output: ClientOutput,
-  headers: boolean,
-): string {
-  const listed = flatten(pages, { headers });
-  if (output === "mcp-json") {
-    return line({
-      contractVersion: CONTRACT_VERSION,
-      operation: "tools/list",
-      pages,
-      metadata: { pageCount: pages.length, ...meta },
-    });
-  }
-  const kept = listed.filter((t) => {
-    if (t.problems.length === 0) return true;
-    warn(
-      `leaving tool ${JSON.stringify(t.tool.name)} out of the inventory: ${t.problems.join("; ")}`,
-    );
-    return false;
-  });
-  if (output === "json") {
-    return line({
-      operation: "tools/list",
-      derived: "flattened from every page; not lossless (use --output mcp-json)",
-      tools: kept.map((t) => t.tool),
-      metadata: { pageCount: pages.length, toolCount: kept.length, ...meta },
-    });
-  }
-  if (output === "jsonl") return kept.map((t) => line(t.tool)).join("");
-  const rows = kept.map((t) => ({ ...t.tool, name: String(t.tool.name) }));
-  return toolTable(rows, { palette: palette(stdoutColor()), columns: terminalColumns() }) +
-    `${kept.length} tools, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
-}
-
-/** A content block as a derived view reports it. */
-type Block = {
-  type?: string;
-  text?: string;
-  data?: string;
-  mimeType?: string;
-  resource?: { uri?: string; mimeType?: string; blob?: string; text?: string };
-};
-
-/** Bytes of a base64 payload (without decoding it). */
-function base64Bytes(b64: string): number {
-  const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
-  return Math.floor(b64.length * 3 / 4) - pad;
-}
-
-/** A binary block (image, audio, embedded resource blob) described without its payload. */
-function mediaOf(c: Block): Record<string, unknown> | undefined {
-  const payload = c.data ?? c.resource?.blob;
-  if (typeof payload !== "string") return undefined;
-  return {
-    type: c.type,
-    mimeType: c.mimeType ?? c.resource?.mimeType,
-    ...(c.resource?.uri === undefined ? {} : { uri: c.resource.uri }),
-    bytes: base64Bytes(payload),
-  };
-}
-
-function renderCall(
-  envelope: Record<string, unknown>,
-  output: ClientOutput,
-  call?: { name: string; args: Record<string, unknown> },
-): string {
-  if (output === "mcp-json") return line(envelope);
-  const r = envelope.mcpResult as Record<string, unknown> | undefined;
-  // No result arrived (timeout, cancellation, transport or JSON-RPC error): a derived view has
-  // nothing to derive (it would claim isError: false); the error on stderr reports the failure.
-  if (!r) return "";
-  const blocks = Array.isArray(r.content) ? r.content as Block[] : [];
-  const texts = blocks.filter((c) => c.type === "text").map((c) => c.text);
-  const media = blocks.map(mediaOf).filter((m) => m !== undefined);
-  if (output === "json" || output === "jsonl") {
-    // A wmcp server puts the typed error in _meta["wmcp/error"]; other servers only word it.
-    const typed = (r._meta as Record<string, unknown> | undefined)?.["wmcp/error"];
-    return line({
-      operation: "tools/call",
-      derived: "structured view; not lossless (use --output mcp-json)",
-      isError: r.isError === true,
-      ...(r.isError === true ? { error: typed ?? { message: texts.join("\n") } } : {}),
-      structuredContent: r.structuredContent ?? null,
-      text: texts,
-      ...(media.length > 0 ? { media } : {}),
-      metadata: envelope.metadata,
-    });
-  }
-  const styles = palette(stdoutColor());
-  if (call && r.isError !== true) {
-    // A result shaped like a wmcp operation's: shown as `op` shows it (hits, entries, diffs).
-    const shown = prettyToolResult(call.name, r.structuredContent, {
-      palette: styles,
-      args: call.args,
-    });
-    if (shown !== undefined) return shown;
-  }
-  const parts = blocks.map((c) => {
-    if (c.type === "text") return terminalSafe(String(c.text));
-    const m = mediaOf(c);
-    const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
-      terminalSafe(String(v))
-    );
-    return `[${c.type}${about.length ? ` ${about.join(" ")}` : ""}${
-      m ? `, ${m.bytes} bytes` : ""
-    }]`;
-  });
-  if (r.structuredContent !== undefined && parts.length === 0) {
-    parts.push(JSON.stringify(r.structuredContent, null, 2));
-  }
-  const text = parts.join("\n") + "\n";
-  return r.isError === true ? styles.red(text.trimEnd()) + "\n" : text;
 }
 
 /** Runs one client command; returns the exit code. stdout gets the result, stderr errors and warnings. */
@@ -540,56 +424,10 @@ export async function runClient(command: string, argv: string[]): Promise<number
       return outcome.exitCode;
     }
     // run: JSONL of {"name","arguments"}; one tools/call each, in order, never a batch.
-    const text = rest[0] === "-"
-      ? await new Response(Deno.stdin.readable).text()
-      : await readOptionFile(resolveFromInvocation(rest[0]), "tools run").catch((err) => {
-        throw new ClientError("usage", err.message);
-      });
-    const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
-      x.l !== ""
-    );
-    let worst: number = CLIENT_EXIT.ok;
-    for (const [index, { l, n }] of items.entries()) {
-      let code: number;
-      let envelope: Record<string, unknown>;
-      try {
-        const item = parseJsonText(l, `line ${n}`) as { name?: unknown; arguments?: unknown };
-        if (
-          typeof item.name !== "string" ||
-          (item.arguments !== undefined &&
-            (typeof item.arguments !== "object" || item.arguments === null ||
-              Array.isArray(item.arguments)))
-        ) {
-          throw new ClientError(
-            "usage",
-            `line ${n}: expected {"name": string, "arguments": object}`,
-          );
-        }
-        const outcome = await callOne(item.name, (item.arguments ?? {}) as Record<string, unknown>);
-        envelope = { index, line: n, ...outcome.envelope };
-        if (outcome.error) envelope.clientError = outcome.error.toJSON();
-        code = outcome.exitCode;
-      } catch (err) {
-        const e = err instanceof ClientError
-          ? err
-          : err instanceof OptionFileError
-          ? new ClientError("usage", err.message)
-          : new ClientError("usage", `line ${n}: ${(err as Error).message}`);
-        envelope = {
-          index,
-          line: n,
-          contractVersion: CONTRACT_VERSION,
-          operation: "tools/call",
-          clientError: e.toJSON(),
-        };
-        code = e.exitCode;
-      }
-      await writeStdout(line(envelope));
-      worst = Math.max(worst, code);
-      if (code !== CLIENT_EXIT.ok && !values["keep-going"]) break;
-      if (abort.signal.aborted) break;
-    }
-    return worst;
+    return await runCalls(rest[0], callOne, {
+      keepGoing: values["keep-going"] === true,
+      signal: abort.signal,
+    });
   } catch (err) {
     // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
     if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
@@ -625,11 +463,73 @@ export async function runClient(command: string, argv: string[]): Promise<number
   }
 }
 
-function reportError(e: ClientError, output: ClientOutput): void {
-  const text = output === "pretty"
-    ? errorLine(e.failure, e.message, palette(stderrColor()))
-    : line({ error: e.toJSON() });
-  Deno.stderr.writeSync(new TextEncoder().encode(text));
+/** One tools/call of `tools run`: its envelope, the client error beside it, and its exit code. */
+type CallOne = (name: string, args: Record<string, unknown>) => Promise<{
+  envelope: Record<string, unknown>;
+  error?: ClientError;
+  exitCode: number;
+}>;
+
+/**
+ * `tools run FILE|-`: one call per JSON line `{"name", "arguments"}`, in order (never a batch),
+ * one envelope line each; stops at the first failure unless keepGoing, or when interrupted.
+ * Returns the worst exit code.
+ */
+async function runCalls(
+  source: string,
+  callOne: CallOne,
+  options: { keepGoing: boolean; signal: AbortSignal },
+): Promise<number> {
+  const text = source === "-"
+    ? await new Response(Deno.stdin.readable).text()
+    : await readOptionFile(resolveFromInvocation(source), "tools run").catch((err) => {
+      throw new ClientError("usage", err.message);
+    });
+  const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
+    x.l !== ""
+  );
+  let worst: number = CLIENT_EXIT.ok;
+  for (const [index, { l, n }] of items.entries()) {
+    let code: number;
+    let envelope: Record<string, unknown>;
+    try {
+      const item = parseJsonText(l, `line ${n}`) as { name?: unknown; arguments?: unknown };
+      if (
+        typeof item.name !== "string" ||
+        (item.arguments !== undefined &&
+          (typeof item.arguments !== "object" || item.arguments === null ||
+            Array.isArray(item.arguments)))
+      ) {
+        throw new ClientError(
+          "usage",
+          `line ${n}: expected {"name": string, "arguments": object}`,
+        );
+      }
+      const outcome = await callOne(item.name, (item.arguments ?? {}) as Record<string, unknown>);
+      envelope = { index, line: n, ...outcome.envelope };
+      if (outcome.error) envelope.clientError = outcome.error.toJSON();
+      code = outcome.exitCode;
+    } catch (err) {
+      const e = err instanceof ClientError
+        ? err
+        : err instanceof OptionFileError
+        ? new ClientError("usage", err.message)
+        : new ClientError("usage", `line ${n}: ${(err as Error).message}`);
+      envelope = {
+        index,
+        line: n,
+        contractVersion: CONTRACT_VERSION,
+        operation: "tools/call",
+        clientError: e.toJSON(),
+      };
+      code = e.exitCode;
+    }
+    await writeStdout(line(envelope));
+    worst = Math.max(worst, code);
+    if (code !== CLIENT_EXIT.ok && !options.keepGoing) break;
+    if (options.signal.aborted) break;
+  }
+  return worst;
 }
 
 /** The `key=value` shorthand words of argv (for the `key:=` hint of a type mismatch). */
