@@ -76,7 +76,8 @@ export function resolveFromInvocation(path: string): string {
 }
 
 /** Lexically normalized absolute path: no `.`, `..`, repeated or trailing slashes. */
-function normalized(path: string): string {
+/** An absolute path without `.`, `..` or repeated slashes (no links resolved). */
+export function normalized(path: string): string {
   const out: string[] = [];
   for (const part of path.split("/")) {
     if (part === "" || part === ".") continue;
@@ -150,13 +151,30 @@ export function refuseBroadRoot(facts: BroadRootFacts): void {
   }
   if (what === undefined) return;
   const why = facts.given === undefined
-    ? "no --root was given, so the workspace defaulted to the directory the server was started in"
-    : `--root ${facts.given} is relative to the directory the server was started in`;
+    ? "no --root was given, so the workspace defaulted to the directory wmcp was started in"
+    : `--root ${facts.given} is relative to the directory wmcp was started in`;
   throw new UsageError(
     `refusing to serve ${what}: ${why}, and MCP hosts often start servers in / or the home ` +
       "directory. Pass --root with the absolute path of the directory to serve (`config print` " +
       `writes a host's snippet with it); --root ${root} serves this one on purpose.`,
   );
+}
+
+/**
+ * refuseBroadRoot for a root as given (`--root` or none) and as resolved, with this process's view
+ * of $HOME (when it may read it) and real paths (where it may read them): the one check every
+ * entry runs, the servers, `op` and the client's bundled server alike.
+ */
+export function refuseBroadDefault(given: string | undefined, root: string): void {
+  if (isLiteralAbsoluteRoot(given)) return;
+  const home = envIfGranted("HOME");
+  refuseBroadRoot({
+    given,
+    root,
+    rootReal: realPathIfReadable(root),
+    home,
+    homeReal: home === undefined ? undefined : realPathIfReadable(home),
+  });
 }
 
 /** An environment variable when this process may read it (no prompt, no throw); else undefined. */
@@ -191,7 +209,7 @@ export async function openWorkspaceFromFlags(
   flags: WorkspaceFlags,
   options: {
     engine?: EngineMode;
-    /** A server: refuse `/`, $HOME and its ancestors unless named literally (refuseBroadRoot). */
+    /** Refuse `/`, $HOME and its ancestors unless named literally (refuseBroadRoot). */
     refuseBroadDefaultRoot?: boolean;
   } = {},
 ): Promise<Workspace> {
@@ -201,17 +219,8 @@ export async function openWorkspaceFromFlags(
     write: flags.write === true,
     limits: parseLimitFlags(flags.limit ?? []),
   };
-  if (options.refuseBroadDefaultRoot && !isLiteralAbsoluteRoot(given)) {
-    // The launcher checks first; this covers a server entry run directly.
-    const home = envIfGranted("HOME");
-    refuseBroadRoot({
-      given,
-      root: config.root,
-      rootReal: realPathIfReadable(config.root),
-      home,
-      homeReal: home === undefined ? undefined : realPathIfReadable(home),
-    });
-  }
+  // The launcher checks first; this covers a server entry run directly, and `op`.
+  if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, config.root);
   let ws: Workspace;
   try {
     // Loaded here, not at the top: the serve launcher uses this module's flag helpers and must

@@ -2,7 +2,13 @@
 import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./commands.ts";
 import { type CommandDecl, parseCommand, type ValuesOf, wordIndices } from "./declare.ts";
 import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
-import { resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
+import {
+  normalized,
+  refuseBroadDefault,
+  resolveFromInvocation,
+  rootFlag,
+  UsageError,
+} from "../config.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
@@ -120,7 +126,10 @@ export function endpointUrl(value: string): URL {
  * 0036): permissions scoped to the root, inside bubblewrap when available.
  */
 function bundledTarget(values: Values): Target {
-  const root = resolveFromInvocation(rootFlag(values.root) ?? ".");
+  const given = rootFlag(values.root);
+  const root = normalized(resolveFromInvocation(given ?? "."));
+  // The servers' broad-root rule, checked here: a usage error (exit 2) before anything starts.
+  refuseBroadDefault(given, root);
   const serve = new URL("../../serve.ts", import.meta.url);
   const serverArgs = ["--root", root, ...(values.write ? ["--write"] : [])];
   const args = [

@@ -132,6 +132,24 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
 }
 
 /**
+ * The workspace root of `op NAME` (not `op list`, which opens none): as given (`--root`, or
+ * undefined) and absolute. The router checks the broad-root rule on it before the child starts.
+ */
+export function opRoot(
+  argv: string[],
+  invocationDir: string,
+): { given: string | undefined; root: string } | undefined {
+  const [command, ...rest] = argv;
+  if (command !== "op") return undefined;
+  const { values, positionals } = scanArgs(rest);
+  if (positionals.length === 0 || positionals[0] === "list") return undefined;
+  const given = values.get("root")?.at(-1);
+  // An empty --root is op's own usage error (it says why).
+  if (given !== undefined && given.trim() === "") return undefined;
+  return { given, root: abs(given ?? ".", invocationDir) };
+}
+
+/**
  * The workspace root of the bundled server a client command starts (`tools`, `server-info`
  * without --endpoint or --config), absolute; undefined when the command starts none.
  */

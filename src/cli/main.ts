@@ -287,7 +287,8 @@ export async function main(argv: string[]): Promise<number> {
     if (!op) throw unknownOperation(name);
     path = ["op", name];
     const args = await readArguments(values, positionals.slice(1));
-    const ws = await openWorkspaceFromFlags(values);
+    // The one broad-root rule of every entry: no --root from / or $HOME is a usage error.
+    const ws = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
     checkOperationArguments(op, args, positionals.slice(1));
     // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
     const progress = startOpProgress(name);

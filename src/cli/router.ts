@@ -16,9 +16,12 @@ import {
   commandPermissions,
   configTarget,
   namedPaths,
+  opRoot,
   type PermissionContext,
   UngrantablePathError,
 } from "./command_permissions.ts";
+
+import { refuseBroadRoot, UsageError } from "../config.ts";
 
 const PROJECT_URL = new URL("../../", import.meta.url);
 const SCOPED_MAIN = new URL("./scoped_main.ts", import.meta.url);
@@ -82,8 +85,27 @@ export async function route(argv: string[]): Promise<number> {
     plan = commandPermissions(argv, ctx);
     if (plan.kind === "child") {
       const named = namedPaths(argv, base);
+      // `op NAME`'s root under the servers' broad-root rule, checked here as the serve launcher
+      // checks it (the child gets no HOME): $HOME is probed beside it, links resolved.
+      const op = opRoot(argv, base);
+      const home = envIfGranted("HOME");
+      const probeHome = op !== undefined && home?.startsWith("/") === true;
       if (named.length > 0) {
-        const facts = await pathFacts(named);
+        const facts = await pathFacts(probeHome ? [...named, home!] : named);
+        if (op !== undefined) {
+          try {
+            refuseBroadRoot({
+              given: op.given,
+              root: op.root,
+              rootReal: facts.get(op.root)?.real,
+              home,
+              homeReal: probeHome ? facts.get(home!)?.real : undefined,
+            });
+          } catch (err) {
+            if (!(err instanceof UsageError)) throw err;
+            return usage(err.message);
+          }
+        }
         // The bundled server's root: a missing one is the same usage error `op` gives (exit 2),
         // said before any server is started.
         const root = bundledRoot(argv, base);

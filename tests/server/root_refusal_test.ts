@@ -367,3 +367,47 @@ Deno.test("a relative --root resolving to /, $HOME or above $HOME is refused; th
     await cleanup();
   }
 });
+
+Deno.test("op and the client's bundled server follow the servers' one rule: same exit code, same message", async () => {
+  const { home, cleanup } = await tempHome();
+  try {
+    await Deno.mkdir(`${home}/project`);
+    const e = env(home);
+    // The router as the `cli` task starts it: the command runs in its scoped child.
+    const routed = (...args: string[]) => cliArgv(["--no-prompt", "--allow-all"], args);
+    const info = ["op", "get_file_info", "path=."];
+    const cases: [string, string[], string, RegExp][] = [
+      ["op, no --root, from /", routed(...info), "/", /whole file system \(\/\)/],
+      ["op, no --root, from $HOME", routed(...info), home, /your home directory/],
+      ["op --root .. from a project", routed(...info, "--root", ".."), `${home}/project`, /home/],
+      ["tools list, no --root, from $HOME", routed("tools", "list"), home, /your home directory/],
+      ["server-info, no --root, from /", routed("server-info"), "/", /whole file system/],
+    ];
+    for (const [ctx, args, cwd, what] of cases) {
+      const o = await run(args, { cwd, env: e });
+      assert.equal(o.code, 2, `${ctx}: exit ${o.code}, stderr ${o.stderr}`);
+      assert.equal(o.stdout, "", `${ctx}: nothing ran`);
+      const { error } = JSON.parse(o.stderr);
+      assert.equal(error.code ?? error.class, error.code === undefined ? "usage" : "USAGE", ctx);
+      assert.match(error.message, /^refusing to serve /, ctx);
+      assert.match(error.message, what, ctx);
+      assert.match(error.message, /no --root was given|is relative to the directory/, ctx);
+      assert.match(error.message, /serves this one on purpose/, ctx);
+    }
+    // Named literally, or below $HOME, they run.
+    const ok = await run(routed("op", "get_file_info", "path=.", "--root", home), {
+      cwd: "/",
+      env: e,
+    });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout).type, "directory");
+    const below = await run(routed("tools", "list", "--output", "json"), {
+      cwd: `${home}/project`,
+      env: e,
+    });
+    assert.equal(below.code, 0, below.stderr);
+    assert.ok(JSON.parse(below.stdout).tools.length > 0);
+  } finally {
+    await cleanup();
+  }
+});
