@@ -169,51 +169,137 @@ function commandHelp(
   return helpText(path, prog) ?? helpText([command], prog);
 }
 
-/** Runs the CLI with argv (without the program name) and returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
-  let format: OutputFormat = "json";
-  const prog = programName();
-  let path: string[] = commandPath(argv);
-  try {
-    const [command, ...rest] = argv;
-    if (command === undefined) {
-      await writeStdout(helpText([], prog)!);
-      return EXIT.usage;
+/** How an error of the command is reported: its output format and the command path it names. */
+interface Report {
+  format: OutputFormat;
+  path: string[];
+}
+
+/**
+ * `op list` and `op NAME ...` (argv after `op`): parses by the declarations, checks the arguments
+ * against the operation's schema, runs it in this process with progress on a terminal and Ctrl-C
+ * handling, and writes its result. Sets `report` as it learns the format and the operation.
+ */
+async function runOp(rest: string[], report: Report): Promise<number> {
+  // A flag error is reported in the format the command would have used (pretty on a terminal).
+  report.format = outputBeforeParse(rest, chooseFormat);
+  const { values, words: positionals } = await parseCommand(OP, rest);
+  report.format = chooseFormat(values.output);
+  if (positionals.length === 0) {
+    throw new UsageError("op takes an operation name (or `list`)");
+  }
+  const name = positionals[0];
+  if (name === "list") {
+    if (positionals.length > 1) {
+      throw new UsageError(`op list takes no arguments, got ${JSON.stringify(positionals[1])}`);
     }
-    if (command === "--help" || command === "-h" || command === "help") {
-      const text = helpText(rest.filter((w) => !w.startsWith("-")).slice(0, 2), prog) ??
-        helpText([], prog)!;
-      await writeStdout(text);
+    // `op list` takes only its own flags (--write, --output).
+    await parseCommand(OP_LIST, rest.toSpliced(rest.indexOf("list"), 1));
+    const ops = availableOperations(values.write === true).map((op) => ({
+      name: op.name,
+      title: op.title,
+      description: op.description,
+      annotations: op.annotations,
+      needsWrite: op.needsWrite,
+      inputSchema: jsonSchemas(op).input,
+      outputSchema: jsonSchemas(op).output,
+    }));
+    await writeStdout(renderOperations(ops, report.format));
+    return EXIT.ok;
+  }
+  const op = getOperation(name);
+  if (!op) throw unknownOperation(name);
+  report.path = ["op", name];
+  const args = await readArguments(values, positionals.slice(1));
+  // The one broad-root rule of every entry: no --root from / or $HOME is a usage error.
+  const ws = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
+  checkOperationArguments(op, args, positionals.slice(1));
+  // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
+  const progress = startOpProgress(name);
+  // Ctrl-C: the progress line is erased (with the terminal's echoed ^C), the operation is
+  // cancelled, and the command ends at once with 130 (128 + SIGINT), writing nothing more.
+  const cancel = new AbortController();
+  const interrupted = Promise.withResolvers<"interrupted">();
+  const interrupt = onInterrupt(() => {
+    progress.stop();
+    cancel.abort();
+    interrupted.resolve("interrupted");
+  });
+  let result;
+  try {
+    const running = runOperation(
+      { workspace: ws, onProgress: progress.report, signal: cancel.signal },
+      name,
+      args,
+    );
+    running.catch(() => {}); // after an interrupt nobody awaits it
+    result = await Promise.race([running, interrupted.promise]);
+  } finally {
+    interrupt.dispose();
+    progress.stop();
+  }
+  if (result === "interrupted") return EXIT_INTERRUPTED;
+  await writeStdout(renderResult(name, result, { format: report.format, args }));
+  return EXIT.ok;
+}
+
+/**
+ * What is answered before any command runs: the program's help (no command, `help`, `--help`),
+ * `--version`, a command's help, and an unknown command (a UsageError). Undefined when the command
+ * runs; `serve stdio|http` hands every flag (--help and --version too) to the server entry, and
+ * `tools call NAME --help` asks the server.
+ */
+async function answerInfo(argv: string[], prog: string): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  if (command === undefined) {
+    await writeStdout(helpText([], prog)!);
+    return EXIT.usage;
+  }
+  if (command === "--help" || command === "-h" || command === "help") {
+    const text = helpText(rest.filter((w) => !w.startsWith("-")).slice(0, 2), prog) ??
+      helpText([], prog)!;
+    await writeStdout(text);
+    return EXIT.ok;
+  }
+  const launches = command === "serve" && (rest[0] === "stdio" || rest[0] === "http");
+  if (!(COMMANDS as readonly string[]).includes(command)) {
+    if (command === "--version" || command === "-V") {
+      await writeStdout(`${VERSION}\n`);
       return EXIT.ok;
     }
-    const launches = command === "serve" && (rest[0] === "stdio" || rest[0] === "http");
-    if (!(COMMANDS as readonly string[]).includes(command)) {
-      if (command === "--version" || command === "-V") {
-        await writeStdout(`${VERSION}\n`);
+    throw new UsageError(
+      command.startsWith("-")
+        ? unknownFlagMessage(command, ["--help", "-h", "--version", "-V"])
+        : `unknown command ${JSON.stringify(command)}${didYouMean(command, COMMANDS)}`,
+    );
+  }
+  // `serve stdio|http` hands every flag (--help and --version included) to the server entry.
+  if (!launches) {
+    const words = beforeTerminator(rest);
+    if (words.includes("--version") || words.includes("-V")) {
+      await writeStdout(`${VERSION}\n`);
+      return EXIT.ok;
+    }
+    if (words.includes("--help") || words.includes("-h")) {
+      const help = commandHelp(command, rest, prog);
+      if (help !== undefined) {
+        await writeStdout(help);
         return EXIT.ok;
       }
-      throw new UsageError(
-        command.startsWith("-")
-          ? unknownFlagMessage(command, ["--help", "-h", "--version", "-V"])
-          : `unknown command ${JSON.stringify(command)}${didYouMean(command, COMMANDS)}`,
-      );
+      // `tools call NAME --help`: the tool's arguments come from the server (client_cli.ts).
     }
-    // `serve stdio|http` hands every flag (--help and --version included) to the server entry.
-    if (!launches) {
-      const words = beforeTerminator(rest);
-      if (words.includes("--version") || words.includes("-V")) {
-        await writeStdout(`${VERSION}\n`);
-        return EXIT.ok;
-      }
-      if (words.includes("--help") || words.includes("-h")) {
-        const help = commandHelp(command, rest, prog);
-        if (help !== undefined) {
-          await writeStdout(help);
-          return EXIT.ok;
-        }
-        // `tools call NAME --help`: the tool's arguments come from the server (client_cli.ts).
-      }
-    }
+  }
+  return undefined;
+}
+
+/** Runs the CLI with argv (without the program name) and returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const prog = programName();
+  const report: Report = { format: "json", path: commandPath(argv) };
+  try {
+    const [command, ...rest] = argv;
+    const answered = await answerInfo(argv, prog);
+    if (answered !== undefined) return answered;
     if (command === "server-info" || command === "tools") {
       // The client writes nothing but stored credentials: write on the invocation directory is
       // given up (a separate grant on the credentials directory stays, even when the invocation
@@ -257,78 +343,25 @@ export async function main(argv: string[]): Promise<number> {
       return await serveStop(rest.slice(1), writeStdout);
     }
     if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
-    // A flag error is reported in the format the command would have used (pretty on a terminal).
-    format = outputBeforeParse(rest, chooseFormat);
-    const { values, words: positionals } = await parseCommand(OP, rest);
-    format = chooseFormat(values.output);
-    if (positionals.length === 0) {
-      throw new UsageError("op takes an operation name (or `list`)");
-    }
-    const name = positionals[0];
-    if (name === "list") {
-      if (positionals.length > 1) {
-        throw new UsageError(`op list takes no arguments, got ${JSON.stringify(positionals[1])}`);
-      }
-      // `op list` takes only its own flags (--write, --output).
-      await parseCommand(OP_LIST, rest.toSpliced(rest.indexOf("list"), 1));
-      const ops = availableOperations(values.write === true).map((op) => ({
-        name: op.name,
-        title: op.title,
-        description: op.description,
-        annotations: op.annotations,
-        needsWrite: op.needsWrite,
-        inputSchema: jsonSchemas(op).input,
-        outputSchema: jsonSchemas(op).output,
-      }));
-      await writeStdout(renderOperations(ops, format));
-      return EXIT.ok;
-    }
-    const op = getOperation(name);
-    if (!op) throw unknownOperation(name);
-    path = ["op", name];
-    const args = await readArguments(values, positionals.slice(1));
-    // The one broad-root rule of every entry: no --root from / or $HOME is a usage error.
-    const ws = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
-    checkOperationArguments(op, args, positionals.slice(1));
-    // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
-    const progress = startOpProgress(name);
-    // Ctrl-C: the progress line is erased (with the terminal's echoed ^C), the operation is
-    // cancelled, and the command ends at once with 130 (128 + SIGINT), writing nothing more.
-    const cancel = new AbortController();
-    const interrupted = Promise.withResolvers<"interrupted">();
-    const interrupt = onInterrupt(() => {
-      progress.stop();
-      cancel.abort();
-      interrupted.resolve("interrupted");
-    });
-    let result;
-    try {
-      const running = runOperation(
-        { workspace: ws, onProgress: progress.report, signal: cancel.signal },
-        name,
-        args,
-      );
-      running.catch(() => {}); // after an interrupt nobody awaits it
-      result = await Promise.race([running, interrupted.promise]);
-    } finally {
-      interrupt.dispose();
-      progress.stop();
-    }
-    if (result === "interrupted") return EXIT_INTERRUPTED;
-    await writeStdout(renderResult(name, result, { format, args }));
-    return EXIT.ok;
+    return await runOp(rest, report);
   } catch (err) {
     // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
     if (err instanceof StdoutClosed) return EXIT.ok;
     if (err instanceof UsageError) {
-      writeError({ code: "USAGE", message: withPointer(err.message, seeHelp(path, prog)) }, format);
+      writeError(
+        { code: "USAGE", message: withPointer(err.message, seeHelp(report.path, prog)) },
+        report.format,
+      );
       return EXIT.usage;
     }
     if (err instanceof ArgumentsMismatch) {
-      writeError({ ...err.error, message: withPointer(err.message, seeHelp(path, prog)) }, format);
+      writeError(
+        { ...err.error, message: withPointer(err.message, seeHelp(report.path, prog)) },
+        report.format,
+      );
       return EXIT.usage;
     }
-    writeError(toWorkspaceError(err).toJSON(), format);
+    writeError(toWorkspaceError(err).toJSON(), report.format);
     return EXIT.operationError;
   }
 }
