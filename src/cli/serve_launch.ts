@@ -41,7 +41,7 @@ import {
 } from "./server_flags.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { denoPath, selfDeno } from "../launch/deno.ts";
-import { denoArgs, spawnDeno, supervise } from "../launch/child.ts";
+import { denoArgs, type HeldSignals, holdSignals, spawnDeno, supervise } from "../launch/child.ts";
 
 // Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
 
@@ -262,9 +262,14 @@ async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
 const SERVER_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
 /** Waits for the child, forwarding SIGINT/SIGTERM to the server (innerPid() when it is known). */
-function superviseServer(child: Deno.ChildProcess, innerPid: () => number | undefined) {
+function superviseServer(
+  child: Deno.ChildProcess,
+  innerPid: () => number | undefined,
+  held: HeldSignals,
+) {
   // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
   return supervise(child, {
+    held,
     signals: SERVER_SIGNALS,
     redirect: { pid: innerPid, send: (pid, sig) => void signalPid(pid, sig) },
   });
@@ -340,6 +345,8 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
       }),
     ];
     let child: Deno.ChildProcess | undefined;
+    // From before the spawn: a SIGTERM right after it must reach supervision, not end us.
+    const held = holdSignals(SERVER_SIGNALS);
     try {
       child = new Deno.Command("bwrap", {
         args: bwrapArgs(plan, command),
@@ -349,6 +356,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
         stderr: "piped",
       }).spawn();
     } catch (err) {
+      held.release();
       withoutSandbox(sandbox, spawnFailure(err));
     }
     if (child !== undefined) {
@@ -360,7 +368,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
         onChildPid: (pid) => (innerPid = pid),
         onEarlyLine: (line) => early.push(line),
       }).catch(() => {});
-      const { code, signalled } = await superviseServer(child, () => innerPid);
+      const { code, signalled } = await superviseServer(child, () => innerPid, held);
       await stderrDone;
       // Stopped by SIGINT/SIGTERM (while bwrap was still setting up, or later): the launcher
       // ends too; nothing is restarted, least of all outside the sandbox.
@@ -384,11 +392,18 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
       );
     }
   }
-  const child = spawnDeno({
-    flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
-    module: entry,
-    args: serverArgs,
-    env,
-  });
-  return (await superviseServer(child, () => undefined)).code;
+  const held = holdSignals(SERVER_SIGNALS);
+  let child: Deno.ChildProcess;
+  try {
+    child = spawnDeno({
+      flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
+      module: entry,
+      args: serverArgs,
+      env,
+    });
+  } catch (err) {
+    held.release();
+    throw err;
+  }
+  return (await superviseServer(child, () => undefined, held)).code;
 }

@@ -71,6 +71,41 @@ export interface SuperviseOptions {
    * a signal to bwrap would end it abruptly); `send` delivers it.
    */
   redirect?: { pid: () => number | undefined; send: (pid: number, sig: Deno.Signal) => void };
+  /**
+   * Signals held since before the child was spawned (holdSignals): released once supervision
+   * listens, and each one caught is forwarded then, as if it arrived now.
+   */
+  held?: HeldSignals;
+}
+
+/** Signals caught while no child is supervised yet (holdSignals). */
+export interface HeldSignals {
+  readonly caught: readonly Deno.Signal[];
+  /** Stops holding (supervise calls it once its own listeners are in place). */
+  release(): void;
+}
+
+/**
+ * Holds `signals` from now until a supervise takes over: between spawning a child and
+ * supervising it a SIGTERM would otherwise end this process by the default action, leaving the
+ * child unsupervised. Call before the spawn; pass the result to supervise as `held`.
+ */
+export function holdSignals(signals: readonly Deno.Signal[] = FORWARDED): HeldSignals {
+  const caught: Deno.Signal[] = [];
+  const listeners = signals.map((sig) => {
+    const hold = () => void caught.push(sig);
+    Deno.addSignalListener(sig, hold);
+    return [sig, hold] as const;
+  });
+  let released = false;
+  return {
+    caught,
+    release() {
+      if (released) return;
+      released = true;
+      for (const [sig, hold] of listeners) Deno.removeSignalListener(sig, hold);
+    },
+  };
 }
 
 /**
@@ -96,6 +131,11 @@ export async function supervise(
     Deno.addSignalListener(sig, forward);
     return [sig, forward] as const;
   });
+  if (options.held !== undefined) {
+    // Ours are listening: stop holding, then deliver what arrived before the child existed.
+    options.held.release();
+    for (const sig of options.held.caught) listeners.find(([s]) => s === sig)?.[1]();
+  }
   try {
     const status = await child.status;
     return {

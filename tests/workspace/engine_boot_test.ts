@@ -26,7 +26,14 @@ Deno.test("a call stopped while its worker loads: CANCELLED at once, the worker 
         query: "needle",
       })
         .then(() => "done", (e: WorkspaceError) => e.code);
-      setTimeout(() => ac.abort(), 10);
+      // Stopped once the call is the (still loading) worker's: a fixed delay could fire before the
+      // call reaches the engine on a busy machine, and then nothing is stopped while it loads.
+      const deadline = Date.now() + 30_000;
+      while (ws.engine.stats.busy === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      assert.equal(ws.engine.stats.busy, 1, JSON.stringify(ws.engine.stats));
+      ac.abort();
       assert.equal(await p, "CANCELLED");
       // The caller is answered without waiting for the worker: it is still loading (busy with
       // the stopped call, which it has not acknowledged).
