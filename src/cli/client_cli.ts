@@ -89,21 +89,9 @@ async function parse(decl: CommandDecl, argv: readonly string[], subAt: number |
   }
 }
 
-function seconds(v: string | undefined, flag: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) {
-    throw new ClientError("usage", `${flag} must be a positive number of seconds`);
-  }
-  return Math.round(n * 1000);
-}
-
-function positiveInt(v: string, flag: string): number {
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 1) {
-    throw new ClientError("usage", `${flag} must be a positive integer`);
-  }
-  return n;
+/** A `seconds` flag's value (checked by its declaration) in milliseconds. */
+function millis(v: string | undefined): number | undefined {
+  return v === undefined ? undefined : Math.round(Number(v) * 1000);
 }
 
 /** The `--endpoint` value as an http(s) URL, or a usage error. */
@@ -284,10 +272,10 @@ export async function runClient(command: string, argv: string[]): Promise<number
       );
     }
     if (sub === "call") path = [command, sub, rest[0]];
-    const timeoutMs = seconds(values.timeout, "--timeout")!;
-    const maxTimeoutMs = seconds(values["max-timeout"], "--max-timeout");
-    const maxPages = positiveInt(values["max-pages"], "--max-pages");
-    const maxInputRounds = positiveInt(values["max-input-rounds"], "--max-input-rounds");
+    const timeoutMs = millis(values.timeout)!;
+    const maxTimeoutMs = millis(values["max-timeout"]);
+    const maxPages = Number(values["max-pages"]);
+    const maxInputRounds = Number(values["max-input-rounds"]);
     const callArgs = sub === "call" && !values.help
       ? await readArguments(values, rest.slice(1))
       : undefined;
@@ -304,7 +292,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       protocolVersion: values["protocol-version"],
       interaction,
       maxInputRounds,
-      connectTimeoutMs: seconds(values["connect-timeout"], "--connect-timeout")!,
+      connectTimeoutMs: millis(values["connect-timeout"])!,
       serverLogs: values["server-logs"] === true,
     });
     const meta = { era: session.era, protocolVersion: session.protocolVersion };

@@ -22,7 +22,7 @@ import {
 } from "@stricli/core";
 import { parseArgs } from "node:util";
 import { UsageError } from "../config.ts";
-import { didYouMean, unknownFlagMessage } from "./suggest.ts";
+import { didYouMean, needsValueMessage, unknownFlagMessage } from "./suggest.ts";
 
 /**
  * What a flag's value is. The kind decides how the value is read and checked, how help names
@@ -172,16 +172,14 @@ export function renderHelp(decl: CommandDecl, prog: string): string {
   return parts.join("\n\n") + "\n";
 }
 
-/** A value flag given bare at the end, or followed by a flag: it needs its value. */
+/** A value flag given bare at the end, or followed by a flag (as typed): it needs its value. */
 function missingValue(decl: CommandDecl, argv: readonly string[]): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--") return undefined;
-    const f = a.startsWith("--") ? decl.flags[a.slice(2)] : undefined;
-    if (f === undefined || f.kind === "bool") continue;
-    const next = argv[i + 1];
-    if (next === undefined || (next.startsWith("-") && next !== "-")) return a;
-    i++;
+  for (const t of flagTokens(decl, argv)) {
+    if (t.kind !== "option" || decl.flags[t.name] === undefined) continue;
+    if (decl.flags[t.name].kind === "bool") continue;
+    // The lenient read takes the next word whatever it is; a flag-like one is not a value here.
+    const flagLike = !t.inlineValue && t.value?.startsWith("-") === true && t.value !== "-";
+    if (t.value === undefined || flagLike) return t.rawName;
   }
   return undefined;
 }
@@ -192,20 +190,17 @@ function missingValue(decl: CommandDecl, argv: readonly string[]): string | unde
  * parses for real.
  */
 export function wordIndices(decl: CommandDecl, argv: readonly string[]): number[] {
-  const at: number[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--") {
-      for (let j = i + 1; j < argv.length; j++) at.push(j);
-      break;
-    }
-    if (!a.startsWith("-") || a === "-") at.push(i);
-    else if (!a.includes("=") && a.startsWith("--")) {
-      const f = decl.flags[a.slice(2)];
-      if (f !== undefined && f.kind !== "bool") i++;
-    }
-  }
-  return at;
+  const tokens = flagTokens(decl, argv);
+  const end = tokens.find((t) => t.kind === "option-terminator")?.index;
+  const words = tokens.flatMap((t) => (t.kind === "positional" ? [t.index] : []));
+  // After `--` every word is a word, whatever it looks like.
+  return end === undefined
+    ? words
+    : [...words.filter((i) => i < end), ...range(end + 1, argv.length)];
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }
 
 /** The free words of argv by a declaration, read leniently (see wordIndices). */
@@ -261,8 +256,7 @@ function explain(err: unknown, decl: CommandDecl): string {
   }
   if (err instanceof AliasNotFoundError) return unknownFlagMessage(`-${err.input}`, flagsOf(decl));
   if (err instanceof UnsatisfiedFlagError) {
-    const flag = `--${err.externalFlagName}`;
-    return `${flag} needs a value (write ${flag}=VALUE for a value starting with '-')`;
+    return needsValueMessage(`--${err.externalFlagName}`);
   }
   if (err instanceof UnexpectedFlagError) {
     return `--${err.externalFlagName} is given twice (${JSON.stringify(err.previousInput)}, then ${
@@ -280,7 +274,7 @@ function explain(err: unknown, decl: CommandDecl): string {
 }
 
 /** A number of seconds above zero, or the usage error naming the flag. */
-export function secondsValue(flag: string, text: string): number {
+function secondsValue(flag: string, text: string): number {
   const n = Number(text);
   if (text.trim() === "" || !Number.isFinite(n) || n <= 0) {
     throw new UsageError(`${flag} must be a positive number of seconds`);
@@ -354,9 +348,7 @@ export async function parseCommand<D extends CommandDecl>(
   argv = argv.flatMap((a) => (/^--[^=\s]+=$/.test(a) ? [a.slice(0, -1), ""] : [a]));
   const bare = missingValue(decl, argv);
   if (bare !== undefined) {
-    throw new UsageError(
-      `${bare} needs a value (write ${bare}=VALUE for a value starting with '-')`,
-    );
+    throw new UsageError(needsValueMessage(bare));
   }
   const sink: { parsed?: Parsed; error?: unknown } = {};
   // stricli writes only to the context's streams, and only what the hooks above return (""):
@@ -367,7 +359,6 @@ export async function parseCommand<D extends CommandDecl>(
   } as never);
   const { error, parsed } = sink;
   if (error !== undefined) {
-    if (error instanceof UsageError) throw error;
     if (error instanceof ArgumentScannerError) throw new UsageError(explain(error, decl));
     throw error;
   }

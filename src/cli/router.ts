@@ -21,17 +21,10 @@ import {
   UngrantablePathError,
 } from "./command_permissions.ts";
 
-import { refuseBroadRoot, UsageError } from "../config.ts";
+import { envIfGranted, refuseBroadRoot, UsageError } from "../config.ts";
 
 const PROJECT_URL = new URL("../../", import.meta.url);
 const SCOPED_MAIN = new URL("./scoped_main.ts", import.meta.url);
-
-function envIfGranted(name: string): string | undefined {
-  if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
-    return undefined;
-  }
-  return Deno.env.get(name);
-}
 
 /** The credentials' parent directory, as src/client/auth/store.ts finds it (no import of it). */
 function configDir(): string | undefined {

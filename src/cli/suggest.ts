@@ -65,45 +65,9 @@ export function unknownFlagMessage(flag: string, known: Iterable<string>): strin
   return `unknown flag ${flag}${didYouMean(flag, known)}`;
 }
 
-/** The flags of a node:util parseArgs option table, as typed: `--name` and `-s`. */
-export function flagNames(options: Record<string, { short?: string }>): string[] {
-  const out: string[] = [];
-  for (const [name, o] of Object.entries(options)) {
-    out.push(`--${name}`);
-    if (o.short !== undefined) out.push(`-${o.short}`);
-  }
-  return out;
-}
-
-/**
- * A node:util parseArgs error in one short sentence: an unknown flag is named with the closest
- * known flag; a missing value says which flag needs one.
- */
-export function explainParseError(
-  err: unknown,
-  options: Record<string, { short?: string; type?: string }>,
-): string {
-  const e = err as { code?: string; message?: string };
-  const message = String(e.message ?? err);
-  if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
-    const flag = /'([^']+)'/.exec(message)?.[1] ?? message;
-    const bare = flag.replace(/=.*$/s, "");
-    return unknownFlagMessage(bare, flagNames(options));
-  }
-  if (e.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
-    const flag = /'(--?[A-Za-z0-9-]+)/.exec(message)?.[1];
-    if (flag !== undefined && /argument missing|ambiguous/.test(message)) {
-      return `${flag} needs a value (write ${flag}=VALUE for a value starting with '-')`;
-    }
-    if (flag !== undefined && /does not take an argument/.test(message)) {
-      return `${flag} takes no value`;
-    }
-  }
-  if (e.code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL") {
-    const word = /'([^']+)'/.exec(message)?.[1];
-    if (word !== undefined) return `unexpected argument ${JSON.stringify(word)}`;
-  }
-  return message.split("\n")[0];
+/** "--root needs a value (...)": the one wording of a value flag given without its value. */
+export function needsValueMessage(flag: string): string {
+  return `${flag} needs a value (write ${flag}=VALUE for a value starting with '-')`;
 }
 
 /** The first unknown top-level key of `args` under a JSON Schema that forbids other keys. */

@@ -87,6 +87,10 @@ Deno.test("declare: each mistake is a usage error in wmcp's words", async () => 
     "--max-pages must be a positive integer",
   );
   assert.equal(await usageError(TOOLS_LIST, ["--keep-going"]), "unknown flag --keep-going");
+  assert.equal(
+    await usageError(DEMO, ["--root", "-x"]),
+    "--root needs a value (write --root=VALUE for a value starting with '-')",
+  );
   // A value starting with '-' goes after '='.
   assert.equal((await parseCommand(DEMO, ["--root=-odd"])).values.root, "-odd");
 });
