@@ -48,6 +48,7 @@ export const REAL_PEERS: readonly string[] = [
   "tests/realclients/",
   "tests/adapters/",
   "tests/deploy/",
+  "tests/npm/",
   "tests/client/peers_test.ts",
   "tests/client/more_peers_test.ts",
   "tests/client/filesystem_peer_test.ts",

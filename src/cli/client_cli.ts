@@ -45,6 +45,7 @@ import {
 } from "./suggest.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 import { denoPath } from "../launch/deno.ts";
+import { denoArgs } from "../launch/child.ts";
 
 import {
   type ClientOutput,
@@ -118,16 +119,13 @@ function bundledTarget(values: Values): Target {
   const root = normalized(resolveFromInvocation(given ?? "."));
   // The servers' broad-root rule, checked here: a usage error (exit 2) before anything starts.
   refuseBroadDefault(given, root);
-  const serve = new URL("../../serve.ts", import.meta.url);
   const serverArgs = ["--root", root, ...(values.write ? ["--write"] : [])];
-  const args = [
-    "run",
+  const args = denoArgs({
     // Exactly the launcher's permissions, as in the serve:* tasks.
-    ...serverPermissions("stdio", serverArgs, { via: "launcher" }),
-    serve.protocol === "file:" ? decodeURIComponent(serve.pathname) : serve.href,
-    "stdio",
-    ...serverArgs,
-  ];
+    flags: serverPermissions("stdio", serverArgs, { via: "launcher" }),
+    module: new URL("../../serve.ts", import.meta.url),
+    args: ["stdio", ...serverArgs],
+  });
   return { kind: "stdio", command: denoPath(), args, label: "bundled" };
 }
 

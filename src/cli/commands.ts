@@ -93,20 +93,29 @@ export const SERVE_STOP = {
 export const CONFIG_PRINT = {
   path: ["config", "print"],
   usage: [`--host claude-desktop|claude-code|vscode|cursor|generic
-                         (--root DIR [--write] | --http URL) [--name NAME]`],
+                         (--root DIR [--write] | --http URL) [--name NAME] [--via deno|npx]`],
   about:
     `Prints the host's configuration snippet as JSON on stdout: it runs wmcp on DIR over stdio, or
 connects to a running wmcp HTTP server at URL. Notes go to stderr (for claude-code, the
-\`claude mcp add-json\` command line that installs the snippet).`,
+\`claude mcp add-json\` command line that installs the snippet). The entry starts wmcp with Deno
+from this copy (--via deno, the default in a checkout) or through npx from the npm package
+(--via npx, the default when this copy is the npm package).`,
   flags: {
     host: { kind: "choice", choices: HOSTS, value: "HOST", help: "the MCP host to configure" },
     root: { kind: "dir", help: "the directory to serve (stdio)" },
     write: { kind: "bool", help: "let the host's server write" },
     http: { kind: "url", help: "a running wmcp HTTP server instead of a stdio one" },
     name: { kind: "string", value: "NAME", help: "the server's name in the host (default wmcp)" },
+    via: {
+      kind: "choice",
+      choices: ["deno", "npx"],
+      value: "HOW",
+      help: "deno (this copy's serve.ts) or npx (the npm package @wmcp/wmcp)",
+    },
   },
   examples: [
     "config print --host claude-desktop --root ~/project",
+    "config print --host claude-code --root ~/project --via npx",
     "config print --host vscode --http http://127.0.0.1:8080/mcp",
   ],
 } as const satisfies CommandDecl;

@@ -11,13 +11,33 @@ import { parseCommand } from "./declare.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
-import { denoPath } from "../launch/deno.ts";
+import { denoPath, projectConfigFlag } from "../launch/deno.ts";
+import denoConfig from "../../deno.json" with { type: "json" };
 
 /** The hosts `config print` knows the configuration format of. */
 export { HOSTS };
 
 /** One of HOSTS. */
 export type HostName = (typeof HOSTS)[number];
+
+/**
+ * The npm package wmcp is published as (scripts/npm_pack.ts builds it; npm/wmcp.cjs is its
+ * command): a scope wmcp can own, since the unscoped name `wmcp` belongs to someone else.
+ */
+export const NPM_NAME = "@wmcp/wmcp";
+
+/** What an npx entry runs: the package at exactly this version. */
+export const NPM_SPEC = `${NPM_NAME}@${denoConfig.version}`;
+
+/** How a host entry starts wmcp: this project's serve.ts run by Deno, or the npm package by npx. */
+export const VIA = ["deno", "npx"] as const;
+
+const PROJECT_PATH = decodeURIComponent(new URL("../../", import.meta.url).pathname);
+
+/** Whether this project runs from the npm package (somewhere under a node_modules directory). */
+export function fromNpmPackage(): boolean {
+  return PROJECT_PATH.includes("/node_modules/");
+}
 
 /** The stdio-to-HTTP bridge Claude Desktop runs for a remote server (its config file is stdio only). */
 export const MCP_REMOTE = "mcp-remote@0.15.1";
@@ -72,16 +92,36 @@ export function stdioEntry(options: { deno: string; root: string; write: boolean
   const serve = SERVE_URL.protocol === "file:"
     ? decodeURIComponent(SERVE_URL.pathname)
     : SERVE_URL.href;
-  const args = ["run", ...launcherFlags(), serve, "stdio", "--sandbox", "auto"];
+  // Under node_modules (the npm package) Deno finds no deno.json by itself: name it.
+  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const args = ["run", ...launcherFlags(), ...config, serve, "stdio", "--sandbox", "auto"];
   args.push("--root", options.root);
   if (options.write) args.push("--write");
   return { command: options.deno, args };
 }
 
 /**
+ * The stdio entry that runs the npm package through npx (npx absolute; PATH so its `env node`
+ * works): `npx -y @wmcp/wmcp@VERSION serve stdio --sandbox auto --root DIR`, no checkout needed.
+ */
+export function npxEntry(
+  options: { npx: { path: string; pathEnv?: string }; root: string; write: boolean },
+): StdioEntry {
+  const args = ["-y", NPM_SPEC, "serve", "stdio", "--sandbox", "auto", "--root", options.root];
+  if (options.write) args.push("--write");
+  const entry: StdioEntry = { command: options.npx.path, args };
+  if (options.npx.pathEnv !== undefined) entry.env = { PATH: options.npx.pathEnv };
+  return entry;
+}
+
+/** The variable a Claude Desktop bridge entry holds the whole Authorization value in. */
+export const AUTH_HEADER_ENV = "AUTH_HEADER";
+
+/**
  * The mcp-remote bridge entry for Claude Desktop (npx absolute; PATH so its `env node` works).
- * With a token, mcp-remote sends `Authorization: Bearer ${WMCP_TOKEN}`, expanding the variable
- * from the entry's env (Claude Desktop expands nothing itself), where the token is to be pasted.
+ * With a token, mcp-remote sends `Authorization:${AUTH_HEADER}`, expanding the variable from the
+ * entry's env (Claude Desktop expands nothing itself), which holds `Bearer <token>`: mcp-remote's
+ * advice, since some hosts split an argument at a space (`Authorization: Bearer ...` would break).
  */
 export function bridgeEntry(
   url: URL,
@@ -95,8 +135,8 @@ export function bridgeEntry(
   const env: Record<string, string> = {};
   if (options.npx.pathEnv !== undefined) env.PATH = options.npx.pathEnv;
   if (options.token) {
-    args.push("--header", `Authorization: Bearer \${${TOKEN_ENV}}`);
-    env[TOKEN_ENV] = TOKEN_PLACEHOLDER;
+    args.push("--header", `Authorization:\${${AUTH_HEADER_ENV}}`);
+    env[AUTH_HEADER_ENV] = `Bearer ${TOKEN_PLACEHOLDER}`;
   }
   const entry: StdioEntry = { command: options.npx.path, args };
   if (Object.keys(env).length > 0) entry.env = env;
@@ -209,7 +249,7 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
         file: "mcpServers",
         notes: [
           "put this into your host's MCP configuration file, merging the entry into its " +
-          '"mcpServers" object (the form most hosts read; `cli tools list --config FILE --server ' +
+          '"mcpServers" object (the form most hosts read; `wmcp tools list --config FILE --server ' +
           `${name}\` reads it too)`,
         ],
       };
@@ -251,7 +291,7 @@ async function chooseDeno(): Promise<{ path: string; notes: string[] }> {
 }
 
 /** npx by absolute path, with a PATH for the bridge (npx is a `#!/usr/bin/env node` script). */
-async function chooseNpx(): Promise<
+async function chooseNpx(why: string): Promise<
   { entry: { path: string; pathEnv?: string }; notes: string[] }
 > {
   const candidates = pathDirs().map((d) => `${d}/npx`);
@@ -261,7 +301,7 @@ async function chooseNpx(): Promise<
     return {
       entry: { path: "npx" },
       notes: [
-        "npx was not found on PATH: the host needs Node.js and npm for the mcp-remote bridge",
+        `npx was not found on PATH (${why}): the host needs Node.js and npm`,
       ],
     };
   }
@@ -322,14 +362,17 @@ export const TOKEN_FILE_PLACEHOLDER = "TOKEN_FILE";
  * `--token-file` when the host is not loopback (the server refuses to start without a token).
  */
 function httpStartLine(
-  deno: string,
+  start: { deno: string } | { npx: string },
   options: { url: URL; root: string; write: boolean; token: boolean },
 ): string {
   const { url, root, write } = options;
   const cli = CLI_URL.protocol === "file:" ? decodeURIComponent(CLI_URL.pathname) : CLI_URL.href;
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const args = [deno, "run", ...launcherFlags(), cli, "serve", "http", "--root", root];
+  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const args = "npx" in start
+    ? [start.npx, "-y", NPM_SPEC, "serve", "http", "--root", root]
+    : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", "--root", root];
   if (host !== "127.0.0.1") args.push("--host", host);
   args.push("--port", port);
   if (url.pathname !== "/mcp") args.push("--endpoint", url.pathname);
@@ -343,8 +386,9 @@ function tokenNote(host: HostName, name: string): string {
   const first = `${HTTP_TOKEN_INTRO}`;
   switch (host) {
     case "claude-desktop":
-      return `${first}: replace ${JSON.stringify(TOKEN_PLACEHOLDER)} in the entry's env with the ` +
-        `token; mcp-remote sends it as Authorization: Bearer \${${TOKEN_ENV}}`;
+      return `${first}: replace ${JSON.stringify(TOKEN_PLACEHOLDER)} in the entry's env ` +
+        `${AUTH_HEADER_ENV} with the token (keep "Bearer "); mcp-remote sends ` +
+        `Authorization:\${${AUTH_HEADER_ENV}}`;
     case "claude-code":
       return `${first}: set ${TOKEN_ENV} to the token in the environment Claude Code starts ` +
         `in; it expands \${${TOKEN_ENV}} in the entry's headers`;
@@ -405,11 +449,18 @@ export async function configPrint(
       : undefined;
     if (what !== undefined) notes.push(`warning: --root ${root} serves ${what}`);
   }
+  const via = values.via ?? (fromNpmPackage() ? "npx" : "deno");
   let input: SnippetInput;
   if (http === undefined) {
-    const deno = await chooseDeno();
-    notes.push(...deno.notes);
-    input = { name, stdio: stdioEntry({ deno: deno.path, root: root!, write }) };
+    if (via === "npx") {
+      const npx = await chooseNpx("the entry runs wmcp's npm package through npx");
+      notes.push(...npx.notes);
+      input = { name, stdio: npxEntry({ npx: npx.entry, root: root!, write }) };
+    } else {
+      const deno = await chooseDeno();
+      notes.push(...deno.notes);
+      input = { name, stdio: stdioEntry({ deno: deno.path, root: root!, write }) };
+    }
     notes.push(
       `the server serves ${root} ${write ? "read-write (the write tools are on)" : "read-only"}`,
     );
@@ -417,15 +468,17 @@ export async function configPrint(
     const token = !isLoopbackUrlHost(http.hostname);
     input = { name, http, token };
     if (host === "claude-desktop") {
-      const npx = await chooseNpx();
+      const npx = await chooseNpx("the host needs it for the mcp-remote bridge");
       notes.push(...npx.notes);
       input.stdio = bridgeEntry(http, { npx: npx.entry, token });
     }
     if (token) notes.push(tokenNote(host as HostName, name));
     if (root !== undefined && http.protocol === "http:") {
-      const deno = await chooseDeno();
+      const start = via === "npx"
+        ? { npx: (await chooseNpx("the start line runs it")).entry.path }
+        : { deno: (await chooseDeno()).path };
       notes.push(
-        `start the server with: ${httpStartLine(deno.path, { url: http, root, write, token })}`,
+        `start the server with: ${httpStartLine(start, { url: http, root, write, token })}`,
       );
       if (token) {
         notes.push(

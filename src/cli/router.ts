@@ -8,7 +8,7 @@
  * narrower flags) runs everything in process under the permissions it was given.
  */
 import type { PathFacts } from "./path_probe.ts";
-import { denoNames, mayRun, selfDeno } from "../launch/deno.ts";
+import { cannotRunSelf, denoNames, mayRun, selfDeno } from "../launch/deno.ts";
 import { spawnDeno, supervise } from "../launch/child.ts";
 import { probeEntry } from "./entry_probe.ts";
 import {
@@ -63,7 +63,12 @@ function usage(message: string): number {
 /** Runs the CLI for argv: in a child with the command's permissions, or in process. */
 export async function route(argv: string[]): Promise<number> {
   const self = selfDeno();
-  if (PROJECT_URL.protocol !== "file:" || !mayRun(self)) return await inProcess(argv);
+  if (PROJECT_URL.protocol !== "file:" || !mayRun(self)) {
+    // Off Linux the tasks' /proc/self/exe grants nothing: say why the command may be denied.
+    const cannot = Deno.build.os === "linux" ? undefined : cannotRunSelf();
+    if (cannot !== undefined) console.error(`wmcp: note: ${cannot}; running in this process`);
+    return await inProcess(argv);
+  }
   const base = invocationDir();
   const project = decodeURIComponent(PROJECT_URL.pathname);
   const ctx: PermissionContext = {
@@ -127,7 +132,7 @@ export async function route(argv: string[]): Promise<number> {
   }
   if (plan.kind === "in-process") return await inProcess(argv);
   const child = spawnDeno({
-    flags: [...plan.flags, `--config=${project}deno.json`],
+    flags: plan.flags,
     module: SCOPED_MAIN,
     args: argv,
     env: { INIT_CWD: base },

@@ -40,7 +40,7 @@ import {
   writeAsked,
 } from "./server_flags.ts";
 import { serverPermissions } from "./server_permissions.ts";
-import { denoPath, selfDeno } from "../launch/deno.ts";
+import { cannotRunSelf, denoPath, selfDeno } from "../launch/deno.ts";
 import { denoArgs, type HeldSignals, holdSignals, spawnDeno, supervise } from "../launch/child.ts";
 
 // Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
@@ -391,6 +391,12 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
         `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,
       );
     }
+  }
+  const cannot = cannotRunSelf();
+  if (cannot !== undefined) {
+    // Without the sandbox the server is this Deno's own child (macOS: the tasks cannot grant it).
+    console.error(`wmcp: cannot start the server: ${cannot}`);
+    return EXIT_USAGE;
   }
   const held = holdSignals(SERVER_SIGNALS);
   let child: Deno.ChildProcess;

@@ -4,7 +4,7 @@
  * which forwards the signals a user sends to the child (or to the process it names, such as a
  * server inside bubblewrap) and returns the child's exit code, 128 + N when signal N ended it.
  */
-import { moduleArg, selfDeno } from "./deno.ts";
+import { moduleArg, projectConfigFlag, selfDeno } from "./deno.ts";
 
 /** How to start a child Deno. */
 export interface DenoChild {
@@ -26,9 +26,15 @@ export interface DenoChild {
   deno?: string;
 }
 
-/** The argv of a child Deno (after the binary). */
+/**
+ * The argv of a child Deno (after the binary). The project's deno.json is named unless the flags
+ * name a config (projectConfigFlag: under node_modules Deno would find none).
+ */
 export function denoArgs(c: Pick<DenoChild, "flags" | "module" | "args">): string[] {
-  return ["run", ...c.flags, moduleArg(c.module), ...(c.args ?? [])];
+  const config = c.flags.some((f) => f === "--config" || f.startsWith("--config="))
+    ? []
+    : [projectConfigFlag() ?? []].flat();
+  return ["run", ...c.flags, ...config, moduleArg(c.module), ...(c.args ?? [])];
 }
 
 function command(c: DenoChild): Deno.Command {

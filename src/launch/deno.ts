@@ -29,3 +29,30 @@ export function mayRun(command: string = selfDeno()): boolean {
 export function moduleArg(url: URL): string {
   return url.protocol === "file:" ? decodeURIComponent(url.pathname) : url.href;
 }
+
+const PROJECT_CONFIG = new URL("../../deno.json", import.meta.url);
+
+/**
+ * `--config=` this project's deno.json, for a child Deno that runs one of its modules. Named
+ * explicitly because Deno discovers no config for a module under a node_modules directory, which
+ * is where the npm package (npm/wmcp.cjs) keeps this project. Undefined when the project is not
+ * on a local file system.
+ */
+export function projectConfigFlag(): string | undefined {
+  return PROJECT_CONFIG.protocol === "file:"
+    ? `--config=${decodeURIComponent(PROJECT_CONFIG.pathname)}`
+    : undefined;
+}
+
+/**
+ * Why this Deno cannot start a child Deno, for a message: off Linux the tasks' `/proc/self/exe`
+ * names nothing, and only the installed launchers (task -q install, the npm package) grant the
+ * binary by its path. Undefined when it can.
+ */
+export function cannotRunSelf(): string | undefined {
+  if (mayRun()) return undefined;
+  return `this Deno may not start itself: its --allow-run does not name ${Deno.execPath()}` +
+    (Deno.build.os === "linux" ? "" : ` (on ${Deno.build.os} /proc/self/exe does not exist)`) +
+    "; run wmcp through the installed `wmcp` command (npx -y deno@2.9.6 task -q install) or " +
+    "the npm package @wmcp/wmcp, whose launchers grant it by path";
+}

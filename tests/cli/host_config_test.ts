@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   HOSTS,
   MCP_REMOTE,
+  NPM_SPEC,
   TOKEN_FILE_PLACEHOLDER,
   TOKEN_PLACEHOLDER,
 } from "../../src/cli/host_config.ts";
@@ -183,6 +184,64 @@ Deno.test("config print --http: the remote form per host; Claude Desktop through
     const r = await configPrint(["--host", "vscode", "--http", url, "--root", root], "/");
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`serve http --root ${root} --port 39123\\n`));
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("config print --via npx: each host's stdio entry runs the npm package at this version", async () => {
+  const { base, root } = await fixture();
+  try {
+    for (const host of HOSTS) {
+      const r = await configPrint(["--host", host, "--root", root, "--via", "npx"], base);
+      assert.equal(r.code, 0, `${host}: ${r.stderr}`);
+      const entry = entryOf(host, JSON.parse(r.stdout));
+      assert.ok((entry.command as string).endsWith("/npx"), `${host}: ${entry.command}`);
+      assert.deepEqual(entry.args, [
+        "-y",
+        NPM_SPEC,
+        "serve",
+        "stdio",
+        "--sandbox",
+        "auto",
+        "--root",
+        root,
+      ], host);
+      // npx is `#!/usr/bin/env node`: Claude Desktop (which passes env) gets a PATH for it.
+      if (host === "claude-desktop") assert.equal(typeof (entry.env as Json).PATH, "string");
+    }
+    // --write reaches the entry; the http start line takes the same form.
+    const w = await configPrint(
+      ["--host", "cursor", "--root", root, "--via", "npx", "--write"],
+      base,
+    );
+    assert.deepEqual((entryOf("cursor", JSON.parse(w.stdout)).args as string[]).slice(-1), [
+      "--write",
+    ]);
+    const h = await configPrint([
+      "--host",
+      "cursor",
+      "--http",
+      "http://127.0.0.1:39124/mcp",
+      "--root",
+      root,
+      "--via",
+      "npx",
+    ], base);
+    assert.match(
+      h.stderr,
+      new RegExp(`npx -y ${NPM_SPEC} serve http --root ${root} --port 39124\\n`),
+    );
+    // A checkout defaults to Deno and this copy's serve.ts.
+    const d = await configPrint(["--host", "cursor", "--root", root], base);
+    assert.ok(
+      (entryOf("cursor", JSON.parse(d.stdout)).args as string[]).some((a) =>
+        a.endsWith("/serve.ts")
+      ),
+    );
+    const bad = await configPrint(["--host", "cursor", "--root", root, "--via", "npm"], base);
+    assert.equal(bad.code, 2);
+    assert.equal(bad.stdout, "");
   } finally {
     await Deno.remove(base, { recursive: true });
   }
@@ -397,10 +456,11 @@ Deno.test("config print --http on a non-loopback host: a token in each host's he
         assert.deepEqual((entry.args as string[]).slice(3), [
           "--allow-http",
           "--header",
-          "Authorization: Bearer ${WMCP_TOKEN}",
+          // mcp-remote's advice: no space in the argument, the whole value in the env.
+          "Authorization:${AUTH_HEADER}",
         ]);
-        assert.deepEqual(keys(entry.env), ["PATH", "WMCP_TOKEN"]);
-        assert.equal((entry.env as Json).WMCP_TOKEN, TOKEN_PLACEHOLDER);
+        assert.deepEqual(keys(entry.env), ["AUTH_HEADER", "PATH"]);
+        assert.equal((entry.env as Json).AUTH_HEADER, `Bearer ${TOKEN_PLACEHOLDER}`);
       } else {
         assert.deepEqual(entry, want[host], host);
       }
