@@ -34,8 +34,16 @@ import { readArguments } from "./arguments.ts";
 import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { serverInfoText } from "./pretty.ts";
-import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
+import { serverInfoText, terminalSafe } from "./pretty.ts";
+import {
+  connectionWords,
+  helpText,
+  programName,
+  schemaHelp,
+  seeHelp,
+  SUBCOMMANDS,
+} from "./help.ts";
+import { shellQuote } from "./shell_quote.ts";
 import {
   didYouMean,
   shorthandTypeHint,
@@ -260,7 +268,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     output = chooseOutput(values.output);
     if (values.help && !(sub === "call" && rest.length >= 1)) {
       // main.ts answers every other --help; kept here for direct callers of runClient.
-      await writeStdout(helpText(path, prog) ?? "");
+      await writeStdout(helpText(path, prog, argv) ?? "");
       return CLIENT_EXIT.ok;
     }
     const want = command === "server-info" || sub === "list" ? 0 : 1;
@@ -325,16 +333,19 @@ export async function runClient(command: string, argv: string[]): Promise<number
         throw err;
       });
     if (sub === "call" && values.help) {
-      // `tools call NAME --help`: NAME's arguments as the server lists them.
+      // `tools call NAME --help`: NAME's arguments as the server lists them. Its example
+      // carries the connection flags given, so pasted it calls the same server; the server's
+      // words are shell-quoted there and made safe for a terminal everywhere.
       const { tool } = await findTool(rest[0]);
-      await writeStdout(schemaHelp({
-        usage: `${prog} tools call ${String(tool.name)}`,
+      await writeStdout(terminalSafe(schemaHelp({
+        usage: `${prog} tools call ${shellQuote(String(tool.name))}`,
         name: String(tool.name),
         title: typeof tool.title === "string" ? tool.title : undefined,
         description: typeof tool.description === "string" ? tool.description : undefined,
         inputSchema: tool.inputSchema,
         annotations: tool.annotations as Record<string, unknown> | undefined,
-      }));
+        flags: connectionWords(TOOLS_CALL, argv),
+      })));
       return CLIENT_EXIT.ok;
     }
     if (sub === "show") {

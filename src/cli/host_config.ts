@@ -12,6 +12,7 @@ import { serverPermissions } from "./server_permissions.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import { denoPath } from "../launch/deno.ts";
+import { shellQuote } from "./shell_quote.ts";
 
 /** The hosts `config print` knows the configuration format of. */
 export { HOSTS };
@@ -109,11 +110,6 @@ export const TOKEN_PLACEHOLDER = "<paste the bearer token here>";
 /** Whether the server on this URL host is loopback (serve_http then needs no token). */
 export function isLoopbackUrlHost(host: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** POSIX shell single-quoting. */
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Builds one host's snippet in its documented format. */

@@ -21,6 +21,7 @@ import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { reapChild } from "../workarounds/deno_child_kill.ts";
+import { shownUrl } from "./shown_url.ts";
 import { networkReason } from "../workarounds/deno_fetch_error.ts";
 import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
 import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
@@ -352,15 +353,6 @@ async function describeFailure(
     );
   }
   return e;
-}
-
-/**
- * A server URL as client messages show it: without userinfo and fragment, each query value
- * replaced by `***` (a config's url may carry an expanded secret, `?api_key=${KEY}`).
- */
-export function shownUrl(url: URL): string {
-  const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
-  return `${url.origin}${url.pathname}${query === "" ? "" : `?${query}`}`;
 }
 
 /**
