@@ -13,7 +13,7 @@ import {
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { classify, ClientError } from "./errors.ts";
+import { classify, ClientError, unreachableError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
@@ -22,7 +22,6 @@ import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { reapChild } from "../workarounds/deno_child_kill.ts";
 import { shownUrl } from "./shown_url.ts";
-import { networkReason } from "../workarounds/deno_fetch_error.ts";
 import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
 import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
 
@@ -336,12 +335,8 @@ async function describeFailure(
     });
   }
   if (target.kind === "stdio") return e;
-  const unreachable = networkReason(err);
-  if (unreachable !== undefined) {
-    return new ClientError("transport", `cannot reach ${shownUrl(target.url)}: ${unreachable}`, {
-      cause: err,
-    });
-  }
+  const unreachable = unreachableError(target.url, err);
+  if (unreachable !== undefined) return unreachable;
   if (target.kind === "http" && await speaksSse(target)) {
     return new ClientError(
       "transport",
