@@ -53,6 +53,8 @@ import {
 } from "./suggest.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 import { denoPath } from "../launch/deno.ts";
+import { getOperation } from "../operations/registry.ts";
+import { readOnlyMessage } from "../workspace/workspace.ts";
 
 import {
   type ClientOutput,
@@ -206,6 +208,16 @@ async function resolveTarget(values: Values): Promise<Target> {
   return bundledTarget(values);
 }
 
+/**
+ * Why the server lists no tool `name` when it is the bundled server started read-only and `name`
+ * one of the write operations (the registry says which write): `op NAME`'s sentence for the same
+ * mistake. Undefined otherwise.
+ */
+function readOnlyReason(target: Target, values: Values, name: string): string | undefined {
+  if (target.label !== "bundled" || values.write === true) return undefined;
+  return getOperation(name)?.needsWrite === true ? readOnlyMessage(name) : undefined;
+}
+
 async function chooseInteraction(values: Values): Promise<Interaction> {
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
@@ -326,10 +338,19 @@ export async function runClient(command: string, argv: string[]): Promise<number
       await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
-    // A tool the server does not list: the error points at the list, not at help.
+    // A tool the server does not list: the error points at the list, not at help. A write
+    // tool of the bundled read-only server says to pass --write (as `op` does) and points at
+    // the list with it.
+    const noTool = (name: string, fallback: () => ClientError): ClientError => {
+      const reason = readOnlyReason(target, values, name);
+      pointer = reason === undefined ? toolsList : `see \`${prog} tools list --write\``;
+      return reason === undefined
+        ? fallback()
+        : new ClientError("usage", `no tool named ${JSON.stringify(name)}: ${reason}`);
+    };
     const findTool = (name: string) =>
       showTool(session!, name, listOptions).catch((err) => {
-        if (err instanceof ClientError && err.failure === "usage") pointer = toolsList;
+        if (err instanceof ClientError && err.failure === "usage") throw noTool(name, () => err);
         throw err;
       });
     if (sub === "call" && values.help) {
@@ -390,11 +411,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) {
-        pointer = toolsList;
-        throw new ClientError(
-          "usage",
-          `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
-        );
+        throw noTool(name, () =>
+          new ClientError(
+            "usage",
+            `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
+          ));
       }
       if (listed.problems.length > 0) {
         // A tool the flattened inventory leaves out is never called.

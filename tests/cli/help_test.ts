@@ -382,6 +382,60 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
   });
 });
 
+Deno.test("suggest: a write tool of the bundled read-only server says to pass --write, as op does (exit 2)", async () => {
+  await withTempDir(async (dir) => {
+    const root = ["--root", dir];
+    const [op, call, show, help, run, misspelt, written] = await Promise.all([
+      runClient(["op", "write_file", ...root, "path=a.txt", "content=x"], { read: [dir] }),
+      runClient(["tools", "call", "write_file", ...root, "path=a.txt", "content=x"], {
+        read: [dir],
+      }),
+      runClient(["tools", "show", "delete_path", ...root], { read: [dir] }),
+      runClient(["tools", "call", "create_directory", "--help", ...root], { read: [dir] }),
+      runClient(["tools", "run", "-", ...root], {
+        read: [dir],
+        stdin: '{"name":"move_path","arguments":{"source":"a","destination":"b"}}\n',
+      }),
+      runClient(["tools", "call", "raed_file", ...root, "path=a.txt"], { read: [dir] }),
+      runClient(["tools", "call", "write_file", ...root, "--write", "path=b.txt", "content=x"], {
+        read: [dir],
+      }),
+    ]);
+    // op's sentence (READ_ONLY, exit 1) is the source of the client's hint.
+    assert.equal(op.code, 1, describe(op));
+    const sentence = JSON.parse(op.stderr).error.message;
+    assert.equal(
+      sentence,
+      "write_file needs writing, which is disabled for this workspace (start with --write)",
+    );
+    const hinted = (r: ClientResult, name: string) => {
+      const e = errorOf(r, 2);
+      assert.equal(e.class, "usage");
+      assert.equal(
+        e.message,
+        `no tool named "${name}": ${sentence.replaceAll("write_file", name)}; ` +
+          "see `wmcp tools list --write`",
+      );
+    };
+    hinted(call, "write_file");
+    hinted(show, "delete_path");
+    hinted(help, "create_directory");
+    // tools run: the line's envelope says it, exit 2 (the worst line).
+    assert.equal(run.code, 2, describe(run));
+    assert.equal(
+      JSON.parse(run.stdout).clientError.message,
+      `no tool named "move_path": ${sentence.replaceAll("write_file", "move_path")}`,
+    );
+    // Not a write operation: the list is the pointer, as before; with --write it runs.
+    assert.equal(
+      errorOf(misspelt, 2).message,
+      'no tool named "raed_file" (did you mean read_file?); see `wmcp tools list`',
+    );
+    assert.equal(written.code, 0, describe(written));
+    assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "x");
+  });
+});
+
 Deno.test("suggest: the same argument mistake is the same class and exit code in op and tools call", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "one\ntwo\nthree\n" });
