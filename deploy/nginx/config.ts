@@ -4,12 +4,15 @@
  * Mcp-Session-Id. deploy/nginx/wmcp.conf is this rendering for two instances (a test keeps them
  * equal); for another set run
  * `deno run deploy/nginx/config.ts a=127.0.0.1:3001 b=127.0.0.1:3002 c=127.0.0.1:3003 [--listen ADDR]
- * [--server-name NAME] [--endpoint P] [--max-body BYTES] [--access-log PATH|off]` and include its output inside `http { }`.
+ * [--server-name NAME] [--endpoint P] [--max-body BYTES] [--access-log PATH|off]` and include its
+ * output inside `http { }` (`--help` says so too). A flag it does not take, or one without its
+ * value, is a usage error (exit 2) naming it.
  */
 import { parseArgs } from "node:util";
 import { instanceNameProblem } from "../../src/server/http/instance.ts";
 import { requestCapFor } from "../../src/workspace/message_limits.ts";
 import { DEFAULT_LIMITS } from "../../src/workspace/limits.ts";
+import { needsValueMessage, unknownFlagMessage, withPointer } from "../../src/cli/suggest.ts";
 
 /** One wmcp instance: its `--instance` tag and the address nginx reaches it on. */
 export interface NginxInstance {
@@ -184,36 +187,108 @@ export function nginxConfig(options: NginxConfigOptions): string {
   return lines.join("\n");
 }
 
-/** Parses `NAME=host:port` arguments and the options; prints the configuration. */
-function main(args: string[]): number {
-  const { values, positionals } = parseArgs({
+/** How the README and docs/deployment.md have the script run. */
+const PROG = "deno run deploy/nginx/config.ts";
+
+/** The flags it takes (each once; a second one replaces the first). */
+const OPTIONS = {
+  listen: { type: "string" },
+  "server-name": { type: "string" },
+  endpoint: { type: "string" },
+  "max-body": { type: "string" },
+  "access-log": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** The `--help` text. */
+function usage(): string {
+  return `Usage: ${PROG} [NAME=HOST:PORT ...] [--listen ADDR] [--server-name NAME]
+         [--endpoint PATH] [--max-body BYTES] [--access-log PATH|off]
+
+Prints on stdout the nginx configuration for wmcp instances behind one nginx (include it inside
+http { }): modern requests spread over every instance, a legacy session routed to its instance by
+the tag of its Mcp-Session-Id. Each NAME=HOST:PORT is one instance, started with --instance NAME
+and listening on HOST:PORT; without any, the two of deploy/nginx/wmcp.conf
+(${EXAMPLE_INSTANCES.map((i) => `${i.name}=${i.address}`).join(" ")}). See docs/deployment.md.
+
+Options:
+  --listen ADDR          nginx's listen parameters (default 127.0.0.1:8080; '443 ssl' for TLS)
+  --server-name NAME     the public name (default mcp.example.com; each instance --allowed-host it)
+  --endpoint PATH        the MCP endpoint path (default /mcp)
+  --max-body BYTES       the largest request body (default ${
+    requestCapFor(DEFAULT_LIMITS)
+  }, wmcp's request cap)
+  --access-log PATH|off  the access log, format wmcp (default /var/log/nginx/wmcp.access.log)
+  -h, --help             this help
+
+Exit codes: 0 printed, 2 a bad flag or value (nothing printed on stdout).
+
+Example:
+  ${PROG} a=127.0.0.1:3001 b=127.0.0.1:3002 c=127.0.0.1:3003 \\
+    --server-name mcp.example.com --listen '443 ssl' > /etc/nginx/conf.d/wmcp.conf
+`;
+}
+
+/** A mistake on the command line (exit 2). */
+class UsageError extends Error {}
+
+/** The flags and words of argv: an unknown flag or a value flag without its value is refused. */
+function parse(args: string[]): { values: Record<string, string | true>; positionals: string[] } {
+  const { tokens } = parseArgs({
     args,
+    options: OPTIONS,
+    strict: false,
     allowPositionals: true,
-    options: {
-      listen: { type: "string" },
-      "server-name": { type: "string" },
-      endpoint: { type: "string" },
-      "max-body": { type: "string" },
-      "access-log": { type: "string" },
-    },
+    tokens: true,
   });
+  const values: Record<string, string | true> = {};
+  const positionals: string[] = [];
+  const known = Object.entries(OPTIONS).flatMap(([name, o]) =>
+    "short" in o ? [`--${name}`, `-${o.short}`] : [`--${name}`]
+  );
+  for (const t of tokens) {
+    if (t.kind === "positional") positionals.push(t.value);
+    if (t.kind !== "option") continue;
+    const option = (OPTIONS as Record<string, { type: string }>)[t.name];
+    if (option === undefined) throw new UsageError(unknownFlagMessage(t.rawName, known));
+    if (option.type === "boolean") {
+      values[t.name] = true;
+      continue;
+    }
+    // The lenient read takes the next word whatever it is; a flag-like one is not a value here.
+    if (t.value === undefined || (!t.inlineValue && t.value.startsWith("-"))) {
+      throw new UsageError(needsValueMessage(t.rawName));
+    }
+    values[t.name] = t.value;
+  }
+  return { values, positionals };
+}
+
+/** Parses `NAME=host:port` arguments and the options; prints the configuration or the help. */
+function main(args: string[]): number {
+  const { values, positionals } = parse(args);
+  if (values.help === true) {
+    Deno.stdout.writeSync(new TextEncoder().encode(usage()));
+    return 0;
+  }
+  const text = (name: string) => values[name] === undefined ? undefined : String(values[name]);
   const instances = positionals.length === 0 ? [...EXAMPLE_INSTANCES] : positionals.map((p) => {
     const eq = p.indexOf("=");
     if (eq < 1) throw new RangeError(`expected NAME=host:port, not ${p}`);
     return { name: p.slice(0, eq), address: p.slice(eq + 1) };
   });
-  const maxBody = values["max-body"] === undefined ? undefined : Number(values["max-body"]);
+  const maxBody = text("max-body") === undefined ? undefined : Number(text("max-body"));
   if (maxBody !== undefined && !(Number.isSafeInteger(maxBody) && maxBody > 0)) {
     throw new RangeError(`--max-body must be a positive number of bytes`);
   }
   console.log(
     nginxConfig({
       instances,
-      listen: values.listen,
-      serverName: values["server-name"],
-      endpoint: values.endpoint,
+      listen: text("listen"),
+      serverName: text("server-name"),
+      endpoint: text("endpoint"),
       maxBodyBytes: maxBody,
-      accessLog: values["access-log"],
+      accessLog: text("access-log"),
     }).trimEnd(),
   );
   return 0;
@@ -223,7 +298,8 @@ if (import.meta.main) {
   try {
     Deno.exit(main(Deno.args));
   } catch (err) {
-    console.error(`config.ts: ${(err as Error).message}`);
+    // Every failure is the command line's (a flag, an instance, a value): one line, exit 2.
+    console.error(`config.ts: ${withPointer((err as Error).message, `see \`${PROG} --help\``)}`);
     Deno.exit(2);
   }
 }

@@ -11,7 +11,7 @@ import {
   OAuthError,
 } from "@modelcontextprotocol/client";
 import { resolveFromInvocation, UsageError } from "../config.ts";
-import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
+import { CLIENT_EXIT, ClientError, unreachableError } from "../client/errors.ts";
 import { targetFromConfig } from "../client/config_file.ts";
 import type { CredentialStore, Redirector, StoredCredentials } from "../client/auth/types.ts";
 import {
@@ -238,17 +238,32 @@ export async function signIn(serverUrl: URL, options: SignInOptions): Promise<St
     clientInformation: fits ? existing?.clientInformation : undefined,
   };
   const provider = new StoreProvider(creds, options);
-  const fetchFn = options.fetchFn ?? boundedFetch;
-  let result = await auth(provider, { serverUrl, scope: options.scope, fetchFn });
-  if (result === "REDIRECT") {
-    if (provider.code === undefined) throw new AuthFlowError("denied", "no authorization code");
-    result = await auth(provider, {
-      serverUrl,
-      authorizationCode: provider.code,
-      iss: provider.iss,
-      scope: options.scope,
-      fetchFn,
+  // The address of the last request that failed: what a network failure of the flow names.
+  let failed: URL | undefined;
+  const fetchWith = options.fetchFn ?? boundedFetch;
+  const fetchFn = (input: string | URL | Request, init?: RequestInit) =>
+    fetchWith(input, init).catch((err) => {
+      failed = URL.parse(input instanceof Request ? input.url : String(input)) ?? undefined;
+      throw err;
     });
+  let result;
+  try {
+    result = await auth(provider, { serverUrl, scope: options.scope, fetchFn });
+    if (result === "REDIRECT") {
+      if (provider.code === undefined) throw new AuthFlowError("denied", "no authorization code");
+      result = await auth(provider, {
+        serverUrl,
+        authorizationCode: provider.code,
+        iss: provider.iss,
+        scope: options.scope,
+        fetchFn,
+      });
+    }
+  } catch (err) {
+    // `cannot reach URL: REASON`, as the tools commands say it: the server named when the
+    // request went to its origin (discovery), else the authorization server's address.
+    const named = failed === undefined || failed.origin === serverUrl.origin ? serverUrl : failed;
+    throw unreachableError(named, err, { auth: "unreachable" }) ?? err;
   }
   if (result !== "AUTHORIZED" || !creds.tokens) {
     throw new AuthFlowError("denied", "the authorization server issued no tokens");

@@ -34,8 +34,16 @@ import { readArguments } from "./arguments.ts";
 import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { serverInfoText } from "./pretty.ts";
-import { helpText, programName, schemaHelp, seeHelp, SUBCOMMANDS } from "./help.ts";
+import { serverInfoText, terminalSafe } from "./pretty.ts";
+import {
+  connectionWords,
+  helpText,
+  programName,
+  schemaHelp,
+  seeHelp,
+  SUBCOMMANDS,
+} from "./help.ts";
+import { shellQuote } from "./shell_quote.ts";
 import {
   didYouMean,
   shorthandTypeHint,
@@ -46,6 +54,8 @@ import {
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 import { denoPath } from "../launch/deno.ts";
 import { denoArgs } from "../launch/child.ts";
+import { getOperation } from "../operations/registry.ts";
+import { readOnlyMessage } from "../workspace/workspace.ts";
 
 import {
   type ClientOutput,
@@ -196,6 +206,16 @@ async function resolveTarget(values: Values): Promise<Target> {
   return bundledTarget(values);
 }
 
+/**
+ * Why the server lists no tool `name` when it is the bundled server started read-only and `name`
+ * one of the write operations (the registry says which write): `op NAME`'s sentence for the same
+ * mistake. Undefined otherwise.
+ */
+function readOnlyReason(target: Target, values: Values, name: string): string | undefined {
+  if (target.label !== "bundled" || values.write === true) return undefined;
+  return getOperation(name)?.needsWrite === true ? readOnlyMessage(name) : undefined;
+}
+
 async function chooseInteraction(values: Values): Promise<Interaction> {
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
@@ -258,7 +278,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     output = chooseOutput(values.output);
     if (values.help && !(sub === "call" && rest.length >= 1)) {
       // main.ts answers every other --help; kept here for direct callers of runClient.
-      await writeStdout(helpText(path, prog) ?? "");
+      await writeStdout(helpText(path, prog, argv) ?? "");
       return CLIENT_EXIT.ok;
     }
     const want = command === "server-info" || sub === "list" ? 0 : 1;
@@ -316,23 +336,35 @@ export async function runClient(command: string, argv: string[]): Promise<number
       await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
-    // A tool the server does not list: the error points at the list, not at help.
+    // A tool the server does not list: the error points at the list, not at help. A write
+    // tool of the bundled read-only server says to pass --write (as `op` does) and points at
+    // the list with it.
+    const noTool = (name: string, fallback: () => ClientError): ClientError => {
+      const reason = readOnlyReason(target, values, name);
+      pointer = reason === undefined ? toolsList : `see \`${prog} tools list --write\``;
+      return reason === undefined
+        ? fallback()
+        : new ClientError("usage", `no tool named ${JSON.stringify(name)}: ${reason}`);
+    };
     const findTool = (name: string) =>
       showTool(session!, name, listOptions).catch((err) => {
-        if (err instanceof ClientError && err.failure === "usage") pointer = toolsList;
+        if (err instanceof ClientError && err.failure === "usage") throw noTool(name, () => err);
         throw err;
       });
     if (sub === "call" && values.help) {
-      // `tools call NAME --help`: NAME's arguments as the server lists them.
+      // `tools call NAME --help`: NAME's arguments as the server lists them. Its example
+      // carries the connection flags given, so pasted it calls the same server; the server's
+      // words are shell-quoted there and made safe for a terminal everywhere.
       const { tool } = await findTool(rest[0]);
-      await writeStdout(schemaHelp({
-        usage: `${prog} tools call ${String(tool.name)}`,
+      await writeStdout(terminalSafe(schemaHelp({
+        usage: `${prog} tools call ${shellQuote(String(tool.name))}`,
         name: String(tool.name),
         title: typeof tool.title === "string" ? tool.title : undefined,
         description: typeof tool.description === "string" ? tool.description : undefined,
         inputSchema: tool.inputSchema,
         annotations: tool.annotations as Record<string, unknown> | undefined,
-      }));
+        flags: connectionWords(TOOLS_CALL, argv),
+      })));
       return CLIENT_EXIT.ok;
     }
     if (sub === "show") {
@@ -377,11 +409,11 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const callOne = (name: string, args: Record<string, unknown>) => {
       const listed = inventory.get(name);
       if (!listed) {
-        pointer = toolsList;
-        throw new ClientError(
-          "usage",
-          `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
-        );
+        throw noTool(name, () =>
+          new ClientError(
+            "usage",
+            `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
+          ));
       }
       if (listed.problems.length > 0) {
         // A tool the flattened inventory leaves out is never called.

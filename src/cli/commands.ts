@@ -160,7 +160,11 @@ export const TIME = `Time: --timeout S (inactivity, default 60; progress resets 
 Interaction: --non-interactive | --input-responses-file PATH, --max-input-rounds N (default 8)
 Paging: --max-pages N (pages listed at most, default 100; a tool is found by listing)`;
 
-/** A flag described by a group's section (CONNECTION or TIME), its literal types kept. */
+/**
+ * A flag described by a group's section (CONNECTION or TIME), its literal types kept. The
+ * "connection" group is how a client command reaches its server: the flags its help examples
+ * carry over from the command line (src/cli/help.ts).
+ */
 function grouped<G extends string>(group: G) {
   // deno-lint-ignore ban-types
   return <K extends FlagKind, const M extends Partial<FlagDecl> = {}>(
@@ -170,6 +174,7 @@ function grouped<G extends string>(group: G) {
   ) => ({ kind, help, group, ...more }) as { kind: K; help: string; group: G } & M;
 }
 const connection = grouped("connection");
+const output = grouped("output");
 const time = grouped("time");
 
 /**
@@ -197,7 +202,7 @@ export const CLIENT_FLAGS = {
   "no-auth-store": connection("bool", "sign in without keeping tokens"),
   "no-browser": connection("bool", "print the sign-in URL"),
   "auth-follow-redirects": connection("bool", "follow redirects to other origins"),
-  output: connection("string", "the output format", { value: "mcp-json|json|jsonl|pretty" }),
+  output: output("string", "the output format", { value: "mcp-json|json|jsonl|pretty" }),
   timeout: time("seconds", "inactivity", { default: "60" }),
   "max-timeout": time("seconds", "the whole request"),
   "non-interactive": time("bool", "answer no question"),

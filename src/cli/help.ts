@@ -5,7 +5,9 @@
 import denoConfig from "../../deno.json" with { type: "json" };
 import { envIfGranted } from "../config.ts";
 import { CONNECTION, DECLARED } from "./commands.ts";
-import { renderHelp } from "./declare.ts";
+import { type CommandDecl, type FlagDecl, flagTokens, renderHelp } from "./declare.ts";
+import { shellQuote } from "./shell_quote.ts";
+import { shownUrl } from "../client/shown_url.ts";
 
 /** The version every `--version`/`-V` prints. */
 export const VERSION: string = denoConfig.version;
@@ -35,10 +37,15 @@ export function seeHelp(path: readonly string[], prog: string = programName()): 
   return `see \`${[prog, ...path].join(" ")} --help\``;
 }
 
-/** The help text of a command path (`[]` for the program), or undefined for an unknown path. */
+/**
+ * The help text of a command path (`[]` for the program), or undefined for an unknown path. With
+ * `argv` (the command line the help was asked on), a client command's examples carry the
+ * connection flags given there (connectionWords) instead of their own.
+ */
 export function helpText(
   path: readonly string[],
   prog: string = programName(),
+  argv: readonly string[] = [],
 ): string | undefined {
   const p = prog;
   const texts: Record<string, string> = {
@@ -115,7 +122,73 @@ Examples:
 `,
   };
   const declared = DECLARED.get(path.join(" "));
-  return declared === undefined ? texts[path.join(" ")] : renderHelp(declared, p);
+  if (declared === undefined) return texts[path.join(" ")];
+  const connection = connectionWords(declared, argv);
+  if (connection.length === 0) return renderHelp(declared, p);
+  const examples = declared.examples.map((e) => withConnection(declared, e, connection));
+  return renderHelp({ ...declared, examples: [...new Set(examples)] }, p);
+}
+
+/** A value the help shows in place of a URL it cannot show (not a URL at all). */
+const URL_PLACEHOLDER = "URL";
+
+/** A connection flag's value as an example shows it: one shell word, a URL redacted. */
+function exampleValue(f: FlagDecl, value: string): string {
+  if (f.kind !== "url") return shellQuote(value);
+  // The URL as every client message shows it (no userinfo, each query value `***`): it may
+  // carry a secret, which help never echoes.
+  try {
+    return shellQuote(shownUrl(new URL(value)));
+  } catch {
+    return URL_PLACEHOLDER;
+  }
+}
+
+/**
+ * The connection flags of argv by a client command's declaration (its flags of group
+ * "connection": --endpoint, --config/--server, --root, --write, the OAuth flags...) as shell
+ * words in the order given, for that command's help examples: pasted, an example talks to the
+ * server the help was asked about. Values are shell-quoted; a URL is redacted as client messages
+ * redact it. Flags after `--`, and a value flag without its value, are left out.
+ */
+export function connectionWords(decl: CommandDecl, argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const t of flagTokens(decl, argv)) {
+    if (t.kind === "option-terminator") break;
+    if (t.kind !== "option") continue;
+    const f = decl.flags[t.name];
+    if (f === undefined || f.group !== "connection") continue;
+    if (f.kind === "bool") {
+      out.push(
+        t.inlineValue && t.value !== undefined
+          ? `--${t.name}=${shellQuote(t.value)}`
+          : `--${t.name}`,
+      );
+      continue;
+    }
+    const flagLike = !t.inlineValue && t.value?.startsWith("-") === true && t.value !== "-";
+    if (t.value === undefined || flagLike) continue;
+    out.push(`--${t.name}`, exampleValue(f, t.value));
+  }
+  return out;
+}
+
+/**
+ * An example command line with its own connection flags replaced by `connection`, where the
+ * first of them was (at the end when it has none).
+ */
+function withConnection(decl: CommandDecl, example: string, connection: string[]): string {
+  const words = example.split(" ");
+  const drop = new Set<number>();
+  let at: number | undefined;
+  for (const t of flagTokens(decl, words)) {
+    if (t.kind !== "option" || decl.flags[t.name]?.group !== "connection") continue;
+    at ??= t.index;
+    drop.add(t.index);
+    if (decl.flags[t.name].kind !== "bool" && !t.inlineValue) drop.add(t.index + 1);
+  }
+  const kept = words.flatMap((w, i) => (i === at ? connection : drop.has(i) ? [] : [w]));
+  return (at === undefined ? [...kept, ...connection] : kept).join(" ");
 }
 
 type Schema = Record<string, unknown>;
@@ -132,18 +205,23 @@ function typeOf(s: Schema): string {
   return t;
 }
 
+/**
+ * The example argument of one schema key, as a shell word: the key and a default value come from
+ * the schema (a server's, for `tools call NAME --help`), so each is shell-quoted.
+ */
 function placeholder(key: string, s: Schema): string {
+  const k = shellQuote(key);
   if (s.default !== undefined) {
     return typeof s.default === "string"
-      ? `${key}=${s.default}`
-      : `${key}:=${JSON.stringify(s.default)}`;
+      ? `${k}=${shellQuote(s.default)}`
+      : `${k}:=${shellQuote(JSON.stringify(s.default))}`;
   }
   const t = typeOf(s);
-  if (t === "string") return `${key}=${key.toUpperCase()}`;
-  if (t === "integer" || t === "number") return `${key}:=1`;
-  if (t === "boolean") return `${key}:=true`;
-  if (t.startsWith("array")) return `${key}:='[...]'`;
-  return `${key}:='...'`;
+  if (t === "string") return `${k}=${shellQuote(key.toUpperCase())}`;
+  if (t === "integer" || t === "number") return `${k}:=1`;
+  if (t === "boolean") return `${k}:=true`;
+  if (t.startsWith("array")) return `${k}:='[...]'`;
+  return `${k}:='...'`;
 }
 
 /** What to say about one operation or tool: its schema, annotations and how it is invoked. */
@@ -159,6 +237,11 @@ export interface SchemaHelp {
   needsWrite?: boolean;
   /** Example command lines; one is derived from the schema when none is given. */
   examples?: string[];
+  /**
+   * Shell words the derived example puts after `usage`, before the arguments: the connection
+   * flags `tools call NAME --help` was given (connectionWords).
+   */
+  flags?: readonly string[];
 }
 
 /** The argument help of one operation or tool, rendered from its JSON Schema. */
@@ -199,10 +282,13 @@ export function schemaHelp(h: SchemaHelp): string {
     h.needsWrite ? "needs --write" : undefined,
   ].filter((n) => n !== undefined);
   if (notes.length > 0) lines.push("", `Annotations: ${notes.join(", ")}`);
-  const examples = h.examples ??
-    [[h.usage, ...keys.filter((k) => required.has(k)).map((k) => placeholder(k, props[k]))].join(
-      " ",
-    )];
+  const examples = h.examples ?? [
+    [
+      h.usage,
+      ...(h.flags ?? []),
+      ...keys.filter((k) => required.has(k)).map((k) => placeholder(k, props[k])),
+    ].join(" "),
+  ];
   lines.push(
     "",
     examples.length === 1 ? "Example:" : "Examples:",

@@ -13,6 +13,7 @@ import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../co
 import { probePaths } from "./path_probe.ts";
 import { denoPath, projectConfigFlag } from "../launch/deno.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
+import { shellQuote } from "./shell_quote.ts";
 
 /** The hosts `config print` knows the configuration format of. */
 export { HOSTS };
@@ -149,11 +150,6 @@ export const TOKEN_PLACEHOLDER = "<paste the bearer token here>";
 /** Whether the server on this URL host is loopback (serve_http then needs no token). */
 export function isLoopbackUrlHost(host: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
-/** POSIX shell single-quoting. */
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Builds one host's snippet in its documented format. */

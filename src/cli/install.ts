@@ -47,16 +47,24 @@ export function launcherScript(runtime: string, options: LauncherOptions = {}): 
   const project = options.project ?? PROJECT;
   // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
   const flags = routerFlags().map((f) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f);
-  const remove = [
-    "deno task -q install",
-    ...(options.installFlags ?? []).map((w) => /^[\w\/.,:=@%+-]+$/.test(w) ? w : shQuote(w)),
-    "--uninstall",
-  ];
+  const installWords = (options.installFlags ?? []).map((w) =>
+    /^[\w\/.,:=@%+-]+$/.test(w) ? w : shQuote(w)
+  );
+  const remove = ["deno task -q install", ...installWords, "--uninstall"];
+  // A checkout moved or deleted: one line saying so and how to install again, instead of Deno's
+  // error about a missing config file or module.
+  const gone = `wmcp: the checkout ${project} is gone (moved or deleted): run \`${
+    [`${INSTALL_PROG} install`, ...installWords].join(" ")
+  }\` again from its new place`;
   return [
     "#!/bin/sh",
     LAUNCHER_MARK,
     `# for the checkout ${project}; re-run the install after moving it.`,
     `# Remove: ${remove.join(" ")} (or delete this file and the runtime it names).`,
+    `if [ ! -f ${shQuote(`${project}/cli.ts`)} ]; then`,
+    `  printf '%s\\n' ${shQuote(gone)} >&2`,
+    "  exit 1",
+    "fi",
     'INIT_CWD="$PWD" DENO_NO_UPDATE_CHECK=1',
     "export INIT_CWD DENO_NO_UPDATE_CHECK",
     `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${shQuote(`${project}/deno.json`)} ${

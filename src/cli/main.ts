@@ -20,7 +20,7 @@ import {
   SUBCOMMANDS,
   VERSION,
 } from "./help.ts";
-import { OP, OP_LIST } from "./commands.ts";
+import { OP, OP_LIST, TOOLS_CALL } from "./commands.ts";
 import { parseCommand, scanWords } from "./declare.ts";
 import {
   didYouMean,
@@ -162,11 +162,12 @@ function commandHelp(
     }
   }
   const path = commandPath([command, ...rest]);
-  if (path[0] === "tools" && path[1] === "call") {
-    const words = rest.filter((w) => !w.startsWith("-"));
-    if (words.length >= 2) return undefined;
+  // `tools call NAME --help` (NAME a word, not a flag's value) asks the server.
+  if (path[0] === "tools" && path[1] === "call" && scanWords(TOOLS_CALL, rest).length >= 2) {
+    return undefined;
   }
-  return helpText(path, prog) ?? helpText([command], prog);
+  // A client command's examples carry the connection flags given (help.ts connectionWords).
+  return helpText(path, prog, rest) ?? helpText([command], prog);
 }
 
 /** How an error of the command is reported: its output format and the command path it names. */

@@ -18,6 +18,8 @@ import {
   refusedAfterAuthorization,
   relayedRequestTimeout,
 } from "../workarounds/sdk_error_text.ts";
+import { networkReason } from "../workarounds/deno_fetch_error.ts";
+import { shownUrl } from "./shown_url.ts";
 
 /** Exit codes of the client commands (INTERFACES.md, "Bundled ad hoc MCP tool client"). */
 export const CLIENT_EXIT = {
@@ -133,6 +135,25 @@ function sdkFailure(err: SdkError): FailureClass | undefined {
     }
   }
   return failure;
+}
+
+/**
+ * The transport failure of an address that could not be reached, `cannot reach URL: REASON`
+ * (REASON the operating system's, URL redacted: shownUrl), when err is a network failure with an
+ * OS-level reason anywhere in its cause chain; undefined otherwise. The one wording of every
+ * client command that connects (tools, server-info, auth login).
+ */
+export function unreachableError(
+  url: URL,
+  err: unknown,
+  details?: unknown,
+): ClientError | undefined {
+  const reason = networkReason(err);
+  if (reason === undefined) return undefined;
+  return new ClientError("transport", `cannot reach ${shownUrl(url)}: ${reason}`, {
+    cause: err,
+    details,
+  });
 }
 
 /** Classifies anything the SDK or the transport threw. */

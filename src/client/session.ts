@@ -13,7 +13,7 @@ import {
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { classify, ClientError } from "./errors.ts";
+import { classify, ClientError, unreachableError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
@@ -21,7 +21,7 @@ import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { reapChild } from "../workarounds/deno_child_kill.ts";
-import { networkReason } from "../workarounds/deno_fetch_error.ts";
+import { shownUrl } from "./shown_url.ts";
 import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
 import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
 
@@ -335,12 +335,8 @@ async function describeFailure(
     });
   }
   if (target.kind === "stdio") return e;
-  const unreachable = networkReason(err);
-  if (unreachable !== undefined) {
-    return new ClientError("transport", `cannot reach ${shownUrl(target.url)}: ${unreachable}`, {
-      cause: err,
-    });
-  }
+  const unreachable = unreachableError(target.url, err);
+  if (unreachable !== undefined) return unreachable;
   if (target.kind === "http" && await speaksSse(target)) {
     return new ClientError(
       "transport",
@@ -352,15 +348,6 @@ async function describeFailure(
     );
   }
   return e;
-}
-
-/**
- * A server URL as client messages show it: without userinfo and fragment, each query value
- * replaced by `***` (a config's url may carry an expanded secret, `?api_key=${KEY}`).
- */
-export function shownUrl(url: URL): string {
-  const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=***`).join("&");
-  return `${url.origin}${url.pathname}${query === "" ? "" : `?${query}`}`;
 }
 
 /**

@@ -119,11 +119,14 @@ export class Workspace {
 
   /** Throws READ_ONLY unless writing is enabled. */
   assertWritable(operation: string): void {
-    if (!this.writable) {
-      throw new WorkspaceError(
-        "READ_ONLY",
-        `${operation} needs writing, which is disabled for this workspace (start with --write)`,
-      );
-    }
+    if (!this.writable) throw new WorkspaceError("READ_ONLY", readOnlyMessage(operation));
   }
+}
+
+/**
+ * Why a write operation does not run on a read-only workspace, and what to pass: the one wording
+ * of `op NAME` without --write (READ_ONLY) and of `tools call NAME` to the bundled read-only server.
+ */
+export function readOnlyMessage(operation: string): string {
+  return `${operation} needs writing, which is disabled for this workspace (start with --write)`;
 }

@@ -120,12 +120,128 @@ Deno.test("help: tools call NAME --help shows the tool's arguments as the server
     assert.match(help.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
     assert.match(help.stdout, /^ {2}endLine {4}integer {2}optional/m);
     assert.match(help.stdout, /Annotations: read-only, idempotent/);
-    assert.match(help.stdout, /Example:\n {2}wmcp tools call read_file path=PATH\n/);
+    // The example carries the connection flags given: pasted, it talks to the same server.
+    assert.match(
+      help.stdout,
+      new RegExp(`Example:\\n {2}wmcp tools call read_file --root ${shellQuote(dir)} path=PATH\\n`),
+    );
     const e = errorOf(missing, 2);
     assert.equal(
       e.message,
       'no tool named "raed_file" (did you mean read_file?); see `wmcp tools list`',
     );
+  });
+});
+
+/** The words `sh` reads from a command line (the line as a user pastes it). */
+async function shellWords(line: string): Promise<string[]> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", `for w in ${line}; do printf '%s\\0' "$w"; done`],
+    stdout: "piped",
+  }).output();
+  assert.ok(out.success);
+  return new TextDecoder().decode(out.stdout).split("\0").slice(0, -1);
+}
+
+Deno.test("help: a client command's examples carry the connection flags given (quoted, secrets redacted)", async () => {
+  await withTempDir(async (dir) => {
+    // A server whose tool name, argument key and default would run as shell code unquoted, and
+    // whose description holds a terminal escape; its config in a directory with a space.
+    const configDir = `${dir}/my "configs"`;
+    await Deno.mkdir(configDir);
+    const pages = `${configDir}/pages.json`;
+    const evil = "it's;touch pwned";
+    await Deno.writeTextFile(
+      pages,
+      JSON.stringify([{
+        requestCursor: null,
+        result: {
+          tools: [{
+            name: evil,
+            description: "red \u001b[31mtext",
+            inputSchema: {
+              type: "object",
+              properties: { "a b": { type: "string", default: "$(x) `y`" } },
+              required: ["a b"],
+            },
+          }],
+        },
+      }]),
+    );
+    const config = `${configDir}/mcp.json`;
+    const fixture = new URL("../client/fixtures/paging_server.ts", import.meta.url).pathname;
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({
+        mcpServers: {
+          fake: { command: Deno.execPath(), args: ["run", "-A", fixture, "--pages", pages] },
+        },
+      }),
+    );
+    const secretUrl = "http://user:pw0rd@127.0.0.1:9/mcp?token=s3cret#frag";
+    const [dynamic, show, call, list] = await Promise.all([
+      runClient(["tools", "call", evil, "--help", "--config", config, "--server", "fake"], {
+        read: [dir],
+      }),
+      runClient(["tools", "show", "--help", `--endpoint=${secretUrl}`, "--no-auth"], {
+        read: [dir],
+      }),
+      runClient(["tools", "call", "--help", "--config", config, "--server", "fake"], {
+        read: [dir],
+      }),
+      runClient(["tools", "list", "-h", "--root", dir, "--write", "--output", "json"], {
+        read: [dir],
+      }),
+    ]);
+    const examples = (r: ClientResult) => {
+      assert.equal(r.code, 0, describe(r));
+      assert.equal(r.stderr, "", describe(r));
+      const at = r.stdout.search(/^Examples?:$/m);
+      assert.ok(at >= 0, describe(r));
+      return r.stdout.slice(at).split("\n").slice(1).filter((l) => l !== "").map((l) => l.trim());
+    };
+    // `tools call NAME --help`: pasted, the example is exactly these words (nothing runs).
+    const [derived] = examples(dynamic);
+    assert.deepEqual(await shellWords(derived), [
+      "wmcp",
+      "tools",
+      "call",
+      evil,
+      "--config",
+      config,
+      "--server",
+      "fake",
+      "a b=$(x) `y`",
+    ]);
+    assert.match(dynamic.stdout, /^Usage: wmcp tools call 'it'\\''s;touch pwned' /);
+    assert.ok(!dynamic.stdout.includes("\x1b"), "the server's escape reaches no terminal");
+    assert.match(dynamic.stdout, /red \\u001b\[31mtext/);
+    // The static help of `tools show` / `tools call`: every example with the user's connection,
+    // a URL shown as client messages show it (no userinfo, query values ***, no fragment).
+    assert.deepEqual(examples(show), [
+      "wmcp tools show read_file --endpoint 'http://127.0.0.1:9/mcp?token=***' --no-auth",
+    ]);
+    assert.ok(!show.stdout.includes("s3cret") && !show.stdout.includes("pw0rd"));
+    const callExamples = examples(call);
+    assert.equal(callExamples.length, 3);
+    for (const e of callExamples) {
+      const words = await shellWords(e);
+      assert.deepEqual(words.slice(words.indexOf("--config"), words.indexOf("--config") + 4), [
+        "--config",
+        config,
+        "--server",
+        "fake",
+      ], e);
+      assert.ok(!words.includes("--root") && !words.includes("--endpoint"), e);
+    }
+    assert.ok(callExamples.includes(
+      `wmcp tools call read_file --help --config ${shellQuote(config)} --server fake`,
+    ));
+    // --output is not a connection flag: an example keeps its own.
+    assert.deepEqual(examples(list), [
+      `wmcp tools list --root ${shellQuote(dir)} --write`,
+      `wmcp tools list --root ${shellQuote(dir)} --write --output json`,
+    ]);
   });
 });
 
@@ -263,6 +379,60 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
     assert.equal(flag.message, "unknown flag --hlep (did you mean --help?); see `wmcp --help`");
     const far = errorOf(await runClient(["zzzzzz"], { read: [dir] }), 2);
     assert.equal(far.message, 'unknown command "zzzzzz"; see `wmcp --help`');
+  });
+});
+
+Deno.test("suggest: a write tool of the bundled read-only server says to pass --write, as op does (exit 2)", async () => {
+  await withTempDir(async (dir) => {
+    const root = ["--root", dir];
+    const [op, call, show, help, run, misspelt, written] = await Promise.all([
+      runClient(["op", "write_file", ...root, "path=a.txt", "content=x"], { read: [dir] }),
+      runClient(["tools", "call", "write_file", ...root, "path=a.txt", "content=x"], {
+        read: [dir],
+      }),
+      runClient(["tools", "show", "delete_path", ...root], { read: [dir] }),
+      runClient(["tools", "call", "create_directory", "--help", ...root], { read: [dir] }),
+      runClient(["tools", "run", "-", ...root], {
+        read: [dir],
+        stdin: '{"name":"move_path","arguments":{"source":"a","destination":"b"}}\n',
+      }),
+      runClient(["tools", "call", "raed_file", ...root, "path=a.txt"], { read: [dir] }),
+      runClient(["tools", "call", "write_file", ...root, "--write", "path=b.txt", "content=x"], {
+        read: [dir],
+      }),
+    ]);
+    // op's sentence (READ_ONLY, exit 1) is the source of the client's hint.
+    assert.equal(op.code, 1, describe(op));
+    const sentence = JSON.parse(op.stderr).error.message;
+    assert.equal(
+      sentence,
+      "write_file needs writing, which is disabled for this workspace (start with --write)",
+    );
+    const hinted = (r: ClientResult, name: string) => {
+      const e = errorOf(r, 2);
+      assert.equal(e.class, "usage");
+      assert.equal(
+        e.message,
+        `no tool named "${name}": ${sentence.replaceAll("write_file", name)}; ` +
+          "see `wmcp tools list --write`",
+      );
+    };
+    hinted(call, "write_file");
+    hinted(show, "delete_path");
+    hinted(help, "create_directory");
+    // tools run: the line's envelope says it, exit 2 (the worst line).
+    assert.equal(run.code, 2, describe(run));
+    assert.equal(
+      JSON.parse(run.stdout).clientError.message,
+      `no tool named "move_path": ${sentence.replaceAll("write_file", "move_path")}`,
+    );
+    // Not a write operation: the list is the pointer, as before; with --write it runs.
+    assert.equal(
+      errorOf(misspelt, 2).message,
+      'no tool named "raed_file" (did you mean read_file?); see `wmcp tools list`',
+    );
+    assert.equal(written.code, 0, describe(written));
+    assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "x");
   });
 });
 

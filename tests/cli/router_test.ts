@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { commandPermissions, UngrantablePathError } from "../../src/cli/command_permissions.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { errorOf, gone, PROJECT, ROUTER_FLAGS, routerWithChild, type Run } from "./_router.ts";
+import { launcherRuntime, launcherScript } from "../../src/cli/install.ts";
 
 const dec = new TextDecoder();
 
@@ -118,6 +119,32 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
         assert.equal(r.code, 0, r.stderr);
         assert.match(r.stdout, /tools call read_file/);
         assert.match(r.stdout, /startLine/);
+      },
+    );
+    await t.step(
+      "a launcher whose checkout is gone says so in one line and how to install again, exit 1",
+      async () => {
+        // The installed launcher checks for this checkout's cli.ts before it runs Deno.
+        assert.ok(script.includes(`if [ ! -f '${PROJECT}cli.ts' ]; then`), script);
+        // The same launcher, as the install writes it, for a checkout that has since moved.
+        const runtime = launcherRuntime(script);
+        assert.ok(runtime !== undefined, script);
+        const moved = `${L.base}/moved 'away'`;
+        const stale = `${bin}/wmcp-stale`;
+        await Deno.writeTextFile(
+          stale,
+          launcherScript(runtime, { project: moved, installFlags: ["--bin-dir", bin] }),
+          { mode: 0o755 },
+        );
+        const r = await run(stale, ["op", "list"], { cwd: L.cwd });
+        assert.equal(r.code, 1, r.stderr);
+        assert.equal(r.stdout, "");
+        assert.equal(
+          r.stderr,
+          `wmcp: the checkout ${moved} is gone (moved or deleted): run ` +
+            `\`npx -y deno@2.9.6 task -q install --bin-dir ${bin}\` again from its new place\n`,
+        );
+        await Deno.remove(stale);
       },
     );
     await t.step("re-running the install changes nothing", async () => {

@@ -601,6 +601,53 @@ Deno.test("the loopback redirector itself refuses a non-http(s) URL before start
   }
 });
 
+/** A loopback port nothing listens on (bound, then closed). */
+function closedPort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = l.addr as Deno.NetAddr;
+  l.close();
+  return port;
+}
+
+Deno.test("auth login names the address it cannot reach (exit 3, as the tools commands say it)", async () => {
+  const s = await setup();
+  const asPort = closedPort();
+  const f = startOAuthFixture({ authorizationServers: () => [`http://127.0.0.1:${asPort}`] });
+  try {
+    const endpoint = `http://127.0.0.1:${closedPort()}/mcp`;
+    const [server, pretty, as] = await Promise.all([
+      spawnCli(s, ["auth", "login", "--endpoint", endpoint, "--no-browser"]).done,
+      spawnCli(s, ["auth", "login", "--endpoint", `${endpoint}?key=s3cret`, "--output", "pretty"])
+        .done,
+      // The server answers; its authorization server does not: that address is named.
+      spawnCli(s, ["auth", "login", "--endpoint", f.mcpUrl, "--no-browser"]).done,
+    ]);
+    assert.equal(server.code, 3, server.stderr);
+    assert.equal(server.stdout, "");
+    const e = JSON.parse(server.stderr).error;
+    assert.equal(e.class, "transport");
+    assert.equal(e.exitCode, 3);
+    assert.match(e.message, new RegExp(`^cannot reach ${endpoint}: Connection refused`));
+    assert.deepEqual(e.details, { auth: "unreachable" });
+    // Redacted as every client message redacts a URL.
+    assert.equal(pretty.code, 3, pretty.stderr);
+    assert.match(
+      pretty.stderr,
+      new RegExp(`^error \\(transport\\): cannot reach ${endpoint}\\?key=\\*\\*\\*: Connection`),
+    );
+    assert.ok(!pretty.stderr.includes("s3cret"));
+    assert.equal(as.code, 3, as.stderr);
+    assert.match(
+      JSON.parse(as.stderr).error.message,
+      new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${asPort}/\\S*: Connection refused`),
+    );
+    assert.deepEqual(await credentialFiles(s), []);
+  } finally {
+    await f.close();
+    await Deno.remove(s.tmp, { recursive: true });
+  }
+});
+
 Deno.test("an authorization server that does not answer in time is unreachable (exit 3), not a failed flow", () => {
   const e = authFailure(
     new DOMException("The operation was aborted due to timeout", "TimeoutError"),

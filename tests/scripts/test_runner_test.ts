@@ -209,11 +209,12 @@ Deno.test("two suites: the real-peer suites are the second command's, every othe
   const files = await testFiles("tests");
   const peers = files.filter(isRealPeer);
   // Each entry of REAL_PEERS names files that exist (a renamed suite would silently move).
-  for (const p of ["tests/realclients/", "tests/adapters/", "tests/deploy/"]) {
+  for (const p of ["tests/realclients/", "tests/adapters/"]) {
     assert.ok(peers.some((f) => f.startsWith(p)), p);
   }
   for (
     const f of [
+      "tests/deploy/scale_out_test.ts",
       "tests/client/peers_test.ts",
       "tests/client/more_peers_test.ts",
       "tests/client/filesystem_peer_test.ts",
@@ -226,6 +227,8 @@ Deno.test("two suites: the real-peer suites are the second command's, every othe
       "tests/security/sandbox_test.ts",
       "tests/client/own_server_test.ts",
       "tests/scripts/test_runner_test.ts",
+      // deploy/nginx/config.ts's own flags: no nginx, so the quick suite.
+      "tests/deploy/config_help_test.ts",
     ]
   ) assert.ok(files.includes(f) && !isRealPeer(f), f);
   assert.ok(!isRealPeer("tests/client/peers_test.tsx"));
