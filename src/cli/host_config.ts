@@ -165,8 +165,8 @@ export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
       const entry: Record<string, unknown> = { command: e.command, args: e.args };
       if (e.env) entry.env = e.env;
       const notes = [
-        "put this into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/, " +
-        "Windows: %APPDATA%\\Claude\\; Settings > Developer > Edit Config opens it), merging the " +
+        "put this into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/; " +
+        "Settings > Developer > Edit Config opens it), merging the " +
         'entry into its "mcpServers" object; then quit and restart Claude Desktop',
       ];
       if (http) {
