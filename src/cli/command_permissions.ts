@@ -279,6 +279,7 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
     return finish();
   }
 
-  // serve (its launcher scopes the server), help, version and unknown commands: no child.
+  // serve (its launcher scopes the server), completion (static text; main.ts drops the router's
+  // env and run grants before it), help, version and unknown commands: no child.
   return { kind: "in-process" };
 }

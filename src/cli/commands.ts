@@ -1,7 +1,7 @@
 /**
- * The declarations of the CLI commands that run in this process (src/cli/declare.ts): `op`,
- * `op list`, `serve stop` and `config print`. Plain data: help, parsing and the router read them
- * without loading the commands' work.
+ * The declarations of the CLI commands (src/cli/declare.ts): `op`, `op list`, `serve stop`,
+ * `config print`, the client and auth commands, and `completion`. Plain data: help, parsing, the
+ * router and the completion scripts read them without loading the commands' work.
  */
 import type { CommandDecl, FlagDecl, FlagKind } from "./declare.ts";
 
@@ -371,6 +371,34 @@ export const AUTH_LOGOUT = {
   examples: ["auth logout --endpoint https://mcp.example.com/mcp"],
 } as const satisfies CommandDecl;
 
+/** The shells `completion` writes a script for. */
+export const SHELLS = ["bash", "zsh", "fish"] as const;
+
+/** `completion bash|zsh|fish`: a shell completion script, generated from these declarations. */
+export const COMPLETION = {
+  path: ["completion"],
+  usage: ["bash|zsh|fish"],
+  about: `Prints a completion script for the shell on stdout. It completes the command \`wmcp\`: its
+commands and subcommands, the operation names of \`op\`, every flag of each command, the values
+of flags that take one of a few, and files or directories for the flags that take a path. The
+script is generated from the same declarations as this help, and holds nothing else.`,
+  flags: {},
+  words: true,
+  sections: [
+    `Install: bash reads completions/wmcp from ~/.local/share/bash-completion (bash-completion
+2.x); zsh loads _wmcp from a directory on $fpath (for ~/.zfunc: mkdir -p ~/.zfunc, and
+fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc); fish reads completions/wmcp.fish from
+~/.config/fish. Open a new shell after installing.`,
+    "Exit codes: 0 success, 2 usage error (no shell, or one it does not know).",
+  ],
+  examples: [
+    "completion bash > ~/.local/share/bash-completion/completions/wmcp",
+    "completion zsh > ~/.zfunc/_wmcp",
+    "completion fish > ~/.config/fish/completions/wmcp.fish",
+    "source <({prog} completion bash)   # this bash only",
+  ],
+} as const satisfies CommandDecl;
+
 /** Every declared command, by its path (`"serve stop"`). */
 export const DECLARED: ReadonlyMap<string, CommandDecl> = new Map(
   [
@@ -386,6 +414,7 @@ export const DECLARED: ReadonlyMap<string, CommandDecl> = new Map(
     AUTH_LOGIN,
     AUTH_STATUS,
     AUTH_LOGOUT,
+    COMPLETION,
   ]
     .map((d) => [d.path.join(" "), d]),
 );

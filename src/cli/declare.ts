@@ -112,7 +112,7 @@ export type ValuesOf<D extends CommandDecl> =
   & { help?: boolean; version?: boolean };
 
 /** The flags every command answers (in process, before its own parsing: src/cli/main.ts). */
-const INFO_FLAGS: Readonly<Record<string, FlagDecl>> = {
+export const INFO_FLAGS: Readonly<Record<string, FlagDecl>> = {
   help: { kind: "bool", short: "h", help: "this help" },
   version: { kind: "bool", short: "V", help: "the version" },
 };

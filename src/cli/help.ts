@@ -22,7 +22,16 @@ export function programName(): string {
 }
 
 /** The commands of the CLI, for dispatch and did-you-mean. */
-export const COMMANDS = ["op", "serve", "config", "server-info", "tools", "auth", "help"] as const;
+export const COMMANDS = [
+  "op",
+  "serve",
+  "config",
+  "server-info",
+  "tools",
+  "auth",
+  "completion",
+  "help",
+] as const;
 
 /** The subcommands of each command that has them. */
 export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
@@ -60,6 +69,7 @@ Commands:
   server-info                         connect to an MCP server and describe it
   tools list|show|call|run            list, inspect and call an MCP server's tools
   auth login|status|logout            OAuth sign-in for HTTP MCP servers
+  completion bash|zsh|fish            print a shell completion script for wmcp
 
 Every command takes --help (-h) and --version (-V).
 

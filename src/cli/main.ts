@@ -33,6 +33,7 @@ import {
 import { serveStop } from "./serve_stop.ts";
 import { serveLaunch } from "./serve_launch.ts";
 import { configPrint } from "./host_config.ts";
+import { completionCommand } from "./completion.ts";
 import {
   chooseFormat,
   outputBeforeParse,
@@ -314,6 +315,16 @@ export async function main(argv: string[]): Promise<number> {
       // Loaded only here: the SDK client reads environment variables when imported.
       const { runClient } = await import("./client_cli.ts");
       return await runClient(command, rest);
+    }
+    if (command === "completion") {
+      // Static text from the declarations: nothing to read, write, reach, run or look up. In the
+      // router's process (the router starts no child for it) the env and run grants go too.
+      for (const name of ["read", "write", "net", "env", "run", "sys", "ffi"] as const) {
+        Deno.permissions.revokeSync({ name });
+      }
+      const ops = availableOperations(true).map((op) => op.name);
+      await writeStdout(await completionCommand(rest, ops));
+      return EXIT.ok;
     }
     if (command === "auth") {
       // Reads and writes only the credentials directory (it re-launches itself narrowed to it).

@@ -3,7 +3,7 @@
  * names, computes that command's Deno permissions (command_permissions.ts) and runs the work in
  * a child `deno run <those flags> src/cli/scoped_main.ts ARGS`, with stdio inherited, SIGHUP,
  * SIGINT, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 forwarded and the child's exit code returned (128+N
- * when a signal ended it). `serve` (its own launcher), help, version
+ * when a signal ended it). `serve` (its own launcher), `completion`, help, version
  * and unknown commands run in process. A router that may not run Deno (cli.ts started with
  * narrower flags) runs everything in process under the permissions it was given.
  */

@@ -11,6 +11,7 @@ import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, unknownFlagMessage } from "./suggest.ts";
 import { programName } from "./help.ts";
 import { bindHost } from "./server_hosts.ts";
+import { SANDBOX_MODES } from "../sandbox/bwrap.ts";
 import { MIN_STATE_KEY_BYTES, MIN_TOKEN_CHARS, SECRET_ENV } from "./server_secrets.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
@@ -190,6 +191,19 @@ export const SERVER_FLAGS: readonly ServerFlagSpec[] = [
   },
 ];
 
+/**
+ * The launcher's own flag of `serve stdio|http` (split off the server's arguments by
+ * splitLauncherFlags in serve_launch.ts), declared for help and completions.
+ */
+export const LAUNCHER_FLAGS: Readonly<Record<string, FlagDecl>> = {
+  sandbox: {
+    kind: "choice",
+    choices: SANDBOX_MODES,
+    value: "MODE",
+    help: "auto (default): bubblewrap when available, else say why not; required; off",
+  },
+};
+
 /** The flags every server answers without starting: help and version. */
 const INFO_FLAGS = [
   { name: "help", short: "h", help: "show this help and exit" },
@@ -273,7 +287,7 @@ export function serverDecl(kind: ServerKind): CommandDecl {
         kind: f.value === "boolean"
           ? "bool"
           : f.value === "path"
-          ? "path"
+          ? (f.meta === "DIR" ? "dir" : "path")
           : f.value === "limit"
           ? "limit"
           : "string",
@@ -428,10 +442,7 @@ export const VERSION: string = denoConfig.version;
 export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {}): string {
   const rows: [string, string][] = [];
   if (options.launcher) {
-    rows.push([
-      "--sandbox MODE",
-      "auto (default): bubblewrap when available, else say why not; required; off",
-    ]);
+    rows.push(["--sandbox MODE", LAUNCHER_FLAGS.sandbox.help]);
   }
   for (const f of flagsOf(kind)) {
     const def = f.default === undefined ? "" : ` (default ${f.default})`;

@@ -42,6 +42,7 @@ const HELP_PATHS = [
   ["auth", "login"],
   ["auth", "status"],
   ["auth", "logout"],
+  ["completion"],
 ];
 
 Deno.test("help: every command and subcommand answers --help and -h on stdout, exit 0, under WMCP_PROG", async () => {
