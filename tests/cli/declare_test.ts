@@ -120,6 +120,7 @@ Deno.test("declare: help is rendered from the declaration; flagsOf lists what pa
     "--write",
     "--http",
     "--name",
+    "--via",
     "--help",
     "-h",
     "--version",
