@@ -229,6 +229,8 @@ Deno.test("two suites: the real-peer suites are the second command's, every othe
       "tests/scripts/test_runner_test.ts",
       // deploy/nginx/config.ts's own flags: no nginx, so the quick suite.
       "tests/deploy/config_help_test.ts",
+      // The docs' commands in a fresh clone (about 40 s): the quick suite, which CI runs.
+      "tests/docs/doc_commands_test.ts",
     ]
   ) assert.ok(files.includes(f) && !isRealPeer(f), f);
   assert.ok(!isRealPeer("tests/client/peers_test.tsx"));
