@@ -154,20 +154,58 @@ const FOUND: Record<string, Entry> = {
       assert.ok(!names.includes("write_file"), "read-only: no write tools");
     },
   },
-  "wmcp config print --host HOST --root ~/project [--write] [--name NAME]": {
+  "wmcp config print --host claude-code --root ~/project": {
     run: true,
-    instead: {
-      command: "wmcp config print --host generic --root ~/project --write --name NAME",
-      why: "a synopsis (HOST and the bracketed flags are placeholders); one concrete form is run",
-    },
-    stderrMatch: /serves \/.*\/project read-write/,
+    stderrMatch: /serves \/.*\/project read-only/,
     check: (r, ctx) => {
-      const entry: Json = json(r.stdout).mcpServers.NAME;
+      const entry: Json = json(r.stdout).mcpServers.wmcp;
+      assert.equal(entry.type, "stdio");
       assert.equal(entry.command, `${ctx.home}/.local/share/wmcp/runtime/deno-2.9.6`);
       assert.ok(entry.args.includes(`${ctx.clone}/serve.ts`), entry.args.join(" "));
       assert.ok(entry.args.includes(`${ctx.home}/project`), entry.args.join(" "));
-      assert.ok(entry.args.includes("--write"), entry.args.join(" "));
+      assert.ok(!entry.args.includes("--write"), entry.args.join(" "));
     },
+  },
+
+  // README.md, shell completion (written under the temporary HOME)
+  "mkdir -p ~/.local/share/bash-completion/completions && wmcp completion bash > ~/.local/share/bash-completion/completions/wmcp":
+    {
+      run: true,
+      check: async (_r, ctx) => {
+        const script = await Deno.readTextFile(
+          `${ctx.home}/.local/share/bash-completion/completions/wmcp`,
+        );
+        assert.match(script, /complete -F _wmcp wmcp/);
+      },
+    },
+  "mkdir -p ~/.zfunc && wmcp completion zsh > ~/.zfunc/_wmcp": {
+    run: true,
+    check: async (_r, ctx) => {
+      assert.match(await Deno.readTextFile(`${ctx.home}/.zfunc/_wmcp`), /^#compdef wmcp/);
+    },
+  },
+  "mkdir -p ~/.config/fish/completions && wmcp completion fish > ~/.config/fish/completions/wmcp.fish":
+    {
+      run: true,
+      check: async (_r, ctx) => {
+        const script = await Deno.readTextFile(`${ctx.home}/.config/fish/completions/wmcp.fish`);
+        assert.match(script, /complete -c wmcp/);
+      },
+    },
+
+  // README.md, the npm package
+  "npx -y deno@2.9.6 task -q pack:npm": {
+    run: true,
+    stdoutMatch: /\/dist\/wmcp-wmcp-\d+\.\d+\.\d+\.tgz\n$/,
+  },
+  "npm install -g ./dist/wmcp-wmcp-0.1.0.tgz": {
+    skip:
+      "installs into npm's global prefix, outside the temporary HOME; tests/npm/ installs the " +
+      "same tarball into an empty prefix and drives it",
+  },
+  "npx -y --package=./dist/wmcp-wmcp-0.1.0.tgz wmcp --version": {
+    run: true,
+    check: (r, ctx) => assert.equal(r.stdout, `${ctx.version}\n`),
   },
 
   // README.md, CLI fallback
@@ -270,10 +308,8 @@ const FOUND: Record<string, Entry> = {
 };
 
 /**
- * The prefixed forms of commands the docs have bare today (`deno ...`, in bench/README.md's block,
- * in inline code, or in indented blocks of RUNTIME.md and docs/deployment.md), for when they are
- * written `npx -y deno@2.9.6 ...` in a command block. Strict like FOUND: an entry here that no
- * command block has yet fails as stale. Move what the docs gain into FOUND, drop the rest.
+ * The commands of the development and deployment docs (bench/README.md, README's Library and
+ * Development, RUNTIME.md's adapters, docs/deployment.md): strict like FOUND.
  */
 const PREFIXED: Record<string, Entry> = {
   // bench/README.md's block (bare `deno task -q bench ...` today)
@@ -315,12 +351,6 @@ const PREFIXED: Record<string, Entry> = {
       return () => Deno.remove(`${ctx.clone}/main.ts`);
     },
     stdoutMatch: /\{ path: "README\.md", type: "file" \}/,
-  },
-  "npx -y deno@2.9.6 task -q start --port 0": {
-    run: true,
-    server: { ready: /^\{"event":"ready","url":"http:\/\/127\.0\.0\.1:\d+\/mcp"/m, stop: "SIGINT" },
-    expect: 130,
-    stderrMatch: /serving \/.* \(read-only\) on http:\/\/127\.0\.0\.1:\d+\/mcp/,
   },
   "npx -y deno@2.9.6 task -q install --uninstall": {
     run: true,
