@@ -16,7 +16,7 @@
  * without any directory that holds a `deno` executable, NO_COLOR=1 and DENO_NO_UPDATE_CHECK=1.
  * npm's cache stays the real one (npm_config_cache names it, since HOME moved) so npx does not
  * download Deno again; Deno's own cache is the new HOME's, as on a fresh machine. A command that
- * begins with `wmcp` runs after the README's install command (`npx -y deno@2.9.6 task -q install`,
+ * runs `wmcp` (first, or after `&&`, `||`, `;`, `|`) runs after the README's install command (`npx -y deno@2.9.6 task -q install`,
  * run once in the clone, writing HOME/.local/bin/wmcp) with HOME/.local/bin first on PATH. A
  * server entry is started, waited for until its ready line, given the commands that need it
  * (`during`), and stopped with its signal. Each command runs in its own process group, is killed
@@ -859,7 +859,8 @@ Deno.test({
         assert.equal(check.stdout, `${env.bin}/wmcp\n`, "wmcp resolves, deno does not");
         assert.notEqual(check.code, 0, "command -v deno fails in the test's environment");
       };
-      const needsBin = (key: string) => /^wmcp(\s|$)/.test(runText(key));
+      // A `wmcp` command word: first, or after `&&`, `||`, `;` or `|`.
+      const needsBin = (key: string) => /(^|&&|\|\||;|\|)\s*wmcp(\s|$)/.test(runText(key));
       const runText = (key: string) => (TABLE[key] as Run).instead?.command ?? key;
 
       const runOne = async (key: string, at: DocCommand | null) => {
