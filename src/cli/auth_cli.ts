@@ -22,6 +22,7 @@ import {
 } from "../client/auth/store.ts";
 import { AuthFlowError, browserCommand, loopbackRedirector } from "../client/auth/loopback.ts";
 import { StdoutClosed, writeStdout } from "./output.ts";
+import { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
 import { onInterrupt } from "./interrupt.ts";
 import { commandPermissions, UngrantablePathError } from "./command_permissions.ts";
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
@@ -459,11 +460,14 @@ export async function relaunchWithCredentials(authArgs: string[]): Promise<numbe
   return (await child.status).code;
 }
 
-function say(line: string): void {
-  console.error(line);
+/** Lines on stderr; they may quote a server or its authorization server (decision 0042). */
+function say(lines: string): void {
+  console.error(terminalSafe(lines));
 }
 
-const jsonLine = (v: unknown) => JSON.stringify(v) + "\n";
+const jsonLine = (v: unknown) => terminalJson(JSON.stringify(v)) + "\n";
+/** What auth status|login|logout print quotes servers' metadata: made safe for a terminal. */
+const writeSafe = (text: string) => writeStdout(terminalSafe(text));
 
 /** Runs `auth login|status|logout`; returns the exit code (INTERFACES.md). */
 export async function runAuth(argv: string[]): Promise<number> {
@@ -511,7 +515,7 @@ export async function runAuth(argv: string[]): Promise<number> {
         entries = entries.filter((e) => e.serverUrl === key);
       }
       const servers = entries.map(describe);
-      await writeStdout(
+      await writeSafe(
         useJson
           ? jsonLine({ operation: "auth/status", directory: store.dir, servers })
           : servers.map((s) =>
@@ -543,7 +547,7 @@ export async function runAuth(argv: string[]): Promise<number> {
         await store.remove(c.serverUrl);
         removed.push({ serverUrl: c.serverUrl, issuer: c.issuer ?? null, revokedTokens: revoked });
       }
-      await writeStdout(
+      await writeSafe(
         useJson
           ? jsonLine({ operation: "auth/logout", removed })
           : removed.map((r) => `signed out of ${r.serverUrl} (${r.revokedTokens} revoked)\n`).join(
@@ -580,8 +584,12 @@ export async function runAuth(argv: string[]): Promise<number> {
     try {
       const creds = await signIn(serverUrl, { store, redirector, scope: values.scope });
       const d = describe(creds);
-      say(`wmcp: signed in to ${d.serverUrl}${d.issuer ? ` (issuer ${d.issuer})` : ""}`);
-      await writeStdout(
+      say(
+        `wmcp: signed in to ${d.serverUrl}${
+          d.issuer ? ` (issuer ${terminalLine(String(d.issuer))})` : ""
+        }`,
+      );
+      await writeSafe(
         useJson
           ? jsonLine({ operation: "auth/login", ...d })
           : `signed in to ${d.serverUrl}; scopes ${

@@ -13,6 +13,7 @@ import { serverPermissions } from "./server_permissions.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
 import {
+  type Asker,
   fromResponsesFile,
   type Interaction,
   nonInteractive,
@@ -34,7 +35,7 @@ import { readArguments } from "./arguments.ts";
 import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { serverInfoText, terminalSafe } from "./pretty.ts";
+import { serverInfoText, terminalJson, terminalSafe } from "./pretty.ts";
 import {
   connectionWords,
   helpText,
@@ -216,12 +217,12 @@ function readOnlyReason(target: Target, values: Values, name: string): string | 
   return getOperation(name)?.needsWrite === true ? readOnlyMessage(name) : undefined;
 }
 
-async function chooseInteraction(values: Values): Promise<Interaction> {
+async function chooseInteraction(values: Values, asker: Asker): Promise<Interaction> {
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
   }
   if (values["non-interactive"] || !Deno.stdin.isTerminal()) return nonInteractive();
-  return terminalPrompts();
+  return terminalPrompts(asker);
 }
 
 function chooseOutput(v: string | undefined): ClientOutput {
@@ -299,7 +300,10 @@ export async function runClient(command: string, argv: string[]): Promise<number
       : undefined;
     const target = await resolveTarget(values);
     const authSettings = await authSettingsFrom(values, target);
-    const interaction = await chooseInteraction(values);
+    const interaction = await chooseInteraction(values, {
+      label: target.label,
+      serverName: () => session?.client.getServerVersion()?.name,
+    });
     interrupt = onInterrupt(() => abort.abort());
     if (authSettings && target.kind !== "stdio") {
       authorization = await authProviderFor(target.url, authSettings);
@@ -370,7 +374,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
     if (sub === "show") {
       const { tool, pages } = await findTool(rest[0]);
       await writeStdout(
-        output === "pretty" ? JSON.stringify(tool, null, 2) + "\n" : line({
+        output === "pretty" ? terminalJson(JSON.stringify(tool, null, 2)) + "\n" : line({
           contractVersion: CONTRACT_VERSION,
           operation: "tools/show",
           tool,

@@ -1,25 +1,26 @@
 /**
  * How the client commands write what they got: the tools list and a call's result in each output
  * (mcp-json, json, jsonl, pretty), and an error line. Server-supplied text reaches a terminal only
- * through terminalSafe (src/cli/pretty.ts).
+ * through src/client/terminal_text.ts (terminalSafe, terminalLine, terminalJson; decision 0042).
  */
 import type { ClientError } from "../client/errors.ts";
 import { CONTRACT_VERSION, flatten, type ToolsPage } from "../client/commands.ts";
 import { terminalColumns } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { errorLine, prettyToolResult, terminalSafe } from "./pretty.ts";
+import { errorLine, prettyToolResult } from "./pretty.ts";
+import { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
 import { toolTable } from "./table.ts";
 
 /** Output formats of the client commands. */
 export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
-/** A warning on stderr. */
+/** A warning on stderr, one line (it may quote a server: a tool's name, an error message). */
 export function warn(message: string): void {
-  console.error(`wmcp: warning: ${message}`);
+  console.error(`wmcp: warning: ${terminalLine(message)}`);
 }
 
-/** One JSON line. */
-export const line = (v: unknown): string => JSON.stringify(v) + "\n";
+/** One JSON line (safe for a terminal: see terminalJson). */
+export const line = (v: unknown): string => terminalJson(JSON.stringify(v)) + "\n";
 
 /** The tools list in the chosen output (mcp-json pages, json, jsonl, or a table). */
 export function renderList(
@@ -128,12 +129,12 @@ export function renderCall(
     const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
       terminalSafe(String(v))
     );
-    return `[${c.type}${about.length ? ` ${about.join(" ")}` : ""}${
+    return `[${terminalLine(String(c.type))}${about.length ? ` ${about.join(" ")}` : ""}${
       m ? `, ${m.bytes} bytes` : ""
     }]`;
   });
   if (r.structuredContent !== undefined && parts.length === 0) {
-    parts.push(JSON.stringify(r.structuredContent, null, 2));
+    parts.push(terminalJson(JSON.stringify(r.structuredContent, null, 2)));
   }
   const text = parts.join("\n") + "\n";
   return r.isError === true ? styles.red(text.trimEnd()) + "\n" : text;

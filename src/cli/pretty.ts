@@ -9,6 +9,7 @@ import { getOperation } from "../operations/registry.ts";
 import type { ErrorObject } from "../workspace/errors.ts";
 import type { SearchMatch } from "../workspace/search.ts";
 import { type Palette, palette } from "./colors.ts";
+import { terminalLine, terminalSafe } from "../client/terminal_text.ts";
 
 type Result = Record<string, unknown>;
 
@@ -20,13 +21,8 @@ export interface PrettyOptions {
   args?: Record<string, unknown>;
 }
 
-/** Text from elsewhere made safe for a terminal: control characters but newline and tab escaped. */
-export function terminalSafe(text: string): string {
-  return text.replace(
-    /(?![\n\t])\p{Cc}/gu,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
+// Text from elsewhere reaches a terminal only through these (src/client/terminal_text.ts).
+export { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
 
 const withNewline = (s: string) => (s === "" || s.endsWith("\n") ? s : s + "\n");
 
@@ -191,8 +187,8 @@ export function signatureOf(inputSchema: unknown): string {
 
 /** The error line people read: `error (CODE): message`, "error" in red when colour is on. */
 export function errorLine(code: string, message: string, c: Palette): string {
-  return `${c.red(c.bold("error"))} (${code}): ${
-    terminalSafe(message).replace(/\s*\n\s*/g, " ")
+  return `${c.red(c.bold("error"))} (${terminalLine(code)}): ${
+    terminalLine(message.replace(/\s*\n\s*/g, " "))
   }\n`;
 }
 
@@ -218,6 +214,9 @@ export function serverInfoText(info: Record<string, unknown>, c: Palette): strin
     ["instructions", info.instructions],
   ];
   return rows.filter(([, v]) => v !== undefined && v !== null).map(([k, v]) =>
-    `${c.dim(`${k}:`)} ${terminalSafe(String(v))}\n`
+    // Instructions are a block of text; every other row is one line.
+    `${c.dim(`${k}:`)} ${
+      k === "instructions" ? terminalSafe(String(v)) : terminalLine(String(v))
+    }\n`
   ).join("");
 }

@@ -5,7 +5,8 @@
  */
 import Table from "cli-table3";
 import type { Palette } from "./colors.ts";
-import { accessOf, signatureOf, terminalSafe, type ToolRow } from "./pretty.ts";
+import { accessOf, signatureOf, type ToolRow } from "./pretty.ts";
+import { terminalLine } from "../client/terminal_text.ts";
 
 /** Options of toolTable. */
 export interface TableOptions {
@@ -36,9 +37,10 @@ const NO_BORDER = {
 export function toolTable(tools: ToolRow[], options: TableOptions): string {
   const c = options.palette;
   const rows = tools.map((t) => ({
-    name: terminalSafe(String(t.name)),
+    // One row a tool: a server's name or argument names never break or style the table (0042).
+    name: terminalLine(String(t.name)),
     access: accessOf(t),
-    signature: terminalSafe(signatureOf(t.inputSchema)) || "-",
+    signature: terminalLine(signatureOf(t.inputSchema)) || "-",
   }));
   const nameWidth = Math.max(4, ...rows.map((r) => r.name.length));
   const accessWidth = "destructive".length;

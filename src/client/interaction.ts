@@ -5,6 +5,7 @@
  */
 import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
+import { terminalLine } from "./terminal_text.ts";
 
 /** A form elicitation's parameters (the fields the client uses). */
 export interface ElicitParams {
@@ -152,7 +153,7 @@ function parseValue(
     const byIndex = /^\d+$/.test(raw) ? choices[Number(raw) - 1] : undefined;
     const hit = choices.find((c) => String(c) === raw) ?? byIndex;
     return hit === undefined
-      ? { ok: false, why: `choose one of ${choices.join(", ")}` }
+      ? { ok: false, why: `choose one of ${terminalLine(choices.join(", "))}` }
       : { ok: true, value: hit };
   }
   switch (schema.type) {
@@ -182,12 +183,36 @@ function parseValue(
   }
 }
 
+/** Who is asking, as the prompt names it. */
+export interface Asker {
+  /** The user's own name for the server: the config entry, the endpoint's origin, `bundled`. */
+  label?: string;
+  /** The name the server gave itself at initialize (read when a prompt is drawn). */
+  serverName?: () => unknown;
+}
+
+/**
+ * `[server "label" (calls itself "name")]`: the user's own label first (it cannot be spoofed), the
+ * name the server gave beside it when it differs; both one line of text.
+ */
+export function askerText(asker: Asker): string {
+  const label = asker.label === undefined ? undefined : `"${terminalLine(asker.label)}"`;
+  const given = asker.serverName?.();
+  const name = typeof given === "string" && given !== "" && given !== asker.label
+    ? `"${terminalLine(given)}"`
+    : undefined;
+  if (label && name) return `[server ${label} (calls itself ${name})]`;
+  return `[server${label ? ` ${label}` : name ? ` ${name}` : ""}]`;
+}
+
 /**
  * Prompts on the terminal (stderr for prompts, stdin for answers): each field of the form
  * (string, number, integer, boolean, enums; an empty answer takes the default), then
- * accept, decline or cancel. Server text is only printed, never run.
+ * accept, decline or cancel. Server text is only printed, never run: the server is named beside
+ * it, and each message, title, description and choice is one line through terminalLine (0042),
+ * so it can neither style the terminal nor redraw the question.
  */
-export function terminalPrompts(): Interaction {
+export function terminalPrompts(asker: Asker = {}): Interaction {
   let answered = 0;
   const readLine = lineReader();
   return {
@@ -196,7 +221,8 @@ export function terminalPrompts(): Interaction {
       answered++;
       if (params.mode === "url") return { action: "decline" };
       const say = (s: string) => Deno.stderr.write(new TextEncoder().encode(s + "\n"));
-      await say(`\nThe server asks: ${params.message ?? "(no message)"}`);
+      const message = typeof params.message === "string" ? params.message : "(no message)";
+      await say(`\n${askerText(asker)} asks: ${terminalLine(message)}`);
       const props = params.requestedSchema?.properties ?? {};
       const required = new Set(params.requestedSchema?.required ?? []);
       const content: Record<string, unknown> = {};
@@ -204,14 +230,14 @@ export function terminalPrompts(): Interaction {
         const choices = schema.enum ?? schema.oneOf?.map((o) => o.const);
         const hint = [
           schema.type ?? "string",
-          choices ? `one of ${choices.join(" | ")}` : "",
+          choices ? `one of ${choices.map(String).join(" | ")}` : "",
           schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : "",
           required.has(name) ? "required" : "optional",
         ].filter(Boolean).join(", ");
         while (true) {
           const raw = await readLine(
-            `  ${schema.title ?? name} (${hint})${
-              schema.description ? ` - ${schema.description}` : ""
+            `  ${terminalLine(String(schema.title ?? name))} (${terminalLine(hint)})${
+              schema.description ? ` - ${terminalLine(String(schema.description))}` : ""
             }: `,
           );
           if (raw === null) return { action: "cancel" };

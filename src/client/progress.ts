@@ -4,6 +4,8 @@
  * run for delayMs (an instant call draws nothing); plain text under NO_COLOR.
  */
 
+import { terminalLine } from "./terminal_text.ts";
+
 /** How long a call runs before the CLI draws its progress line (ms). */
 export const PROGRESS_DELAY_MS = 400;
 
@@ -30,7 +32,7 @@ export interface ProgressLine {
 }
 
 /**
- * The text of one progress line (no escapes): `name: ` then, with a total, the count and
+ * The text of one progress line (no escapes; the server's message made safe by terminalLine): `name: ` then, with a total, the count and
  * percentage and the message; without a total the message alone (a bare count, such as the
  * server's notification sequence number, says nothing), or the count when there is no message.
  * A message that already starts with `name: ` is not prefixed twice.
@@ -38,11 +40,14 @@ export interface ProgressLine {
 export function progressText(name: string, p: ProgressUpdate): string {
   let message = typeof p.message === "string" ? p.message.replace(/\s+/g, " ").trim() : "";
   if (message.startsWith(`${name}: `)) message = message.slice(name.length + 2);
+  // All of it is one line of text: no terminal sequence of the server's gets through (0042).
   if (p.total !== undefined && p.total > 0) {
     const pct = Math.min(100, Math.floor((p.progress / p.total) * 100));
-    return `${name}: ${p.progress}/${p.total} (${pct}%)${message ? ` ${message}` : ""}`;
+    return terminalLine(
+      `${name}: ${p.progress}/${p.total} (${pct}%)${message ? ` ${message}` : ""}`,
+    );
   }
-  return `${name}: ${message || String(p.progress)}`;
+  return terminalLine(`${name}: ${message || String(p.progress)}`);
 }
 
 /** A progress line on out (stderr by default); off when it is not a terminal. */

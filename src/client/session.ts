@@ -22,6 +22,7 @@ import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { reapChild } from "../workarounds/deno_child_kill.ts";
 import { shownUrl } from "./shown_url.ts";
+import { terminalSafe } from "./terminal_text.ts";
 import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
 import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
 
@@ -112,11 +113,15 @@ export class ChildTransport extends StdioClientTransport {
     this.#command = target.command;
     this.#cwd = target.cwd;
     const decoder = new TextDecoder();
+    const logDecoder = new TextDecoder();
     this.stderr?.on("data", (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
       if (serverLogs) {
         try {
-          writeAll(bytes);
+          // The server's words, shown as text: no terminal sequence of its gets through (0042).
+          writeAll(
+            new TextEncoder().encode(terminalSafe(logDecoder.decode(bytes, { stream: true }))),
+          );
         } catch {
           // our stderr is gone: nothing to show it on
         }
