@@ -7,6 +7,7 @@ import type { ClientError } from "../client/errors.ts";
 import { CONTRACT_VERSION, flatten, type ToolsPage } from "../client/commands.ts";
 import { terminalColumns } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
+import { redacted } from "../client/redaction.ts";
 import { errorLine, prettyToolResult, terminalSafe } from "./pretty.ts";
 import { toolTable } from "./table.ts";
 
@@ -15,7 +16,7 @@ export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
 /** A warning on stderr. */
 export function warn(message: string): void {
-  console.error(`wmcp: warning: ${message}`);
+  console.error(`wmcp: warning: ${redacted(message)}`);
 }
 
 /** One JSON line. */

@@ -16,7 +16,7 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError, unreachableError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
-import type { Target } from "./config_file.ts";
+import type { ShownFields, Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
@@ -99,6 +99,7 @@ export class ChildTransport extends StdioClientTransport {
   #tail = "";
   readonly #command: string;
   readonly #cwd: string | undefined;
+  readonly #shown: ShownFields;
 
   constructor(target: Extract<Target, { kind: "stdio" }>, serverLogs: boolean) {
     super({
@@ -111,6 +112,7 @@ export class ChildTransport extends StdioClientTransport {
     });
     this.#command = target.command;
     this.#cwd = target.cwd;
+    this.#shown = target.shown ?? {};
     const decoder = new TextDecoder();
     this.stderr?.on("data", (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
@@ -131,7 +133,7 @@ export class ChildTransport extends StdioClientTransport {
     try {
       await super.start();
     } catch (err) {
-      throw spawnError(err, this.#command, this.cwd);
+      throw spawnError(err, this.#command, this.cwd, this.#shown);
     }
     this.childPid = this.pid;
     onStdioChildExit(this, (exit) => {
@@ -168,8 +170,17 @@ function writeAll(bytes: Uint8Array): void {
   while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
 }
 
-/** A spawn failure, in words: the command, and the OS reason (no such file, not executable). */
-function spawnError(err: unknown, command: string, cwd: string | undefined): ClientError {
+/**
+ * A spawn failure, in words: the command, and the OS reason (no such file, not executable). A
+ * command or cwd that came from a `${VAR}` expansion is shown as its template and field name.
+ */
+function spawnError(
+  err: unknown,
+  command: string,
+  cwd: string | undefined,
+  shown: ShownFields,
+): ClientError {
+  const shownCommand = shown.command ?? JSON.stringify(command);
   const code = (err as { code?: unknown })?.code;
   let why = (err as Error)?.message ?? String(err);
   if (code === "ENOENT") {
@@ -181,9 +192,9 @@ function spawnError(err: unknown, command: string, cwd: string | undefined): Cli
       cwdMissing = e instanceof Deno.errors.NotFound;
     }
     why = cwdMissing
-      ? `its working directory ${cwd} does not exist`
-      : `${JSON.stringify(command)} was not found (ENOENT)`;
-  } else if (code === "EACCES") why = `${JSON.stringify(command)} is not executable (EACCES)`;
+      ? `its working directory ${shown.cwd ?? cwd} does not exist`
+      : `${shownCommand} was not found (ENOENT)`;
+  } else if (code === "EACCES") why = `${shownCommand} is not executable (EACCES)`;
   return new ClientError("transport", `cannot start the server: ${why}`, { cause: err });
 }
 
@@ -335,13 +346,13 @@ async function describeFailure(
     });
   }
   if (target.kind === "stdio") return e;
-  const unreachable = unreachableError(target.url, err);
+  const unreachable = unreachableError(target.url, err, undefined, target.shown?.url);
   if (unreachable !== undefined) return unreachable;
   if (target.kind === "http" && await speaksSse(target)) {
     return new ClientError(
       "transport",
       `${
-        shownUrl(target.url)
+        target.shown?.url ?? shownUrl(target.url)
       } speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
         `HTTP: give the config entry "type": "sse", or use --transport sse with --endpoint`,
       { cause: err },
