@@ -28,6 +28,7 @@ import { commandPermissions, UngrantablePathError } from "./command_permissions.
 import { programName, seeHelp, SUBCOMMANDS } from "./help.ts";
 import { didYouMean } from "./suggest.ts";
 import { isHttpUrl, schemeRefusal } from "../client/auth/http_only.ts";
+import { AUTH_RESPONSE_BYTES, cappedFetch } from "../client/response_cap.ts";
 import { unreachableWords } from "../workarounds/deno_fetch_error.ts";
 import { denoPath, mayRun } from "../launch/deno.ts";
 import { spawnDeno } from "../launch/child.ts";
@@ -84,7 +85,13 @@ function boundedFetch(input: string | URL | Request, init?: RequestInit): Promis
   const signal = init?.signal
     ? AbortSignal.any([init.signal, AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS)])
     : AbortSignal.timeout(AS_REQUEST_TIMEOUT_MS);
-  return fetch(input, { ...init, signal });
+  // Every response of the sign-in is a small document: capped (AUTH_RESPONSE_BYTES, 0047).
+  const capped = cappedFetch((i, o) => fetch(i, o), () => ({
+    maxBytes: AUTH_RESPONSE_BYTES,
+    failure: "auth",
+    what: "OAuth response",
+  }));
+  return capped(input, { ...init, signal });
 }
 
 function randomToken(): string {

@@ -316,6 +316,7 @@ export async function runClient(command: string, argv: string[]): Promise<number
       maxInputRounds,
       connectTimeoutMs: millis(values["connect-timeout"])!,
       serverLogs: values["server-logs"] === true,
+      maxMessageBytes: Number(values["max-message-bytes"]),
     });
     const meta = { era: session.era, protocolVersion: session.protocolVersion };
     const listOptions = { maxPages, signal: abort.signal, timeoutMs, maxTimeoutMs };
@@ -463,7 +464,10 @@ export async function runClient(command: string, argv: string[]): Promise<number
     // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
     if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
     // readArguments (shared with `op`) reports bad argument sources as UsageError.
-    const e = err instanceof ClientError
+    // A response over the message cap ended the connection: that, not "connection closed".
+    const e = session?.failure() !== undefined
+      ? session.failure()!
+      : err instanceof ClientError
       ? err
       : err instanceof UsageError
       ? new ClientError("usage", err.message)

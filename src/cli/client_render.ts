@@ -7,6 +7,7 @@ import type { ClientError } from "../client/errors.ts";
 import { CONTRACT_VERSION, flatten, type ToolsPage } from "../client/commands.ts";
 import { terminalColumns } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
+import { redacted } from "../client/redaction.ts";
 import { errorLine, prettyToolResult } from "./pretty.ts";
 import { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
 import { toolTable } from "./table.ts";
@@ -16,7 +17,7 @@ export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
 /** A warning on stderr, one line (it may quote a server: a tool's name, an error message). */
 export function warn(message: string): void {
-  console.error(`wmcp: warning: ${terminalLine(message)}`);
+  console.error(`wmcp: warning: ${terminalLine(redacted(message))}`);
 }
 
 /** One JSON line (safe for a terminal: see terminalJson). */

@@ -148,6 +148,8 @@ export const CONNECTION =
   --config FILE --server NAME                 a server from an mcpServers JSON file
   --protocol-version auto|2026-07-28|2025-11-25|2025-06-18|2025-03-26|2024-11-05
   --connect-timeout S (default 10)  --server-logs (the stdio server's stderr)
+  --max-message-bytes N (one message from the server: stdio line, HTTP body, SSE event;
+    default 67108864 = 64 MiB; over it: exit 4)
   OAuth: --client-id ID --client-secret-env VAR|--client-secret-file F --client-metadata-url URL
     --client-issuer URL --scope S --no-browser --auth-follow-redirects, or --no-auth-store (sign in
     without keeping tokens), --no-auth (never sign in)
@@ -191,6 +193,9 @@ export const CLIENT_FLAGS = {
   "protocol-version": connection("string", "the protocol era", { default: "auto" }),
   "connect-timeout": connection("seconds", "connecting", { default: "10" }),
   "server-logs": connection("bool", "the stdio server's stderr"),
+  "max-message-bytes": connection("count", "largest message from the server", {
+    default: String(64 * 1024 * 1024),
+  }),
   "bearer-token-env": connection("string", "a bearer token", { value: "VAR" }),
   "client-id": connection("string", "OAuth client", { value: "ID" }),
   "client-secret-env": connection("string", "OAuth client secret", { value: "VAR" }),

@@ -2,6 +2,19 @@
 import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
 import { invocationDirectory, resolveFromInvocation } from "../config.ts";
+import { noteExpansion } from "./redaction.ts";
+
+/**
+ * How messages show the fields of a config entry that came from a `${VAR}` expansion: the
+ * unexpanded template and the field's name (`"/srv/${APP}/bin" (mcpServers.s.command)`),
+ * never the expanded value. A field without an expansion is absent (shown as is).
+ */
+export interface ShownFields {
+  command?: string;
+  cwd?: string;
+  /** The url template, query values and userinfo redacted as shownUrl does. */
+  url?: string;
+}
 
 /** Where the client connects. */
 export type Target =
@@ -12,6 +25,8 @@ export type Target =
     env?: Record<string, string>;
     cwd?: string;
     label: string;
+    /** Message forms of the fields that came from an expansion. */
+    shown?: ShownFields;
   }
   | {
     /** Streamable HTTP (`http`) or the older HTTP+SSE transport (`sse`, 2024-11-05). */
@@ -19,6 +34,8 @@ export type Target =
     url: URL;
     headers: Record<string, string>;
     label: string;
+    /** Message forms of the fields that came from an expansion. */
+    shown?: ShownFields;
     /** Sends the Streamable HTTP requests instead of the global fetch (an in-process handler). */
     fetch?: (request: Request) => Promise<Response>;
   };
@@ -52,8 +69,37 @@ export function expandVars(value: string, where: string, options: ExpandOptions 
       throw new ClientError("usage", `${where} refers to \${${name}}, which is not set`);
     }
     if (SECRET_NAME.test(name)) options.onArgvSecret?.(name);
+    noteExpansion(name, v);
     return v;
   });
+}
+
+/** Whether value holds a `${VAR}` that expandVars replaces. */
+function expands(value: string): boolean {
+  return /\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(value);
+}
+
+/** How a message shows a field whose value is template (undefined: as is, no expansion). */
+function shownField(template: string, where: string): string | undefined {
+  return expands(template) ? `${JSON.stringify(template)} (${where})` : undefined;
+}
+
+/** A url template as messages show it: no userinfo or fragment, each query value `***`. */
+function shownUrlTemplate(template: string, where: string): string | undefined {
+  if (!expands(template)) return undefined;
+  const bare = template.replace(/#.*$/s, "").replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1");
+  const q = bare.indexOf("?");
+  const query = q < 0 ? "" : bare.slice(q + 1).split("&").filter((p) => p !== "")
+    .map((p) => `${p.split("=")[0]}=***`).join("&");
+  return `${q < 0 ? bare : bare.slice(0, q)}${query === "" ? "" : `?${query}`} (${where})`;
+}
+
+/** Refuses a NUL byte in a value bound for a child's argv or environment (no value quoted). */
+function noNul(value: string, where: string): string {
+  if (value.includes("\0")) {
+    throw new ClientError("usage", `${where} contains a NUL byte, which no process can receive`);
+  }
+  return value;
 }
 
 /** Options of targetFromConfig. */
@@ -71,6 +117,19 @@ function stringRecord(v: unknown, where: string): Record<string, string> {
   for (const [k, s] of Object.entries(v)) {
     if (typeof s !== "string") throw new ClientError("usage", `${where}.${k} must be a string`);
     out[k] = expandVars(s, `${where}.${k}`);
+  }
+  return out;
+}
+
+/** An entry's headers, each checked to be a valid HTTP header (the message quotes no value). */
+function headerRecord(v: unknown, where: string): Record<string, string> {
+  const out = stringRecord(v, where);
+  for (const [k, s] of Object.entries(out)) {
+    try {
+      new Headers([[k, s]]);
+    } catch {
+      throw new ClientError("usage", `${where}.${k} is not a valid HTTP header (name or value)`);
+    }
   }
   return out;
 }
@@ -133,11 +192,13 @@ export async function targetFromConfig(
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw new ClientError("usage", `${where}.url must be http(s)`);
     }
+    const shownUrl = shownUrlTemplate(e.url, `${where}.url`);
     return {
       kind: type ?? "http",
       url,
-      headers: stringRecord(e.headers, `${where}.headers`),
+      headers: headerRecord(e.headers, `${where}.headers`),
       label: name,
+      ...(shownUrl === undefined ? {} : { shown: { url: shownUrl } }),
     };
   }
   if (typeof e.command !== "string" || e.command.length === 0) {
@@ -157,15 +218,31 @@ export async function targetFromConfig(
           `can read (ps); pass secrets through "env" instead`,
       ),
   });
+  const env = e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`);
+  for (const [k, v] of Object.entries(env ?? {})) noNul(v, `${where}.env.${k}`);
+  const shown: ShownFields = {};
+  const command = shownField(e.command, `${where}.command`);
+  if (command !== undefined) shown.command = command;
+  const cwd = typeof e.cwd === "string" ? shownField(e.cwd, `${where}.cwd`) : undefined;
+  if (cwd !== undefined) shown.cwd = cwd;
   return {
     kind: "stdio",
-    command: expandVars(e.command, `${where}.command`, argv(`${where}.command`)),
-    args: (args as string[]).map((a, i) =>
-      expandVars(a, `${where}.args[${i}]`, argv(`${where}.args[${i}]`))
+    command: noNul(
+      expandVars(e.command, `${where}.command`, argv(`${where}.command`)),
+      `${where}.command`,
     ),
-    env: e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`),
-    cwd: e.cwd === undefined ? invocationDirectory() : resolveFromInvocation(cwdOf(e.cwd, where)),
+    args: (args as string[]).map((a, i) =>
+      noNul(
+        expandVars(a, `${where}.args[${i}]`, argv(`${where}.args[${i}]`)),
+        `${where}.args[${i}]`,
+      )
+    ),
+    env,
+    cwd: e.cwd === undefined
+      ? invocationDirectory()
+      : resolveFromInvocation(noNul(cwdOf(e.cwd, where), `${where}.cwd`)),
     label: name,
+    ...(Object.keys(shown).length === 0 ? {} : { shown }),
   };
 }
 

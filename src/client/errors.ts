@@ -20,6 +20,7 @@ import {
 } from "../workarounds/sdk_error_text.ts";
 import { networkReason } from "../workarounds/deno_fetch_error.ts";
 import { shownUrl } from "./shown_url.ts";
+import { redacted, redactedDeep } from "./redaction.ts";
 
 /** Exit codes of the client commands (INTERFACES.md, "Bundled ad hoc MCP tool client"). */
 export const CLIENT_EXIT = {
@@ -69,7 +70,8 @@ export class ClientError extends Error {
     message: string,
     options: { rpcCode?: number; details?: unknown; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    // No expanded config value is ever quoted (redaction.ts): whoever wrote the message.
+    super(redacted(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ClientError";
     this.failure = failure;
     this.rpcCode = options.rpcCode;
@@ -89,7 +91,7 @@ export class ClientError extends Error {
       message: this.message,
     };
     if (this.rpcCode !== undefined) out.code = this.rpcCode;
-    if (this.details !== undefined) out.details = this.details;
+    if (this.details !== undefined) out.details = redactedDeep(this.details);
     return out;
   }
 }
@@ -147,10 +149,11 @@ export function unreachableError(
   url: URL,
   err: unknown,
   details?: unknown,
+  shown?: string,
 ): ClientError | undefined {
   const reason = networkReason(err);
   if (reason === undefined) return undefined;
-  return new ClientError("transport", `cannot reach ${shownUrl(url)}: ${reason}`, {
+  return new ClientError("transport", `cannot reach ${shown ?? shownUrl(url)}: ${reason}`, {
     cause: err,
     details,
   });

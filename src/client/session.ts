@@ -16,13 +16,14 @@ import denoConfig from "../../deno.json" with { type: "json" };
 import { classify, ClientError, unreachableError } from "./errors.ts";
 import { timeoutError } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
-import type { Target } from "./config_file.ts";
+import type { ShownFields, Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { reapChild } from "../workarounds/deno_child_kill.ts";
 import { shownUrl } from "./shown_url.ts";
 import { terminalSafe } from "./terminal_text.ts";
+import { cappedFetch, type ResponseCap } from "./response_cap.ts";
 import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
 import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
 
@@ -49,6 +50,11 @@ export interface SessionOptions {
    * header of its own: a static token wins).
    */
   authProvider?: WmcpAuthProvider;
+  /**
+   * Most bytes of one message from the server (stdio line, HTTP JSON body, SSE event); default
+   * MAX_MESSAGE_BYTES (decision 0047).
+   */
+  maxMessageBytes?: number;
 }
 
 /** A JSON-RPC message as it crossed the wire. */
@@ -75,6 +81,11 @@ export interface Session {
   onElicitation: Set<() => () => void>;
   /** Closes the connection; a stdio child is stopped with escalation. */
   close(): Promise<void>;
+  /**
+   * What ended the connection below the SDK, if anything did (a response over the message cap):
+   * the error to report instead of the SDK's "connection closed".
+   */
+  failure(): ClientError | undefined;
 }
 
 /** Most connect attempts when each one completed an authorization. */
@@ -100,18 +111,25 @@ export class ChildTransport extends StdioClientTransport {
   #tail = "";
   readonly #command: string;
   readonly #cwd: string | undefined;
+  readonly #shown: ShownFields;
 
-  constructor(target: Extract<Target, { kind: "stdio" }>, serverLogs: boolean) {
+  constructor(
+    target: Extract<Target, { kind: "stdio" }>,
+    serverLogs: boolean,
+    maxMessageBytes = MAX_MESSAGE_BYTES,
+  ) {
     super({
       command: target.command,
       args: target.args,
       env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
       cwd: target.cwd,
       stderr: "pipe",
-      maxBufferSize: MAX_MESSAGE_BYTES, // the largest response of any wmcp configuration (0022)
+      // The largest response of any wmcp configuration (0022), or --max-message-bytes (0047).
+      maxBufferSize: maxMessageBytes,
     });
     this.#command = target.command;
     this.#cwd = target.cwd;
+    this.#shown = target.shown ?? {};
     const decoder = new TextDecoder();
     const logDecoder = new TextDecoder();
     this.stderr?.on("data", (chunk: Uint8Array | string) => {
@@ -136,7 +154,7 @@ export class ChildTransport extends StdioClientTransport {
     try {
       await super.start();
     } catch (err) {
-      throw spawnError(err, this.#command, this.cwd);
+      throw spawnError(err, this.#command, this.cwd, this.#shown);
     }
     this.childPid = this.pid;
     onStdioChildExit(this, (exit) => {
@@ -173,8 +191,17 @@ function writeAll(bytes: Uint8Array): void {
   while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
 }
 
-/** A spawn failure, in words: the command, and the OS reason (no such file, not executable). */
-function spawnError(err: unknown, command: string, cwd: string | undefined): ClientError {
+/**
+ * A spawn failure, in words: the command, and the OS reason (no such file, not executable). A
+ * command or cwd that came from a `${VAR}` expansion is shown as its template and field name.
+ */
+function spawnError(
+  err: unknown,
+  command: string,
+  cwd: string | undefined,
+  shown: ShownFields,
+): ClientError {
+  const shownCommand = shown.command ?? JSON.stringify(command);
   const code = (err as { code?: unknown })?.code;
   let why = (err as Error)?.message ?? String(err);
   if (code === "ENOENT") {
@@ -186,9 +213,9 @@ function spawnError(err: unknown, command: string, cwd: string | undefined): Cli
       cwdMissing = e instanceof Deno.errors.NotFound;
     }
     why = cwdMissing
-      ? `its working directory ${cwd} does not exist`
-      : `${JSON.stringify(command)} was not found (ENOENT)`;
-  } else if (code === "EACCES") why = `${JSON.stringify(command)} is not executable (EACCES)`;
+      ? `its working directory ${shown.cwd ?? cwd} does not exist`
+      : `${shownCommand} was not found (ENOENT)`;
+  } else if (code === "EACCES") why = `${shownCommand} is not executable (EACCES)`;
   return new ClientError("transport", `cannot start the server: ${why}`, { cause: err });
 }
 
@@ -206,28 +233,36 @@ function diedMessage(t: ChildTransport, during: string): string {
       : "; it wrote nothing on stderr");
 }
 
+/**
+ * The HTTP transport of target. Every request goes through one capped fetch (response_cap.ts):
+ * MCP responses are bounded by `cap`; with an auth provider, the authorization flow's documents
+ * by AUTH_RESPONSE_BYTES.
+ */
 function httpTransportFor(
   target: Extract<Target, { kind: "http" | "sse" }>,
+  cap: ResponseCap,
   authProvider?: WmcpAuthProvider,
 ) {
   if (authProvider && !hasAuthorization(target.headers)) {
-    return authorizingTransport(target, authProvider);
+    return authorizingTransport(target, authProvider, cap);
   }
   if (target.kind === "sse") {
     const headers = target.headers;
     return new SSEClientTransport(target.url, {
       requestInit: { headers },
       // The stream's GET goes through fetch too: the same headers (a token) on it.
-      fetch: (url, init) =>
-        fetch(url, { ...init, headers: { ...headersOf(init?.headers), ...headers } }),
+      fetch: cappedFetch(
+        (url, init) =>
+          fetch(url, { ...init, headers: { ...headersOf(init?.headers), ...headers } }),
+        () => cap,
+      ),
     });
   }
   const send = target.fetch;
+  const base: typeof fetch = send ? (url, init) => send(new Request(url, init)) : fetch;
   return new StreamableHTTPClientTransport(target.url, {
     requestInit: { headers: target.headers },
-    ...(send
-      ? { fetch: (url: string | URL, init?: RequestInit) => send(new Request(url, init)) }
-      : {}),
+    fetch: cappedFetch(base, () => cap),
   });
 }
 
@@ -295,10 +330,15 @@ function newClient(
   return client;
 }
 
-function newTransport(target: Target, serverLogs: boolean, authProvider?: WmcpAuthProvider) {
+function newTransport(
+  target: Target,
+  serverLogs: boolean,
+  cap: ResponseCap,
+  authProvider?: WmcpAuthProvider,
+) {
   return target.kind === "stdio"
-    ? new ChildTransport(target, serverLogs)
-    : httpTransportFor(target, authProvider);
+    ? new ChildTransport(target, serverLogs, cap.maxBytes)
+    : httpTransportFor(target, cap, authProvider);
 }
 
 /** Whether connecting failed because the stdio server ended on the server/discover probe. */
@@ -316,7 +356,10 @@ async function describeFailure(
   err: unknown,
   t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
   options: SessionOptions,
+  capFailure?: ClientError,
 ): Promise<ClientError> {
+  // A response over the message cap ended the connection below the SDK: that is the cause.
+  if (capFailure !== undefined) return capFailure;
   // What failed in the authorization flow reaches us reworded (a failed negotiation probe, an
   // UnauthorizedError): the provider's own record of it is the cause to report.
   const authFailure = options.authProvider?.lastFailure;
@@ -340,13 +383,13 @@ async function describeFailure(
     });
   }
   if (target.kind === "stdio") return e;
-  const unreachable = unreachableError(target.url, err);
+  const unreachable = unreachableError(target.url, err, undefined, target.shown?.url);
   if (unreachable !== undefined) return unreachable;
   if (target.kind === "http" && await speaksSse(target)) {
     return new ClientError(
       "transport",
       `${
-        shownUrl(target.url)
+        target.shown?.url ?? shownUrl(target.url)
       } speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
         `HTTP: give the config entry "type": "sse", or use --transport sse with --endpoint`,
       { cause: err },
@@ -425,7 +468,19 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   // The HTTP+SSE transport predates server/discover: auto means the legacy handshake there.
   const mode = protocolVersion === "auto" && target.kind !== "sse" ? "auto" : protocolVersion;
   let client = newClient(options, mode, onElicitation);
-  let transport = newTransport(target, options.serverLogs, options.authProvider);
+  // A response over the cap ends the connection at once (pending requests fail); the cap's
+  // error is what gets reported.
+  let capFailure: ClientError | undefined;
+  const cap: ResponseCap = {
+    maxBytes: options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
+    failure: "protocol",
+    what: "response",
+    onExceeded: (err) => {
+      capFailure ??= err;
+      client.close().catch(() => {});
+    },
+  };
+  let transport = newTransport(target, options.serverLogs, cap, options.authProvider);
   // A connect that ended with a completed authorization (the HTTP+SSE stream's first GET,
   // which the SDK does not retry itself) is tried again with the new token, a bounded number
   // of times; the provider bounds the authorizations themselves.
@@ -439,13 +494,13 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         if (after === before || attempt >= MAX_AUTHORIZED_CONNECTS) throw err;
         await client.close().catch(() => {});
         client = newClient(options, mode, onElicitation);
-        transport = newTransport(target, options.serverLogs, options.authProvider);
+        transport = newTransport(target, options.serverLogs, cap, options.authProvider);
       }
     }
   };
   const connectFailed = async (err: unknown, t: typeof transport): Promise<never> => {
     // What ended the connection is read before our own close can change it.
-    const failure = await describeFailure(err, t, options);
+    const failure = await describeFailure(err, t, options, capFailure);
     await client.close().catch(() => {});
     if (t instanceof ChildTransport) t.kill();
     throw failure;
@@ -462,7 +517,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     // exit on any request before initialize): start it once more, straight into initialize.
     await client.close().catch(() => {});
     client = newClient(options, "auto", onElicitation);
-    transport = newTransport(target, options.serverLogs);
+    transport = newTransport(target, options.serverLogs, cap);
     try {
       await client.connect(transport, {
         timeout: options.connectTimeoutMs,
@@ -524,6 +579,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sent,
     sendsToolHeaders: era === "modern" && target.kind === "http",
     onElicitation,
+    failure: () => capFailure,
     close: async () => {
       await settledWithin(Promise.allSettled([...inFlight]), 1000);
       if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {

@@ -349,7 +349,11 @@ Deno.test("a secret expanded into a config url never appears in the client's out
         if (name === "unreachable") {
           assert.match(
             run.stderr,
-            new RegExp(`cannot reach http://127\\.0\\.0\\.1:${port}/mcp\\?api_key=\\*\\*\\*:`),
+            // The url came from an expansion: shown as its template, naming the field.
+            new RegExp(
+              `cannot reach http://127\\.0\\.0\\.1:${port}/mcp\\?api_key=\\*\\*\\* ` +
+                `\\(mcpServers\\.u\\.url\\):`,
+            ),
             what,
           );
         }

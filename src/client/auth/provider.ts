@@ -15,6 +15,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { ClientError } from "../errors.ts";
 import type { CredentialStore, Redirector, StoredCredentials } from "./types.ts";
+import { AUTH_RESPONSE_BYTES, cappedFetch } from "../response_cap.ts";
 import { httpOnlyFetch } from "./http_only.ts";
 
 /** How the client identifies itself and what it asks for. */
@@ -341,7 +342,15 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         serverUrl: this.#options.serverUrl,
         authorizationCode: back.code,
         iss: back.iss,
-        fetchFn: httpOnlyFetch(this.#options.fetch ?? fetch, (err) => this.refused(err)),
+        fetchFn: httpOnlyFetch(
+          cappedFetch(this.#options.fetch ?? fetch, () => ({
+            maxBytes: AUTH_RESPONSE_BYTES,
+            failure: "auth",
+            what: "OAuth response",
+            onExceeded: (err) => this.refused(err),
+          })),
+          (err) => this.refused(err),
+        ),
       });
       if (result !== "AUTHORIZED") {
         throw new ClientError("auth", "the authorization code was not exchanged for a token");

@@ -12,16 +12,50 @@ import {
 } from "@modelcontextprotocol/client";
 import type { WmcpAuthProvider } from "./provider.ts";
 import { httpOnlyFetch } from "./http_only.ts";
+import {
+  AUTH_RESPONSE_BYTES,
+  cappedFetch,
+  isJsonRpcRequest,
+  type ResponseCap,
+} from "../response_cap.ts";
 
 /** Most times one message is sent again after an authorization completed for it. */
 const MAX_RESENDS = 3;
 
 /**
- * A fetch that adds the target's static headers (under the transport's own) and tells the
- * provider when a bearer token was refused (HTTP 401).
+ * The cap of an authorization-flow document (metadata, registration, token): small, class auth.
+ * `onExceeded` records it as the flow's failure.
  */
-function watchingFetch(provider: WmcpAuthProvider, headers: Record<string, string>): typeof fetch {
-  const httpOnly = httpOnlyFetch(fetch, (err) => provider.refused(err));
+export function authCap(provider?: WmcpAuthProvider): ResponseCap {
+  return {
+    maxBytes: AUTH_RESPONSE_BYTES,
+    failure: "auth",
+    what: "OAuth response",
+    onExceeded: (err) => provider?.refused(err),
+  };
+}
+
+/**
+ * A fetch that adds the target's static headers (under the transport's own) and tells the
+ * provider when a bearer token was refused (HTTP 401). Responses are capped (response_cap.ts):
+ * MCP traffic (the endpoint itself, or a JSON-RPC body) by `cap`, anything else the SDK fetches
+ * through it (the authorization flow's documents) by AUTH_RESPONSE_BYTES.
+ */
+function watchingFetch(
+  provider: WmcpAuthProvider,
+  endpoint: URL,
+  headers: Record<string, string>,
+  cap: ResponseCap,
+): typeof fetch {
+  const small = authCap(provider);
+  const capped = cappedFetch(fetch, (input, init) => {
+    const href = input instanceof Request ? input.url : String(input);
+    const u = URL.canParse(href) ? new URL(href) : undefined;
+    const mcp = (u?.origin === endpoint.origin && u?.pathname === endpoint.pathname) ||
+      isJsonRpcRequest(init);
+    return mcp ? cap : small;
+  });
+  const httpOnly = httpOnlyFetch(capped, (err) => provider.refused(err));
   return async (input, init) => {
     const merged = new Headers(headers);
     new Headers(init?.headers).forEach((v, k) => merged.set(k, v));
@@ -49,8 +83,13 @@ async function resendAuthorized<T>(provider: WmcpAuthProvider, send: () => Promi
 
 class AuthorizingStreamableTransport extends StreamableHTTPClientTransport {
   readonly #provider: WmcpAuthProvider;
-  constructor(url: URL, provider: WmcpAuthProvider, headers: Record<string, string>) {
-    super(url, { authProvider: provider, fetch: watchingFetch(provider, headers) });
+  constructor(
+    url: URL,
+    provider: WmcpAuthProvider,
+    headers: Record<string, string>,
+    cap: ResponseCap,
+  ) {
+    super(url, { authProvider: provider, fetch: watchingFetch(provider, url, headers, cap) });
     this.#provider = provider;
   }
   override send(...args: Parameters<StreamableHTTPClientTransport["send"]>): Promise<void> {
@@ -60,8 +99,13 @@ class AuthorizingStreamableTransport extends StreamableHTTPClientTransport {
 
 class AuthorizingSseTransport extends SSEClientTransport {
   readonly #provider: WmcpAuthProvider;
-  constructor(url: URL, provider: WmcpAuthProvider, headers: Record<string, string>) {
-    super(url, { authProvider: provider, fetch: watchingFetch(provider, headers) });
+  constructor(
+    url: URL,
+    provider: WmcpAuthProvider,
+    headers: Record<string, string>,
+    cap: ResponseCap,
+  ) {
+    super(url, { authProvider: provider, fetch: watchingFetch(provider, url, headers, cap) });
     this.#provider = provider;
   }
   override send(...args: Parameters<SSEClientTransport["send"]>): Promise<void> {
@@ -73,8 +117,9 @@ class AuthorizingSseTransport extends SSEClientTransport {
 export function authorizingTransport(
   target: { kind: "http" | "sse"; url: URL; headers: Record<string, string> },
   provider: WmcpAuthProvider,
+  cap: ResponseCap,
 ): StreamableHTTPClientTransport | SSEClientTransport {
   return target.kind === "sse"
-    ? new AuthorizingSseTransport(target.url, provider, target.headers)
-    : new AuthorizingStreamableTransport(target.url, provider, target.headers);
+    ? new AuthorizingSseTransport(target.url, provider, target.headers, cap)
+    : new AuthorizingStreamableTransport(target.url, provider, target.headers, cap);
 }
