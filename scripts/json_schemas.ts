@@ -1,6 +1,6 @@
 /**
- * `deno run --allow-write=src/operations scripts/json_schemas.ts`: writes
- * src/operations/json_schemas.json, the operations' JSON Schemas as zod converts them, which the
+ * `deno run --allow-write=src/tools scripts/json_schemas.ts`: writes
+ * src/tools/json_schemas.json, the operations' JSON Schemas as zod converts them, which the
  * registry serves instead of converting at start-up (decision 0036). Run it after changing an
  * operation's schema; tests/operations/json_schemas_test.ts fails until it is run.
  */
@@ -13,7 +13,7 @@ export function jsonSchemasText(): string {
 }
 
 if (import.meta.main) {
-  const file = new URL("../src/operations/json_schemas.json", import.meta.url);
+  const file = new URL("../src/tools/json_schemas.json", import.meta.url);
   await Deno.writeTextFile(file, jsonSchemasText());
   console.error(`wrote ${decodeURIComponent(file.pathname)}`);
 }

@@ -306,26 +306,3 @@ export function schemaHelp(h: SchemaHelp): string {
   );
   return lines.join("\n") + "\n";
 }
-
-/** Hand-written examples of the built-in operations (argument values a reader recognises). */
-export function operationExamples(
-  name: string,
-  prog: string = programName(),
-): string[] | undefined {
-  const p = `${prog} op ${name}`;
-  const table: Record<string, string[]> = {
-    workspace_info: [p],
-    list_directory: [`${p} path=src depth:=2`],
-    read_file: [`${p} path=README.md`, `${p} path=README.md startLine:=10 endLine:=20`],
-    read_media: [`${p} path=logo.png`],
-    get_file_info: [`${p} path=deno.json`],
-    find_files: [`${p} pattern='**/*.ts' exclude:='["node_modules/**"]'`],
-    search_text: [`${p} query=TODO`, `${p} query='fn\\s+main' regex:=true include:='["*.rs"]'`],
-    write_file: [`${p} --write path=notes.txt content='hello'`],
-    edit_file: [`${p} --write path=a.txt edits:='[{"oldText":"old","newText":"new"}]'`],
-    create_directory: [`${p} --write path=build/out`],
-    move_path: [`${p} --write source=a.txt destination=b.txt`],
-    delete_path: [`${p} --write path=old.txt confirm:=true`],
-  };
-  return table[name];
-}

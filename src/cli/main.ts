@@ -13,7 +13,6 @@ import { readArguments } from "./arguments.ts";
 import {
   COMMANDS,
   helpText,
-  operationExamples,
   programName,
   schemaHelp,
   seeHelp,
@@ -21,6 +20,7 @@ import {
   VERSION,
 } from "./help.ts";
 import { OP, OP_LIST, TOOLS_CALL } from "./commands.ts";
+import { operationExamples } from "../tools/mod.ts";
 import { parseCommand, scanWords } from "./declare.ts";
 import {
   didYouMean,

@@ -1,13 +1,13 @@
 /**
  * Results for people on a terminal: the text a model reads (src/server/content.ts renders it),
- * made safe for a terminal and styled: read_file's header dim, search hits grep-style with the
- * match highlighted, directories marked, diffs coloured, errors as one line.
+ * made safe for a terminal and styled by the tool's own unit (src/tools/<name>.ts: read_file's
+ * header dim, search hits grep-style with the match highlighted, directories marked, diffs
+ * coloured); errors as one line, the tool table's columns, server-info.
  */
-import { RE2JS } from "re2js";
-import { CONTENT_ONLY_FIELDS, errorText, renderContent, shownPath } from "../server/content.ts";
+import { CONTENT_ONLY_FIELDS, errorText, renderContent } from "../server/content.ts";
 import { getOperation } from "../operations/registry.ts";
+import { toolUnit } from "../tools/mod.ts";
 import type { ErrorObject } from "../workspace/errors.ts";
-import type { SearchMatch } from "../workspace/search.ts";
 import { type Palette, palette } from "./colors.ts";
 import { terminalLine, terminalSafe } from "../client/terminal_text.ts";
 
@@ -23,6 +23,9 @@ export interface PrettyOptions {
 
 // Text from elsewhere reaches a terminal only through these (src/client/terminal_text.ts).
 export { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
+// The diff colours and search_text's match length live with their tools; kept importable here.
+export { diffLine } from "../tools/styled.ts";
+export { matchLength } from "../tools/search_text.ts";
 
 const withNewline = (s: string) => (s === "" || s.endsWith("\n") ? s : s + "\n");
 
@@ -33,36 +36,11 @@ export function prettyResult(tool: string, typed: object, options: PrettyOptions
   const blocks = renderContent(tool, result);
   const first = blocks[0];
   const text = first?.type === "text" ? first.text : JSON.stringify(result, null, 2);
-  switch (tool) {
-    case "read_file": {
-      const cut = text.indexOf("\n");
-      return withNewline(
-        c.dim(terminalSafe(text.slice(0, cut))) + "\n" +
-          terminalSafe(text.slice(cut + 1)),
-      );
-    }
-    case "read_media":
-      // The summary line only: the bytes are for programs (--output json).
-      return withNewline(terminalSafe(text));
-    case "search_text":
-      return withNewline(searchLines(text, result, options.args ?? {}, c));
-    case "list_directory":
-    case "find_files":
-      return withNewline(terminalSafe(text).split("\n").map((l) => entryLine(l, c)).join("\n"));
-    case "edit_file":
-      return withNewline(
-        terminalSafe(text).split("\n").map((l, i) => i === 0 ? l : diffLine(l, c))
-          .join("\n"),
-      );
-    case "get_file_info":
-    case "workspace_info":
-      return withNewline(
-        terminalSafe(text).split("\n").map((l) => l.replace(/^([a-z]+):/, (k) => c.dim(k)))
-          .join("\n"),
-      );
-    default:
-      return withNewline(terminalSafe(text));
-  }
+  const safe = terminalSafe(text);
+  const pretty = toolUnit(tool)?.pretty;
+  return withNewline(
+    pretty ? pretty(safe, result, { palette: c, args: options.args ?? {} }) : safe,
+  );
 }
 
 /**
@@ -84,79 +62,6 @@ export function prettyToolResult(
     return prettyResult(tool, filled, options);
   } catch {
     return undefined;
-  }
-}
-
-/** A line of a unified diff, coloured: + green, - red, @@ cyan, file headers bold. */
-export function diffLine(line: string, c: Palette): string {
-  if (line.startsWith("+++ ") || line.startsWith("--- ")) return c.bold(line);
-  if (line.startsWith("@@")) return c.cyan(line);
-  if (line.startsWith("+")) return c.green(line);
-  if (line.startsWith("-")) return c.red(line);
-  if (line.startsWith("\\") || line.startsWith("=")) return c.dim(line);
-  return line;
-}
-
-/** A list_directory or find_files line: directories bold blue, notes in brackets dim. */
-function entryLine(line: string, c: Palette): string {
-  if (
-    line.startsWith("[") || line.startsWith("No matches") || /^\(.* has no entries\)$/.test(line)
-  ) {
-    return c.dim(line);
-  }
-  if (line.endsWith("/")) return c.bold(c.blue(line));
-  const note = / \((\d+ bytes|symlink|special file)\)$/.exec(line);
-  if (!note) return line;
-  const name = line.slice(0, note.index);
-  return (note[1] === "symlink" ? c.cyan(name) : name) + c.dim(note[0]);
-}
-
-/**
- * search_text's grep-style lines: `path:line:col: text` with the path magenta, the numbers
- * green and the match highlighted; context lines and the summary dim.
- */
-function searchLines(text: string, result: Result, args: Record<string, unknown>, c: Palette) {
-  const byPrefix = new Map<string, SearchMatch>();
-  for (const m of (result.matches ?? []) as SearchMatch[]) {
-    byPrefix.set(`${shownPath(m.path, { search: true })}:${m.line}:${m.column}: `, m);
-  }
-  const lines = terminalSafe(text).split("\n");
-  return lines.map((l, i) => {
-    if (i === lines.length - 1) return c.dim(l); // the summary
-    if (l === "--") return c.dim(l);
-    const prefix = /^(.*?):(\d+):(\d+): /.exec(l);
-    const m = prefix ? byPrefix.get(prefix[0]) : undefined;
-    if (!prefix || !m) return c.dim(l); // a context line (path-N- text)
-    const body = l.slice(prefix[0].length);
-    const head = `${c.magenta(prefix[1])}:${c.green(prefix[2])}:${c.green(prefix[3])}: `;
-    const lead = body.startsWith("…") ? "…" : "";
-    const rest = body.slice(lead.length);
-    if (!rest.startsWith(m.text)) return head + body; // shown quoted: no highlight
-    const at = m.column - (m.textStartColumn ?? 1);
-    const len = matchLength(args, m.text, at);
-    if (at < 0 || len <= 0) return head + body;
-    return head + lead + rest.slice(0, at) + c.match(rest.slice(at, at + len)) +
-      rest.slice(at + len);
-  }).join("\n");
-}
-
-/** How long the match starting at `at` in `text` is (0 when it cannot be told). */
-export function matchLength(args: Record<string, unknown>, text: string, at: number): number {
-  const query = typeof args.query === "string" ? args.query : "";
-  if (query === "" || at < 0 || at >= text.length) return 0;
-  if (args.regex !== true) {
-    const seg = text.slice(at, at + query.length);
-    const same = args.caseSensitive === false
-      ? seg.toLowerCase() === query.toLowerCase()
-      : seg === query;
-    return same ? seg.length : 0;
-  }
-  try {
-    const flags = args.caseSensitive === false ? RE2JS.CASE_INSENSITIVE : 0;
-    const m = RE2JS.compile(query, flags).matcher(text);
-    return m.find(at) && m.start() === at ? m.end() - at : 0;
-  } catch {
-    return 0;
   }
 }
 

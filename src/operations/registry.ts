@@ -1,40 +1,14 @@
 /** The operation registry: the one table every adapter (CLI, stdio, HTTP, library) reads. */
 import { z } from "zod";
 import type { OperationContext, OperationDefinition } from "./types.ts";
-import {
-  findFilesOp,
-  getFileInfoOp,
-  listDirectoryOp,
-  readFileOp,
-  readMediaOp,
-  searchTextOp,
-  workspaceInfoOp,
-} from "./read_ops.ts";
-import {
-  createDirectoryOp,
-  deletePathOp,
-  editFileOp,
-  movePathOp,
-  writeFileOp,
-} from "./write_ops.ts";
+import { TOOLS } from "../tools/mod.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
-import PRECOMPUTED from "./json_schemas.json" with { type: "json" };
+import PRECOMPUTED from "../tools/json_schemas.json" with { type: "json" };
 
-/** Every operation, in the deterministic order adapters list them. */
-export const OPERATIONS: readonly OperationDefinition[] = Object.freeze([
-  workspaceInfoOp,
-  listDirectoryOp,
-  readFileOp,
-  readMediaOp,
-  getFileInfoOp,
-  findFilesOp,
-  searchTextOp,
-  writeFileOp,
-  editFileOp,
-  createDirectoryOp,
-  movePathOp,
-  deletePathOp,
-]);
+/** Every operation, in the deterministic order adapters list them (src/tools/mod.ts's order). */
+export const OPERATIONS: readonly OperationDefinition[] = Object.freeze(
+  TOOLS.map((t) => t.operation),
+);
 
 const BY_NAME = new Map(OPERATIONS.map((op) => [op.name, op]));
 
@@ -59,7 +33,7 @@ export interface OperationJsonSchemas {
 const JSON_SCHEMAS = new Map<string, OperationJsonSchemas>();
 
 /**
- * The JSON Schemas of an operation as zod converts them (what json_schemas.json holds, written
+ * The JSON Schemas of an operation as zod converts them (what src/tools/json_schemas.json holds, written
  * by scripts/json_schemas.ts; tests/operations/json_schemas_test.ts keeps the two equal).
  */
 export function computeJsonSchemas(op: OperationDefinition): OperationJsonSchemas {
@@ -76,7 +50,7 @@ export function computeJsonSchemas(op: OperationDefinition): OperationJsonSchema
 }
 
 /**
- * The JSON Schemas of an operation: precomputed (json_schemas.json) for the registry's own
+ * The JSON Schemas of an operation: precomputed (src/tools/json_schemas.json) for the registry's own
  * operations, so a server's first tools/list does not wait for zod's conversion (decision
  * 0036); computed on first use, then reused, for any other definition.
  */

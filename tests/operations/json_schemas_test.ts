@@ -1,5 +1,5 @@
 /**
- * The precomputed JSON Schemas (src/operations/json_schemas.json, decision 0036) are exactly what
+ * The precomputed JSON Schemas (src/tools/json_schemas.json, decision 0036) are exactly what
  * zod converts the operations' schemas to: a changed schema fails here until
  * scripts/json_schemas.ts is run.
  */
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { computeJsonSchemas, jsonSchemas, OPERATIONS } from "../../src/operations/registry.ts";
 import { defineOperation } from "../../src/operations/types.ts";
-import PRECOMPUTED from "../../src/operations/json_schemas.json" with { type: "json" };
+import PRECOMPUTED from "../../src/tools/json_schemas.json" with { type: "json" };
 
 Deno.test("json_schemas.json: one entry per operation, each equal to zod's conversion", () => {
   assert.deepEqual(Object.keys(PRECOMPUTED), OPERATIONS.map((op) => op.name));

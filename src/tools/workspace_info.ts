@@ -1,0 +1,84 @@
+/** workspace_info: the workspace's root, mode, limits, permissions, engine and containment. */
+import { z } from "zod";
+import { defineOperation, defineTool, type ToolResult, type ToolUnit } from "./unit.ts";
+import { READ } from "./args.ts";
+import { keyValues, shown } from "./text.ts";
+import { dimKeys } from "./styled.ts";
+import { workspaceInfo } from "../workspace/info.ts";
+
+const permission = z.enum(["granted", "prompt", "denied"]);
+
+const operation = defineOperation({
+  name: "workspace_info",
+  title: "Workspace information",
+  description:
+    "Describe this workspace: its root directory name, whether writing is enabled (read-only or read-write), every configured limit (read, media, write, list, result and match caps), the Deno permissions this process actually holds, and which containment layers are active (in-process checks, a bubblewrap kernel sandbox, scoped Deno permissions). Call it first to learn the bounds the other tools enforce.",
+  inputSchema: z.strictObject({}),
+  outputSchema: z.object({
+    root: z.string(),
+    mode: z.enum(["read-only", "read-write"]),
+    limits: z.object({
+      maxReadBytes: z.int(),
+      maxMediaBytes: z.int(),
+      maxWriteBytes: z.int(),
+      maxListEntries: z.int(),
+      maxResults: z.int(),
+      maxMatches: z.int(),
+      maxSearchFileBytes: z.int(),
+      maxVisited: z.int(),
+      maxDepth: z.int(),
+      maxResultBytes: z.int(),
+      maxOperationMs: z.int(),
+      maxHashBytes: z.int(),
+    }),
+    permissions: z.object({
+      readWorkspace: permission,
+      writeWorkspace: permission,
+      readAnywhere: permission,
+      writeAnywhere: permission,
+      net: permission,
+      env: permission,
+      run: permission,
+      ffi: permission,
+      sys: permission,
+    }),
+    engine: z.object({
+      mode: z.enum(["workers", "inline"]).describe(
+        "Where walks and matching run: a worker pool, or inline on the serving thread (no read permission on the engine's modules).",
+      ),
+      workers: z.int().describe("Size of the worker pool (0 inline)."),
+    }),
+    containment: z.object({
+      inProcess: z.literal(true),
+      sandbox: z.enum(["bubblewrap", "none"]),
+      denoPermissions: z.enum(["scoped", "broad"]),
+    }),
+  }),
+  annotations: READ,
+  needsWrite: false,
+  run: (ctx) => workspaceInfo(ctx.workspace),
+});
+
+/** `k=v, k=v` of an object's fields. */
+const pairs = (o: unknown) =>
+  Object.entries(o as Record<string, unknown>).map(([k, v]) => `${k}=${v}`).join(", ");
+
+/** `key: value` lines: root, mode, then each group as `k=v` pairs. */
+function text(r: ToolResult): string {
+  return keyValues([
+    ["root", shown(r.root)],
+    ["mode", r.mode],
+    ["limits", pairs(r.limits)],
+    ["permissions", pairs(r.permissions)],
+    ["containment", pairs(r.containment)],
+    ["engine", pairs(r.engine)],
+  ]);
+}
+
+/** workspace_info as one unit. */
+export const workspaceInfoTool: ToolUnit = defineTool({
+  operation,
+  text,
+  pretty: (t, _r, { palette }) => dimKeys(t, palette),
+  examples: [""],
+});
