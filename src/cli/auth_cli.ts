@@ -22,11 +22,9 @@ import {
   jsonLine,
 } from "./auth_subcommands.ts";
 
-// Moved to their own modules; still exported here for the callers that import them from here.
+// Their homes are client/auth/failure.ts and sign_in.ts; tests import them from here.
 export { authFailure } from "../client/auth/failure.ts";
-export { signIn, type SignInOptions, storeProvider } from "../client/auth/sign_in.ts";
-export { describe } from "./auth_subcommands.ts";
-export { holdsCredentialsDir, RELAUNCHED, relaunchWithCredentials } from "./auth_relaunch.ts";
+export { storeProvider } from "../client/auth/sign_in.ts";
 
 /** Each `auth` subcommand: its declaration and its work. */
 const AUTH_COMMANDS: Readonly<Record<string, { decl: CommandDecl; run: AuthSubcommand }>> = {
