@@ -33,30 +33,28 @@ const AUTH_FLAGS = [
 ] as const;
 
 /**
- * The authorization settings for `target`, or undefined when it gets none: stdio, `--no-auth`,
- * or a static Authorization header (a bearer token by flag or config wins). Secrets come from an
- * environment variable or a file, never from argv.
+ * Whether `target` gets authorization at all: not stdio, not `--no-auth`, no static Authorization
+ * header (a bearer token by flag or config wins). Throws on an auth flag that cannot apply.
  */
-export async function authSettingsFrom(
-  values: AuthFlagValues,
-  target: Target,
-): Promise<AuthSettings | undefined> {
+function authApplies(values: AuthFlagValues, target: Target): boolean {
   const given = AUTH_FLAGS.filter((f) => values[f] !== undefined && values[f] !== false);
   if (target.kind === "stdio") {
     if (given.length > 0 || values["no-auth"]) {
       throw new ClientError("usage", `--${given[0] ?? "no-auth"} applies to HTTP servers only`);
     }
-    return undefined;
+    return false;
   }
   if (values["no-auth"]) {
     if (given.length > 0) {
       throw new ClientError("usage", `--no-auth contradicts --${given[0]}`);
     }
-    return undefined;
+    return false;
   }
-  if (Object.keys(target.headers).some((k) => k.toLowerCase() === "authorization")) {
-    return undefined;
-  }
+  return !Object.keys(target.headers).some((k) => k.toLowerCase() === "authorization");
+}
+
+/** The client secret from `--client-secret-env` or `--client-secret-file` (never argv), if any. */
+async function clientSecretFrom(values: AuthFlagValues): Promise<string | undefined> {
   if (values["client-secret-env"] !== undefined && values["client-secret-file"] !== undefined) {
     throw new ClientError("usage", "give --client-secret-env or --client-secret-file, not both");
   }
@@ -76,6 +74,11 @@ export async function authSettingsFrom(
     })).trim();
     if (clientSecret === "") throw new ClientError("usage", `${path} is empty`);
   }
+  return clientSecret;
+}
+
+/** Checks that a secret has its client id and issuer, and that both are well formed. */
+function checkClientIdentity(values: AuthFlagValues, clientSecret: string | undefined): void {
   if (clientSecret !== undefined && values["client-id"] === undefined) {
     throw new ClientError("usage", "a client secret needs --client-id");
   }
@@ -106,10 +109,24 @@ export async function authSettingsFrom(
   if (values["client-id"] !== undefined && values["client-id"].trim() === "") {
     throw new ClientError("usage", "--client-id must not be empty");
   }
+}
+
+/**
+ * The authorization settings for `target`, or undefined when it gets none: stdio, `--no-auth`,
+ * or a static Authorization header (a bearer token by flag or config wins). Secrets come from an
+ * environment variable or a file, never from argv.
+ */
+export async function authSettingsFrom(
+  values: AuthFlagValues,
+  target: Target,
+): Promise<AuthSettings | undefined> {
+  if (!authApplies(values, target)) return undefined;
+  const clientSecret = await clientSecretFrom(values);
+  checkClientIdentity(values, clientSecret);
   return {
     clientId: values["client-id"],
     clientSecret,
-    clientIssuer,
+    clientIssuer: values["client-issuer"],
     clientMetadataUrl: values["client-metadata-url"],
     scope: values.scope?.trim() || undefined,
     noStore: values["no-auth-store"] === true,

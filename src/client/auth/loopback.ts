@@ -103,33 +103,74 @@ function clip(s: string | null): string {
   return (s ?? "").replace(/\p{Cc}/gu, " ").slice(0, 200);
 }
 
-/** Starts the listener; the Redirector's flow state lives in this closure. */
-function startLoopback(options: LoopbackOptions): Redirector {
-  const say = options.say ?? ((l: string) => console.error(l));
-  const timeoutMs = options.timeoutMs ?? 300_000;
-  // One pending flow at a time; the listener routes callbacks to it.
-  const pending: {
-    state: string | null;
-    done: boolean;
-    resolve?: (v: { code: string; state: string | null; iss?: string }) => void;
-    reject?: (e: AuthFlowError) => void;
-  } = { state: null, done: true };
+/** What the browser brings back: the code, the state, and `iss` when it carried one. */
+type Authorization = { code: string; state: string | null; iss?: string };
 
-  const handler = (req: Request): Response => {
+/** The one pending flow the listener routes callbacks to (done: nothing is waiting). */
+interface Pending {
+  state: string | null;
+  done: boolean;
+  resolve?: (v: Authorization) => void;
+  reject?: (e: AuthFlowError) => void;
+}
+
+/** The listener on 127.0.0.1 and its one flow at a time (see loopbackRedirector). */
+class LoopbackRedirector implements Redirector {
+  readonly redirectUri: string;
+  readonly #options: LoopbackOptions;
+  readonly #say: (line: string) => void;
+  readonly #timeoutMs: number;
+  readonly #server: Deno.HttpServer<Deno.NetAddr>;
+  #pending: Pending = { state: null, done: true };
+  #closed = false;
+
+  /** Starts listening; throws an AuthFlowError ("listen") when the port cannot be had. */
+  constructor(options: LoopbackOptions) {
+    this.#options = options;
+    this.#say = options.say ?? ((l: string) => console.error(l));
+    this.#timeoutMs = options.timeoutMs ?? 300_000;
+    try {
+      this.#server = Deno.serve({
+        hostname: "127.0.0.1",
+        port: options.port ?? 0,
+        onListen: () => {},
+      }, (req) => this.#callback(req));
+    } catch (err) {
+      throw new AuthFlowError(
+        "listen",
+        `cannot listen on 127.0.0.1:${options.port ?? 0} for the redirect: ${
+          (err as Error).message
+        }`,
+      );
+    }
+    this.redirectUri = `http://127.0.0.1:${this.#server.addr.port}/callback`;
+  }
+
+  /** Ends the pending flow with `e` (the callers have checked that one is pending). */
+  #fail(e: AuthFlowError): void {
+    this.#pending.done = true;
+    this.#pending.reject?.(e);
+  }
+
+  /** Answers a request to the listener: only GET /callback, only while a flow waits. */
+  #callback(req: Request): Response {
     const u = new URL(req.url);
     if (u.pathname !== "/callback" || req.method !== "GET") {
       return new Response("not found\n", { status: 404 });
     }
-    if (pending.done) {
+    if (this.#pending.done) {
       return page("No sign-in in progress", "This sign-in is finished; close this tab.", 409);
     }
-    const p = u.searchParams;
+    return this.#answer(u.searchParams);
+  }
+
+  /** Settles the pending flow from the callback's parameters: state, then error, then code. */
+  #answer(p: URLSearchParams): Response {
     const fail = (e: AuthFlowError, title: string, status: number) => {
-      pending.done = true;
-      pending.reject?.(e);
+      this.#fail(e);
       return page(title, `${e.message}. You can close this tab.`, status);
     };
-    if (p.get("state") !== pending.state) {
+    if (p.get("state") !== this.#pending.state) {
       return fail(
         new AuthFlowError(
           "state-mismatch",
@@ -159,90 +200,78 @@ function startLoopback(options: LoopbackOptions): Redirector {
         400,
       );
     }
-    pending.done = true;
+    this.#pending.done = true;
     const iss = p.get("iss");
-    pending.resolve?.({ code, state: p.get("state"), ...(iss === null ? {} : { iss }) });
+    this.#pending.resolve?.({ code, state: p.get("state"), ...(iss === null ? {} : { iss }) });
     return page("Signed in", "wmcp has what it needs; you can close this tab.");
-  };
+  }
 
-  let server: Deno.HttpServer<Deno.NetAddr>;
-  try {
-    server = Deno.serve({
-      hostname: "127.0.0.1",
-      port: options.port ?? 0,
-      onListen: () => {},
-    }, handler);
-  } catch (err) {
-    throw new AuthFlowError(
-      "listen",
-      `cannot listen on 127.0.0.1:${options.port ?? 0} for the redirect: ${(err as Error).message}`,
+  /** Makes the flow for `target` the pending one; settled by a callback or a failure. */
+  #await(target: URL): Promise<Authorization> {
+    const result = new Promise<Authorization>((resolve, reject) => {
+      this.#pending.state = target.searchParams.get("state");
+      this.#pending.done = false;
+      this.#pending.resolve = resolve;
+      this.#pending.reject = reject;
+    });
+    // Settled (timeout, a refused callback) possibly while the opener still runs: handled later.
+    result.catch(() => {});
+    return result;
+  }
+
+  /** Opens the URL in the browser (unless told not to) and says where to go and what is awaited. */
+  async #show(target: URL): Promise<void> {
+    let opened = false;
+    if (this.#options.openBrowser !== false) {
+      this.#say("wmcp: opening the authorization page in your browser");
+      opened = await openInBrowser(this.#options.browserCommand ?? browserCommand(), target);
+      if (!opened) this.#say("wmcp: could not start a browser");
+    }
+    this.#say(
+      `wmcp: ${
+        opened ? "if it did not open, visit" : "to sign in, open this URL in a browser"
+      }:\n${target.href}\nwmcp: waiting for the redirect to ${this.redirectUri} (up to ${
+        Math.round(this.#timeoutMs / 1000)
+      } s)`,
     );
   }
-  const redirectUri = `http://127.0.0.1:${server.addr.port}/callback`;
-  let closed = false;
 
-  return {
-    redirectUri,
-    async authorize(url, signal) {
-      const target = assertBrowsable(url);
-      if (closed) throw new AuthFlowError("cancelled", "the redirect listener is closed");
-      const result = new Promise<{ code: string; state: string | null; iss?: string }>(
-        (resolve, reject) => {
-          pending.state = target.searchParams.get("state");
-          pending.done = false;
-          pending.resolve = resolve;
-          pending.reject = reject;
-        },
+  async authorize(url: URL, signal?: AbortSignal): Promise<Authorization> {
+    const target = assertBrowsable(url);
+    if (this.#closed) throw new AuthFlowError("cancelled", "the redirect listener is closed");
+    const result = this.#await(target);
+    const timer = setTimeout(() => {
+      if (this.#pending.done) return;
+      this.#fail(
+        new AuthFlowError(
+          "timeout",
+          `no answer from the browser within ${Math.round(this.#timeoutMs / 1000)} s`,
+        ),
       );
-      // Settled (timeout, a refused callback) possibly while the opener still runs: handled below.
-      result.catch(() => {});
-      const timer = setTimeout(() => {
-        if (pending.done) return;
-        pending.done = true;
-        pending.reject?.(
-          new AuthFlowError(
-            "timeout",
-            `no answer from the browser within ${Math.round(timeoutMs / 1000)} s`,
-          ),
-        );
-      }, timeoutMs);
-      const onAbort = () => {
-        if (pending.done) return;
-        pending.done = true;
-        pending.reject?.(new AuthFlowError("cancelled", "sign-in cancelled"));
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      if (signal?.aborted) onAbort();
-      try {
-        let opened = false;
-        if (options.openBrowser !== false) {
-          say("wmcp: opening the authorization page in your browser");
-          opened = await openInBrowser(options.browserCommand ?? browserCommand(), target);
-          if (!opened) say("wmcp: could not start a browser");
-        }
-        say(
-          `wmcp: ${
-            opened ? "if it did not open, visit" : "to sign in, open this URL in a browser"
-          }:\n${target.href}\nwmcp: waiting for the redirect to ${redirectUri} (up to ${
-            Math.round(timeoutMs / 1000)
-          } s)`,
-        );
-        return await result;
-      } finally {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      }
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      if (!pending.done) {
-        pending.done = true;
-        pending.reject?.(new AuthFlowError("cancelled", "the redirect listener closed"));
-      }
-      await server.shutdown();
-    },
-  };
+    }, this.#timeoutMs);
+    const onAbort = () => {
+      if (this.#pending.done) return;
+      this.#fail(new AuthFlowError("cancelled", "sign-in cancelled"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    try {
+      await this.#show(target);
+      return await result;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (!this.#pending.done) {
+      this.#fail(new AuthFlowError("cancelled", "the redirect listener closed"));
+    }
+    await this.#server.shutdown();
+  }
 }
 
 /**
@@ -252,7 +281,7 @@ function startLoopback(options: LoopbackOptions): Redirector {
  */
 export function loopbackRedirector(options: LoopbackOptions = {}): Promise<Redirector> {
   try {
-    return Promise.resolve(startLoopback(options));
+    return Promise.resolve(new LoopbackRedirector(options));
   } catch (err) {
     return Promise.reject(err);
   }

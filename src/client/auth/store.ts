@@ -158,21 +158,87 @@ function parseCredentials(path: string, text: string): StoredCredentials {
   return v as StoredCredentials;
 }
 
-/**
- * A CredentialStore of one JSON file per server (0600, in a 0700 directory owned by this user),
- * written atomically (a new temporary file, then rename). Symbolic links, other owners and
- * looser permissions are refused with a CredentialStoreError.
- */
-export function fileStore(
-  options: FileStoreOptions = {},
-): CredentialStore & { readonly dir: string } {
-  const dir = options.dir ?? credentialsDir();
+/** A random name for a temporary file in `dir` (a dot file, never a credentials file name). */
+function tempName(dir: string): string {
+  const rand = crypto.getRandomValues(new Uint8Array(8));
+  return `${dir}/.${[...rand].map((b) => b.toString(16).padStart(2, "0")).join("")}.tmp`;
+}
+
+/** Writes `text` to `path` through a new 0600 temporary file in `dir`, then a rename. */
+async function writeAtomically(dir: string, path: string, text: string): Promise<void> {
+  const tmp = tempName(dir);
+  // createNew (O_EXCL) never follows a link planted at the temporary name.
+  try {
+    using f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
+    await Deno.chmod(tmp, 0o600); // the umask may have narrowed it; never widened
+    const bytes = new TextEncoder().encode(text);
+    let off = 0;
+    while (off < bytes.length) off += await f.write(bytes.subarray(off));
+    await f.sync();
+  } catch (err) {
+    await Deno.remove(tmp).catch(() => {});
+    throw err;
+  }
+  // rename replaces a directory entry; it never writes through a link at `path`.
+  await Deno.rename(tmp, path).catch(async (err) => {
+    await Deno.remove(tmp).catch(() => {});
+    throw err;
+  });
+}
+
+/** Reads an open file to its end, at most MAX_CREDENTIALS_BYTES + 1 bytes ("too big" if so). */
+async function readBounded(f: Deno.FsFile): Promise<Uint8Array> {
+  const buf = new Uint8Array(MAX_CREDENTIALS_BYTES + 1);
+  let n = 0;
+  while (n < buf.length) {
+    const r = await f.read(buf.subarray(n));
+    if (r === null) break;
+    n += r;
+  }
+  return buf.subarray(0, n);
+}
+
+/** Reads one file: refuses links and loose files, bounded, and tied to the checked identity. */
+async function readChecked(path: string): Promise<StoredCredentials | undefined> {
+  const before = await lstatOrUndefined(path);
+  if (before === undefined) return undefined;
+  checkFile(path, before, ownUid());
+  if (before.size > MAX_CREDENTIALS_BYTES) {
+    throw new CredentialStoreError(
+      path,
+      `${path} is larger than ${MAX_CREDENTIALS_BYTES} bytes; not a wmcp credentials file`,
+    );
+  }
+  using f = await Deno.open(path, { read: true });
+  const after = await f.stat();
+  if (after.ino !== before.ino || after.dev !== before.dev) {
+    throw new CredentialStoreError(path, `${path} changed while it was being opened`);
+  }
+  const bytes = await readBounded(f);
+  if (bytes.length > MAX_CREDENTIALS_BYTES) {
+    throw new CredentialStoreError(path, `${path} grew past ${MAX_CREDENTIALS_BYTES} bytes`);
+  }
+  return parseCredentials(path, new TextDecoder().decode(bytes));
+}
+
+/** The file store: one directory, checked before every use (see fileStore). */
+class FileStore implements CredentialStore {
+  readonly dir: string;
+
+  constructor(dir: string) {
+    this.dir = dir;
+  }
+
+  /** The path of a server's file in this directory. */
+  async #pathOf(key: string): Promise<string> {
+    return `${this.dir}/${await fileNameOf(key)}`;
+  }
 
   /** Checks the directory (and its parent, the wmcp config dir); creates them when asked. */
-  async function ensureDir(create: boolean): Promise<boolean> {
+  async #ensureDir(create: boolean): Promise<boolean> {
     const uid = ownUid();
-    const parent = dir.replace(/\/[^/]+$/, "") || "/";
-    for (const [path, strict] of [[parent, false], [dir, true]] as const) {
+    const parent = this.dir.replace(/\/[^/]+$/, "") || "/";
+    for (const [path, strict] of [[parent, false], [this.dir, true]] as const) {
       let info = await lstatOrUndefined(path);
       if (info === undefined) {
         if (!create) return false;
@@ -186,100 +252,64 @@ export function fileStore(
     return true;
   }
 
-  /** Reads one file: refuses links and loose files, bounded, and tied to the checked identity. */
-  async function readChecked(path: string): Promise<StoredCredentials | undefined> {
-    const before = await lstatOrUndefined(path);
-    if (before === undefined) return undefined;
-    checkFile(path, before, ownUid());
-    if (before.size > MAX_CREDENTIALS_BYTES) {
-      throw new CredentialStoreError(
-        path,
-        `${path} is larger than ${MAX_CREDENTIALS_BYTES} bytes; not a wmcp credentials file`,
-      );
-    }
-    using f = await Deno.open(path, { read: true });
-    const after = await f.stat();
-    if (after.ino !== before.ino || after.dev !== before.dev) {
-      throw new CredentialStoreError(path, `${path} changed while it was being opened`);
-    }
-    const buf = new Uint8Array(MAX_CREDENTIALS_BYTES + 1);
-    let n = 0;
-    while (n < buf.length) {
-      const r = await f.read(buf.subarray(n));
-      if (r === null) break;
-      n += r;
-    }
-    if (n > MAX_CREDENTIALS_BYTES) {
-      throw new CredentialStoreError(path, `${path} grew past ${MAX_CREDENTIALS_BYTES} bytes`);
-    }
-    return parseCredentials(path, new TextDecoder().decode(buf.subarray(0, n)));
+  async load(serverUrl: string): Promise<StoredCredentials | undefined> {
+    const key = normaliseServerUrl(serverUrl);
+    if (!await this.#ensureDir(false)) return undefined;
+    const found = await readChecked(await this.#pathOf(key));
+    // A hash collision or a hand-edited file: never hand one server's tokens to another.
+    if (found && normaliseServerUrl(found.serverUrl) !== key) return undefined;
+    return found;
   }
 
-  return {
-    dir,
-    async load(serverUrl) {
-      const key = normaliseServerUrl(serverUrl);
-      if (!await ensureDir(false)) return undefined;
-      const found = await readChecked(`${dir}/${await fileNameOf(key)}`);
-      // A hash collision or a hand-edited file: never hand one server's tokens to another.
-      if (found && normaliseServerUrl(found.serverUrl) !== key) return undefined;
-      return found;
-    },
-    async save(creds) {
-      const key = normaliseServerUrl(creds.serverUrl);
-      await ensureDir(true);
-      const path = `${dir}/${await fileNameOf(key)}`;
-      const existing = await lstatOrUndefined(path);
-      if (existing) checkFile(path, existing, ownUid());
-      const text = JSON.stringify({ ...creds, serverUrl: key }, null, 2) + "\n";
-      if (text.length > MAX_CREDENTIALS_BYTES) {
-        throw new CredentialStoreError(
-          path,
-          `credentials for ${key} exceed ${MAX_CREDENTIALS_BYTES} bytes`,
-        );
-      }
-      const rand = crypto.getRandomValues(new Uint8Array(8));
-      const tmp = `${dir}/.${[...rand].map((b) => b.toString(16).padStart(2, "0")).join("")}.tmp`;
-      // createNew (O_EXCL) never follows a link planted at the temporary name.
-      try {
-        using f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
-        await Deno.chmod(tmp, 0o600); // the umask may have narrowed it; never widened
-        const bytes = new TextEncoder().encode(text);
-        let off = 0;
-        while (off < bytes.length) off += await f.write(bytes.subarray(off));
-        await f.sync();
-      } catch (err) {
-        await Deno.remove(tmp).catch(() => {});
-        throw err;
-      }
-      // rename replaces a directory entry; it never writes through a link at `path`.
-      await Deno.rename(tmp, path).catch(async (err) => {
-        await Deno.remove(tmp).catch(() => {});
-        throw err;
-      });
-    },
-    async remove(serverUrl) {
-      const key = normaliseServerUrl(serverUrl);
-      if (!await ensureDir(false)) return false;
-      const path = `${dir}/${await fileNameOf(key)}`;
-      const info = await lstatOrUndefined(path);
-      if (info === undefined) return false;
-      // A link or a foreign file is refused, not deleted (unlink would only drop the link, but
-      // its presence means someone tampered with the directory: say so).
-      checkFile(path, info, ownUid());
-      await Deno.remove(path);
-      return true;
-    },
-    async list() {
-      if (!await ensureDir(false)) return [];
-      const out: StoredCredentials[] = [];
-      for await (const entry of Deno.readDir(dir)) {
-        if (!/^[0-9a-f]{40}\.json$/.test(entry.name)) continue;
-        if (out.length >= MAX_ENTRIES) break;
-        const found = await readChecked(`${dir}/${entry.name}`);
-        if (found) out.push(found);
-      }
-      return out.sort((a, b) => a.serverUrl.localeCompare(b.serverUrl));
-    },
-  };
+  async save(creds: StoredCredentials): Promise<void> {
+    const key = normaliseServerUrl(creds.serverUrl);
+    await this.#ensureDir(true);
+    const path = await this.#pathOf(key);
+    const existing = await lstatOrUndefined(path);
+    if (existing) checkFile(path, existing, ownUid());
+    const text = JSON.stringify({ ...creds, serverUrl: key }, null, 2) + "\n";
+    if (text.length > MAX_CREDENTIALS_BYTES) {
+      throw new CredentialStoreError(
+        path,
+        `credentials for ${key} exceed ${MAX_CREDENTIALS_BYTES} bytes`,
+      );
+    }
+    await writeAtomically(this.dir, path, text);
+  }
+
+  async remove(serverUrl: string): Promise<boolean> {
+    const key = normaliseServerUrl(serverUrl);
+    if (!await this.#ensureDir(false)) return false;
+    const path = await this.#pathOf(key);
+    const info = await lstatOrUndefined(path);
+    if (info === undefined) return false;
+    // A link or a foreign file is refused, not deleted (unlink would only drop the link, but
+    // its presence means someone tampered with the directory: say so).
+    checkFile(path, info, ownUid());
+    await Deno.remove(path);
+    return true;
+  }
+
+  async list(): Promise<StoredCredentials[]> {
+    if (!await this.#ensureDir(false)) return [];
+    const out: StoredCredentials[] = [];
+    for await (const entry of Deno.readDir(this.dir)) {
+      if (!/^[0-9a-f]{40}\.json$/.test(entry.name)) continue;
+      if (out.length >= MAX_ENTRIES) break;
+      const found = await readChecked(`${this.dir}/${entry.name}`);
+      if (found) out.push(found);
+    }
+    return out.sort((a, b) => a.serverUrl.localeCompare(b.serverUrl));
+  }
+}
+
+/**
+ * A CredentialStore of one JSON file per server (0600, in a 0700 directory owned by this user),
+ * written atomically (a new temporary file, then rename). Symbolic links, other owners and
+ * looser permissions are refused with a CredentialStoreError.
+ */
+export function fileStore(
+  options: FileStoreOptions = {},
+): CredentialStore & { readonly dir: string } {
+  return new FileStore(options.dir ?? credentialsDir());
 }
