@@ -5,8 +5,6 @@
  * removal of an entry by renaming it to a random name first, and the helpers those need.
  * Nothing here is an operation; write.ts, directories.ts, move.ts, delete.ts and edit.ts are.
  */
-import fsp from "node:fs/promises";
-import { constants as FS } from "node:fs";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import type { Resolved } from "./path_policy.ts";
@@ -14,6 +12,8 @@ import {
   assertSameIdentity,
   chainHolds,
   type ChainLink,
+  createExclusive,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   sameIdentity,
@@ -29,19 +29,6 @@ export function randomHex(bytes: number): string {
     crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
-}
-
-export async function fsyncDir(abs: string): Promise<void> {
-  try {
-    const h = await fsp.open(abs, FS.O_RDONLY | FS.O_DIRECTORY);
-    try {
-      await h.sync();
-    } finally {
-      await h.close();
-    }
-  } catch {
-    // Some file systems refuse fsync on directories; the rename itself is still atomic.
-  }
 }
 
 export function joinChild(dir: string, name: string): string {
@@ -197,7 +184,7 @@ export async function atomicReplace(
     ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
     : tmpName;
   verifyChain(chain, { rel: target.rel, argument, fs });
-  const h = await fsp.open(tmpAbs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
+  const h = await createExclusive(tmpAbs);
   let tmpId: Identity | null = null;
   let committed = false;
   try {

@@ -3,10 +3,11 @@ import type { Workspace } from "./workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "./errors.ts";
 import {
   type ChainLink,
+  dirHolds,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   requireExisting,
-  sameIdentity,
   verifyChain,
 } from "./containment.ts";
 import { assertFitsBudget, type EntryType, entryType, pacer } from "./text.ts";
@@ -15,7 +16,6 @@ import {
   assertMayCommit,
   changed,
   commitGate,
-  fsyncDir,
   joinChild,
   parentChain,
   removeChecked,
@@ -45,8 +45,7 @@ async function removeTree(
   const { removed, tick } = work;
   await tick();
   verifyChain(chain, { rel: dir.rel, argument: "path", fs });
-  const here = lstatOrNullSync(fs, dir.abs);
-  if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
+  if (!dirHolds(fs, { abs: dir.abs, dev: dir.id.dev, ino: dir.id.ino })) {
     throw changed(`${dir.rel} was replaced or moved since it was checked`, "path", {
       reason: "entry-changed",
     });

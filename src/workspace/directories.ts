@@ -3,6 +3,8 @@ import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import {
   type ChainLink,
+  dirHolds,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   sameIdentity,
@@ -14,7 +16,6 @@ import {
   changed,
   type CommitGate,
   commitGate,
-  fsyncDir,
   joinChild,
   randomHex,
   removeOwn,
@@ -48,10 +49,7 @@ export async function makeDirectories(
   const { fs } = ws.policy;
   const chain: ChainLink[] = [...from.chain];
   const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
-  const parentOk = (link: ChainLink) => {
-    const now = lstatOrNullSync(fs, link.abs);
-    return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
-  };
+  const parentOk = (link: ChainLink) => dirHolds(fs, link);
   // Synchronous from this check through every level: creating the first missing directory is
   // the commit point, and no cancellation is seen between the check and the last level.
   if (chain.length - 1 < segs.length) assertMayCommit(from.gate, `creating ${segs.join("/")}`);

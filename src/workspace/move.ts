@@ -4,6 +4,7 @@ import { WorkspaceError } from "./errors.ts";
 import {
   assertSameIdentity,
   chainHolds,
+  fsyncDir,
   lstatOrNullSync,
   requireExisting,
   sameIdentity,
@@ -16,7 +17,6 @@ import {
   assertParentUnmoved,
   changed,
   commitGate,
-  fsyncDir,
   isOursAt,
   parentChain,
   removeChecked,

@@ -11,7 +11,13 @@
 import { WorkspaceError } from "./errors.ts";
 import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 import { defaultFs } from "./fs/runtime.ts";
-import { type ChainLink, type Located, lstatIfExists, lstatIfExistsSync } from "./containment.ts";
+import {
+  type ChainLink,
+  dirHolds,
+  type Located,
+  lstatIfExists,
+  lstatIfExistsSync,
+} from "./containment.ts";
 
 /** Most symbolic links one resolution follows (Linux's own limit is 40). */
 export const MAX_SYMLINK_HOPS = 40;
@@ -298,16 +304,8 @@ export class PathPolicy {
    * a symbolic link, not another directory put in its place).
    */
   verifyRoot(argument?: string): void {
-    let info: FsInfo | null = null;
-    try {
-      info = this.fs.lstatSync(this.rootReal);
-    } catch {
-      // gone or unreadable: changed
-    }
-    if (
-      info === null || info.isSymlink || !info.isDirectory || info.dev !== this.rootId.dev ||
-      info.ino !== this.rootId.ino
-    ) {
+    // Gone or unreadable counts as changed.
+    if (!dirHolds(this.fs, { abs: this.rootReal, ...this.rootId })) {
       throw new WorkspaceError(
         "CHANGED_DURING_OPERATION",
         "the workspace root was replaced after the workspace was opened (it is no longer the " +
