@@ -121,6 +121,17 @@ export function assertMayCommit(gate: CommitGate | undefined, what: string): voi
   }
 }
 
+/** Throws HARD_LINKED for a file with more than one hard link: wmcp never writes through one. */
+export function refuseHardLinked(info: FsInfo, rel: string, argument: string): void {
+  if (info.nlink !== null && info.nlink > 1) {
+    throw new WorkspaceError(
+      "HARD_LINKED",
+      `${argument} ${rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
+      { argument, details: { nlink: info.nlink } },
+    );
+  }
+}
+
 /** The chain ending at a resolved path's parent directory (which must exist). */
 export function parentChain(
   target: Pick<Resolved, "chain" | "parentAbs" | "rel">,

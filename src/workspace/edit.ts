@@ -12,7 +12,7 @@ import {
   textCosts,
 } from "./text.ts";
 import { jsonBytes } from "./budget.ts";
-import { atomicReplace, commitGate } from "./atomic.ts";
+import { atomicReplace, commitGate, refuseHardLinked } from "./atomic.ts";
 import type { Resolved } from "./path_policy.ts";
 
 /** One replacement. */
@@ -322,13 +322,7 @@ export async function editFile(
   const r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
   const bytes = await readForEdit(ws, r);
   const info = r.info!;
-  if (!args.dryRun && info.nlink !== null && info.nlink > 1) {
-    throw new WorkspaceError(
-      "HARD_LINKED",
-      `path ${r.rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
-      { argument: "path", details: { nlink: info.nlink } },
-    );
-  }
+  if (!args.dryRun) refuseHardLinked(info, r.rel, "path");
   const original = decodeForEdit(bytes, r.rel);
   const sha256Before = sha256Hex(bytes);
   if (args.expectedSha256 !== undefined && args.expectedSha256.toLowerCase() !== sha256Before) {

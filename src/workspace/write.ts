@@ -5,7 +5,7 @@ import type { Resolved } from "./path_policy.ts";
 import { openCheckedFile, refuseSpecial, verifyAfterRead } from "./containment.ts";
 import { assertFitsBudget, type HashSkipped, type Pace, sha256Bounded, sha256Hex } from "./text.ts";
 import type { FsInfo } from "./fs/types.ts";
-import { atomicReplace, type CommitGate, commitGate } from "./atomic.ts";
+import { atomicReplace, type CommitGate, commitGate, refuseHardLinked } from "./atomic.ts";
 import { assertDepth, makeDirectories } from "./directories.ts";
 
 const utf8 = new TextEncoder();
@@ -57,13 +57,7 @@ function assertReplaceable(info: FsInfo, rel: string, argument: string): void {
     throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${rel} is a directory`, { argument });
   }
   refuseSpecial(info, rel, argument);
-  if (info.nlink !== null && info.nlink > 1) {
-    throw new WorkspaceError(
-      "HARD_LINKED",
-      `${argument} ${rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
-      { argument, details: { nlink: info.nlink } },
-    );
-  }
+  refuseHardLinked(info, rel, argument);
 }
 
 /** The content as UTF-8, refused with TOO_LARGE when it is over maxWriteBytes. */
