@@ -11,7 +11,7 @@ import {
   verifyChain,
 } from "./containment.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
-import type { FsInfo, WorkspaceFs } from "./fs/types.ts";
+import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 import {
   assertMayCommit,
   changed,
@@ -70,7 +70,17 @@ function createLevel(run: Levels, level: Level): FsInfo {
   const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
   const tmpAbs = joinChild(parent.abs, tmpName);
   const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
-  fs.mkdirSync(tmpAbs);
+  try {
+    fs.mkdirSync(tmpAbs);
+  } catch (err) {
+    // The parent checked a moment ago is gone (or no longer a directory) for the kernel: it was
+    // replaced or moved, as for the check above; the undo then says what it left.
+    const kind = fsErrorKind(err);
+    if (kind !== "NotFound" && kind !== "NotADirectory") throw err;
+    throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
+      reason: "parent-changed",
+    });
+  }
   const made = lstatOrNullSync(fs, tmpAbs);
   if (made === null || !made.isDirectory || !dirHolds(fs, parent)) {
     const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
