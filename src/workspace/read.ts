@@ -242,6 +242,29 @@ export function readMedia(
   return retryReplacedRead(() => readMediaOnce(ws, args, options), options.signal);
 }
 
+/**
+ * Reads an opened file into bytes from its start until bytes is full or the file ends, paced
+ * between chunks; returns the bytes read.
+ */
+async function readInto(
+  file: CheckedFile,
+  bytes: Uint8Array,
+  tick: () => Promise<void>,
+): Promise<number> {
+  let n = 0;
+  while (n < bytes.length) {
+    await tick();
+    const len = Math.min(READ_CHUNK, bytes.length - n);
+    // Synchronously while under READ_CHUNK read (decision 0038), else through the pool.
+    const bytesRead = n < READ_CHUNK
+      ? file.readSync(bytes, n, len)
+      : await file.read(bytes, n, len);
+    if (bytesRead === 0) break;
+    n += bytesRead;
+  }
+  return n;
+}
+
 /** One attempt of readMedia (retryReplacedRead runs it again when the file is replaced). */
 async function readMediaOnce(
   ws: Workspace,
@@ -286,17 +309,7 @@ async function readMediaOnce(
     // Read at most limit + 1 bytes in chunks (a file that grew is refused, never read on).
     const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
     const bytes = new Uint8Array(Math.min(st.size, limit) + 1);
-    let n = 0;
-    while (n < bytes.length) {
-      await tick();
-      const len = Math.min(READ_CHUNK, bytes.length - n);
-      // Synchronously while under READ_CHUNK read (decision 0038), else through the pool.
-      const bytesRead = n < READ_CHUNK
-        ? file.readSync(bytes, n, len)
-        : await file.read(bytes, n, len);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
+    const n = await readInto(file, bytes, tick);
     if (n > limit) throw tooLarge(n);
     if (n !== st.size) {
       throw new WorkspaceError(
