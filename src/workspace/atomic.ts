@@ -5,8 +5,7 @@
  * removal of an entry by renaming it to a random name first, and the helpers those need.
  * Nothing here is an operation; write.ts, directories.ts, move.ts, delete.ts and edit.ts are.
  */
-import fsp from "node:fs/promises";
-import { constants as FS } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import type { Resolved } from "./path_policy.ts";
@@ -14,6 +13,8 @@ import {
   assertSameIdentity,
   chainHolds,
   type ChainLink,
+  createExclusive,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   sameIdentity,
@@ -29,19 +30,6 @@ export function randomHex(bytes: number): string {
     crypto.getRandomValues(new Uint8Array(bytes)),
     (b) => b.toString(16).padStart(2, "0"),
   ).join("");
-}
-
-export async function fsyncDir(abs: string): Promise<void> {
-  try {
-    const h = await fsp.open(abs, FS.O_RDONLY | FS.O_DIRECTORY);
-    try {
-      await h.sync();
-    } finally {
-      await h.close();
-    }
-  } catch {
-    // Some file systems refuse fsync on directories; the rename itself is still atomic.
-  }
 }
 
 export function joinChild(dir: string, name: string): string {
@@ -133,6 +121,17 @@ export function assertMayCommit(gate: CommitGate | undefined, what: string): voi
   }
 }
 
+/** Throws HARD_LINKED for a file with more than one hard link: wmcp never writes through one. */
+export function refuseHardLinked(info: FsInfo, rel: string, argument: string): void {
+  if (info.nlink !== null && info.nlink > 1) {
+    throw new WorkspaceError(
+      "HARD_LINKED",
+      `${argument} ${rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
+      { argument, details: { nlink: info.nlink } },
+    );
+  }
+}
+
 /** The chain ending at a resolved path's parent directory (which must exist). */
 export function parentChain(
   target: Pick<Resolved, "chain" | "parentAbs" | "rel">,
@@ -173,6 +172,141 @@ export async function assertParentUnmoved(
   }
 }
 
+/** One atomic replace under way: its target, the target's parent chain and the temporary file. */
+interface Replace {
+  target: Resolved;
+  fs: WorkspaceFs;
+  chain: readonly ChainLink[];
+  argument: string;
+  /** The temporary file beside the target: absolute and workspace-relative. */
+  tmpAbs: string;
+  tmpRel: string;
+}
+
+/** A fresh random temporary name in the target's directory. */
+function tempBeside(target: Resolved): { tmpAbs: string; tmpRel: string } {
+  const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+  const tmpRel = target.rel.includes("/")
+    ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
+    : tmpName;
+  return { tmpAbs: joinChild(target.parentAbs, tmpName), tmpRel };
+}
+
+/**
+ * Fills the just-created temporary file: it must be in the checked directory before any byte is
+ * written; then the old file's permission bits, the content, fsync.
+ */
+async function fillTemp(
+  op: Replace,
+  h: FileHandle,
+  tmpId: Identity,
+  content: Uint8Array,
+  existing: FsInfo | null,
+): Promise<void> {
+  // Before any byte is written: the temp file must be in the checked directory.
+  if (!isOursAt(op.fs, op.chain, op.tmpAbs, tmpId)) {
+    throw changed(
+      `a directory above ${op.target.rel} was replaced while the temporary file was created; nothing was written`,
+      op.argument,
+      { reason: "parent-changed" },
+    );
+  }
+  // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
+  if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
+  await h.writeFile(content);
+  await h.sync();
+}
+
+/** Renames the temporary file over the existing target, which must still be the checked file. */
+function replaceExisting(op: Replace, existing: FsInfo): void {
+  const { target, fs, argument } = op;
+  const now = lstatOrNullSync(fs, target.abs);
+  if (now === null) {
+    throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
+  }
+  assertSameIdentity(existing, now, target.rel, argument);
+  fs.renameSync(op.tmpAbs, target.abs);
+}
+
+/**
+ * Puts the temporary file under the new target's name without clobbering: a hard link, which
+ * fails if the name appeared meanwhile; a check then a rename where hard links are unsupported.
+ */
+function placeNew(op: Replace): void {
+  const { target, fs, argument } = op;
+  try {
+    // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
+    fs.linkSync(op.tmpAbs, target.abs);
+  } catch (err) {
+    if (fsErrorKind(err) === "AlreadyExists") {
+      throw new WorkspaceError(
+        "ALREADY_EXISTS",
+        `${target.rel} was created by someone else meanwhile`,
+        { argument },
+      );
+    }
+    if (fsErrorKind(err) === "NotFound") {
+      throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
+    }
+    // No hard links on this file system: check, then rename.
+    if (lstatOrNullSync(fs, target.abs) !== null) {
+      throw new WorkspaceError(
+        "ALREADY_EXISTS",
+        `${target.rel} was created by someone else meanwhile`,
+        { argument },
+      );
+    }
+    verifyChain(op.chain, { rel: target.rel, argument, fs });
+    fs.renameSync(op.tmpAbs, target.abs);
+  }
+}
+
+/**
+ * The checks right before the commit and the commit itself (rename or link), synchronously: no
+ * other task of this process runs in between, so a cancellation seen by neither the gate nor the
+ * rename cannot happen in between. Returns once the target's name holds the new content.
+ */
+function commitTemp(
+  op: Replace,
+  tmpId: Identity,
+  options: { existing: FsInfo | null; gate?: CommitGate },
+): void {
+  const { target, fs, argument } = op;
+  assertMayCommit(options.gate, `the write of ${target.rel}`);
+  verifyChain(op.chain, { rel: target.rel, argument, fs });
+  if (!isOursAt(fs, op.chain, op.tmpAbs, tmpId)) {
+    throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
+  }
+  if (options.existing) replaceExisting(op, options.existing);
+  else placeNew(op);
+}
+
+/** After the commit: the result must be where it was meant to be; the link's source goes. */
+async function afterCommit(op: Replace, tmpId: Identity): Promise<void> {
+  const { target, fs, chain } = op;
+  // The result must be where it was meant to be: the kernel looked the names up again.
+  if (!isOursAt(fs, chain, target.abs, tmpId)) {
+    throw changed(
+      `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
+        "been placed elsewhere (the kernel sandbox closes this window)",
+      op.argument,
+      { reason: "swapped-during-commit" },
+    );
+  }
+  if (lstatOrNullSync(fs, op.tmpAbs) !== null) removeOwn(fs, chain, op.tmpAbs, tmpId); // the link's source
+  await fsyncDir(target.parentAbs);
+}
+
+/** The refusal when an uncommitted temporary file cannot be removed through a verified path. */
+function leftTemp(op: Replace): WorkspaceError {
+  return changed(
+    `a directory above ${op.target.rel} changed; the temporary file ${op.tmpRel} could not be ` +
+      "removed safely and was left",
+    op.argument,
+    { reason: "parent-changed", leftBehind: [op.tmpRel] },
+  );
+}
+
 /**
  * Replaces (or creates) a file atomically: an empty temp file with a random name in the same
  * directory, verified to have landed there (chain and identity) before any byte is written;
@@ -191,99 +325,27 @@ export async function atomicReplace(
   const { fs } = target;
   const chain = parentChain(target, argument);
   await assertParentUnmoved(target, argument);
-  const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
-  const tmpAbs = joinChild(target.parentAbs, tmpName);
-  const tmpRel = target.rel.includes("/")
-    ? `${target.rel.slice(0, target.rel.lastIndexOf("/"))}/${tmpName}`
-    : tmpName;
+  const op: Replace = { target, fs, chain, argument, ...tempBeside(target) };
   verifyChain(chain, { rel: target.rel, argument, fs });
-  const h = await fsp.open(tmpAbs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
+  const h = await createExclusive(op.tmpAbs);
   let tmpId: Identity | null = null;
   let committed = false;
   try {
     try {
       const st = await h.stat();
       tmpId = { dev: st.dev, ino: st.ino };
-      // Before any byte is written: the temp file must be in the checked directory.
-      if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
-        throw changed(
-          `a directory above ${target.rel} was replaced while the temporary file was created; nothing was written`,
-          argument,
-          { reason: "parent-changed" },
-        );
-      }
-      // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
-      if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
-      await h.writeFile(content);
-      await h.sync();
+      await fillTemp(op, h, tmpId, content, existing);
     } finally {
       await h.close();
     }
-    // Synchronous from here to the rename: no other task of this process runs in between, so
-    // a cancellation seen by neither this check nor the rename cannot happen in between.
-    assertMayCommit(options.gate, `the write of ${target.rel}`);
-    verifyChain(chain, { rel: target.rel, argument, fs });
-    if (!isOursAt(fs, chain, tmpAbs, tmpId)) {
-      throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
-    }
-    if (existing) {
-      const now = lstatOrNullSync(fs, target.abs);
-      if (now === null) {
-        throw changed(`${target.rel} was removed meanwhile; nothing was written`, argument);
-      }
-      assertSameIdentity(existing, now, target.rel, argument);
-      fs.renameSync(tmpAbs, target.abs);
-      committed = true;
-    } else {
-      try {
-        // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
-        fs.linkSync(tmpAbs, target.abs);
-        committed = true;
-      } catch (err) {
-        if (fsErrorKind(err) === "AlreadyExists") {
-          throw new WorkspaceError(
-            "ALREADY_EXISTS",
-            `${target.rel} was created by someone else meanwhile`,
-            { argument },
-          );
-        }
-        if (fsErrorKind(err) === "NotFound") {
-          throw changed(`a directory above ${target.rel} was replaced meanwhile`, argument);
-        }
-        // No hard links on this file system: check, then rename.
-        if (lstatOrNullSync(fs, target.abs) !== null) {
-          throw new WorkspaceError(
-            "ALREADY_EXISTS",
-            `${target.rel} was created by someone else meanwhile`,
-            { argument },
-          );
-        }
-        verifyChain(chain, { rel: target.rel, argument, fs });
-        fs.renameSync(tmpAbs, target.abs);
-        committed = true;
-      }
-    }
-    // The result must be where it was meant to be: the kernel looked the names up again.
-    if (!isOursAt(fs, chain, target.abs, tmpId)) {
-      throw changed(
-        `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
-          "been placed elsewhere (the kernel sandbox closes this window)",
-        argument,
-        { reason: "swapped-during-commit" },
-      );
-    }
-    if (lstatOrNullSync(fs, tmpAbs) !== null) removeOwn(fs, chain, tmpAbs, tmpId); // the link's source
-    await fsyncDir(target.parentAbs);
+    commitTemp(op, tmpId, options);
+    committed = true;
+    await afterCommit(op, tmpId);
   } finally {
-    if (!committed && tmpId !== null && !removeOwn(fs, chain, tmpAbs, tmpId)) {
+    if (!committed && tmpId !== null && !removeOwn(fs, chain, op.tmpAbs, tmpId)) {
       // Not removable through a verified path: left where it is, and said so.
       // deno-lint-ignore no-unsafe-finally
-      throw changed(
-        `a directory above ${target.rel} changed; the temporary file ${tmpRel} could not be ` +
-          "removed safely and was left",
-        argument,
-        { reason: "parent-changed", leftBehind: [tmpRel] },
-      );
+      throw leftTemp(op);
     }
   }
 }

@@ -6,8 +6,11 @@
  * ties the descriptor's fstat to the checked identity, and after a read looks the name up again
  * (verifyAfterRead). The walker (walk.ts) and the writes (atomic.ts and the write operations) use the same helpers.
  *
- * The opens are node:fs calls on every runtime: Deno's own open has no O_NOFOLLOW. They are the
- * only file-system calls of the layer that do not go through WorkspaceFs, and they live here only.
+ * The opens are node:fs calls on every runtime: Deno's own open has no O_NOFOLLOW (nor O_EXCL
+ * with it, nor an open of a directory to fsync it). They are the only file-system calls of the
+ * layer that do not go through WorkspaceFs, and they live here: the checked reads, the walker's
+ * open, the atomic write's temporary file and the directory fsync. Reads, fstat and close on a
+ * descriptor one of them opened are calls on that descriptor, not look-ups by path.
  */
 import fsp, { type FileHandle } from "node:fs/promises";
 import fs, { constants as FS } from "node:fs";
@@ -80,16 +83,22 @@ export function lstatOrNullSync(fs: WorkspaceFs, abs: string): FsInfo | null {
 }
 
 /**
+ * Whether a checked directory's path still leads to it, right now: one lstat, which must find a
+ * directory, not a link, with the identity it was checked with (gone or unreadable: it does not).
+ */
+export function dirHolds(fs: WorkspaceFs, dir: ChainLink): boolean {
+  const info = lstatOrNullSync(fs, dir.abs);
+  return info !== null && !info.isSymlink && info.isDirectory && sameIdentity(info, dir);
+}
+
+/**
  * The index of the first directory of a chain that is no longer the one it was checked as (gone,
  * unreadable, a link, not a directory, another identity), looked up by path from the root down;
  * -1 when the whole chain holds. Synchronous: no other task runs between the look-ups.
  */
 export function brokenLink(fs: WorkspaceFs, chain: readonly ChainLink[]): number {
   for (let i = 0; i < chain.length; i++) {
-    const info = lstatOrNullSync(fs, chain[i].abs);
-    if (info === null || info.isSymlink || !info.isDirectory || !sameIdentity(info, chain[i])) {
-      return i;
-    }
+    if (!dirHolds(fs, chain[i])) return i;
   }
   return -1;
 }
@@ -106,6 +115,32 @@ export function chainHolds(fs: WorkspaceFs, chain: readonly ChainLink[]): boolea
  */
 export function openNoFollowSync(abs: string): number {
   return fs.openSync(abs, FS.O_RDONLY | FS.O_NOFOLLOW | FS.O_NONBLOCK);
+}
+
+/**
+ * Creates a new file for writing under a name nothing holds yet, never through a final link
+ * (O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode 0666 before the umask): the temporary file of an
+ * atomic write. Throws the errno error (EEXIST when the name exists, even as a dangling link).
+ */
+export function createExclusive(abs: string): Promise<FileHandle> {
+  return fsp.open(abs, FS.O_WRONLY | FS.O_CREAT | FS.O_EXCL | FS.O_NOFOLLOW, 0o666);
+}
+
+/**
+ * fsyncs a directory, so a rename or link in it survives a crash; a file system that refuses
+ * fsync on directories is ignored (the rename itself is still atomic).
+ */
+export async function fsyncDir(abs: string): Promise<void> {
+  try {
+    const h = await fsp.open(abs, FS.O_RDONLY | FS.O_DIRECTORY);
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+  } catch {
+    // Some file systems refuse fsync on directories; the rename itself is still atomic.
+  }
 }
 
 /** Throws unless a resolved location exists; returns its lstat. */

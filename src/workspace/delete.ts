@@ -3,10 +3,11 @@ import type { Workspace } from "./workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "./errors.ts";
 import {
   type ChainLink,
+  dirHolds,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   requireExisting,
-  sameIdentity,
   verifyChain,
 } from "./containment.ts";
 import { assertFitsBudget, type EntryType, entryType, pacer } from "./text.ts";
@@ -15,7 +16,6 @@ import {
   assertMayCommit,
   changed,
   commitGate,
-  fsyncDir,
   joinChild,
   parentChain,
   removeChecked,
@@ -45,8 +45,7 @@ async function removeTree(
   const { removed, tick } = work;
   await tick();
   verifyChain(chain, { rel: dir.rel, argument: "path", fs });
-  const here = lstatOrNullSync(fs, dir.abs);
-  if (here === null || here.isSymlink || !here.isDirectory || !sameIdentity(here, dir.id)) {
+  if (!dirHolds(fs, { abs: dir.abs, dev: dir.id.dev, ino: dir.id.ino })) {
     throw changed(`${dir.rel} was replaced or moved since it was checked`, "path", {
       reason: "entry-changed",
     });
@@ -71,6 +70,63 @@ async function removeTree(
   }
   removeChecked(fs, chain, dir, "path");
   removed.push(dir.rel);
+}
+
+/** A checked entry to delete: its path, workspace-relative path and identity. */
+type Target = { abs: string; rel: string; id: Identity };
+
+/**
+ * A recursive delete of a checked directory, paced; a swap, a cancellation or the time budget
+ * that stops it part-way is reported with what was already removed.
+ */
+async function deleteTree(
+  ws: Workspace,
+  chain: readonly ChainLink[],
+  target: Target,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const removed: string[] = [];
+  try {
+    const tick = pacer({ signal, maxOperationMs: ws.limits.maxOperationMs });
+    await removeTree(ws.policy.fs, chain, target, { removed, tick });
+  } catch (err) {
+    const e = toWorkspaceError(err, "path");
+    // A swap, a cancellation or the time budget stops a recursive delete part-way: say what
+    // was already removed.
+    const stops = ["CHANGED_DURING_OPERATION", "CANCELLED", "TIME_BUDGET_EXCEEDED"];
+    if (!stops.includes(e.code) || removed.length === 0) throw e;
+    throw new WorkspaceError(
+      e.code,
+      `${e.message}; stopped after removing ${removed.length} entr${
+        removed.length === 1 ? "y" : "ies"
+      } of ${target.rel}`,
+      {
+        argument: "path",
+        details: {
+          ...e.details,
+          removedCount: removed.length,
+          removed: removed.slice(0, MAX_REPORTED_REMOVED),
+        },
+        cause: err,
+      },
+    );
+  }
+}
+
+/** Removes one checked entry; a directory that became non-empty is DIRECTORY_NOT_EMPTY. */
+function deleteOne(fs: WorkspaceFs, chain: readonly ChainLink[], target: Target): void {
+  try {
+    removeChecked(fs, chain, target, "path");
+  } catch (err) {
+    if ((err as { code?: string }).code === "ENOTEMPTY") {
+      throw new WorkspaceError(
+        "DIRECTORY_NOT_EMPTY",
+        `${target.rel} became non-empty meanwhile (pass recursive: true to delete it and its contents)`,
+        { argument: "recursive" },
+      );
+    }
+    throw err;
+  }
 }
 
 /** Deletes a file, link (never its target) or directory; needs confirm: true, and recursive for non-empty directories. */
@@ -110,49 +166,11 @@ export async function deletePath(
   const chain = parentChain(r, "path");
   const target = { abs: r.abs, rel: r.rel, id: { dev: info.dev, ino: info.ino } };
   // The first removal is the commit point. A single entry is removed synchronously after this
-  // check; a recursive delete checks again before each entry and can stop part-way (below).
+  // check; a recursive delete checks again before each entry and can stop part-way (deleteTree).
   assertMayCommit(gate, `the deletion of ${r.rel}`);
   if (info.isDirectory && args.recursive === true) {
-    const removed: string[] = [];
-    try {
-      const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
-      await removeTree(fs, chain, target, { removed, tick });
-    } catch (err) {
-      const e = toWorkspaceError(err, "path");
-      // A swap, a cancellation or the time budget stops a recursive delete part-way: say what
-      // was already removed.
-      const stops = ["CHANGED_DURING_OPERATION", "CANCELLED", "TIME_BUDGET_EXCEEDED"];
-      if (!stops.includes(e.code) || removed.length === 0) throw e;
-      throw new WorkspaceError(
-        e.code,
-        `${e.message}; stopped after removing ${removed.length} entr${
-          removed.length === 1 ? "y" : "ies"
-        } of ${r.rel}`,
-        {
-          argument: "path",
-          details: {
-            ...e.details,
-            removedCount: removed.length,
-            removed: removed.slice(0, MAX_REPORTED_REMOVED),
-          },
-          cause: err,
-        },
-      );
-    }
-  } else {
-    try {
-      removeChecked(fs, chain, target, "path");
-    } catch (err) {
-      if ((err as { code?: string }).code === "ENOTEMPTY") {
-        throw new WorkspaceError(
-          "DIRECTORY_NOT_EMPTY",
-          `${r.rel} became non-empty meanwhile (pass recursive: true to delete it and its contents)`,
-          { argument: "recursive" },
-        );
-      }
-      throw err;
-    }
-  }
+    await deleteTree(ws, chain, target, options.signal);
+  } else deleteOne(fs, chain, target);
   await fsyncDir(r.parentAbs);
   return out;
 }

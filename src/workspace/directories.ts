@@ -3,18 +3,20 @@ import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import {
   type ChainLink,
+  dirHolds,
+  fsyncDir,
   type Identity,
   lstatOrNullSync,
   sameIdentity,
   verifyChain,
 } from "./containment.ts";
 import { jsonBytes, ResultBudget } from "./budget.ts";
+import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 import {
   assertMayCommit,
   changed,
   type CommitGate,
   commitGate,
-  fsyncDir,
   joinChild,
   randomHex,
   removeOwn,
@@ -32,6 +34,137 @@ export function assertDepth(ws: Workspace, depth: number, argument: string): voi
   }
 }
 
+/** A directory this operation created: its path, the chain it was created through, its identity. */
+interface Made {
+  rel: string;
+  chain: ChainLink[];
+  id: Identity;
+}
+
+/** One makeDirectories run: the levels asked for, the chain so far, what it created. */
+interface Levels {
+  fs: WorkspaceFs;
+  segs: readonly string[];
+  argument: string;
+  /** The checked chain down to the last level reached. */
+  chain: ChainLink[];
+  created: Made[];
+}
+
+/** One level of segs: its index, path, absolute path and the checked parent it goes in. */
+interface Level {
+  i: number;
+  rel: string;
+  abs: string;
+  parent: ChainLink;
+}
+
+/**
+ * Creates a missing level as a random-named directory in its checked parent, renamed to its name
+ * once verified there; returns the lstat of what then holds the name (another directory that
+ * took it meanwhile is accepted by the caller's checks, as before).
+ */
+function createLevel(run: Levels, level: Level): FsInfo {
+  const { fs, segs, argument } = run;
+  const { i, rel, abs, parent } = level;
+  const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
+  const tmpAbs = joinChild(parent.abs, tmpName);
+  const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
+  try {
+    fs.mkdirSync(tmpAbs);
+  } catch (err) {
+    // The parent checked a moment ago is gone (or no longer a directory) for the kernel: it was
+    // replaced or moved, as for the check above; the undo then says what it left.
+    const kind = fsErrorKind(err);
+    if (kind !== "NotFound" && kind !== "NotADirectory") throw err;
+    throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
+      reason: "parent-changed",
+    });
+  }
+  const made = lstatOrNullSync(fs, tmpAbs);
+  if (made === null || !made.isDirectory || !dirHolds(fs, parent)) {
+    const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
+    throw changed(
+      `a directory above ${rel} was replaced while it was created; stopped`,
+      argument,
+      { reason: "parent-changed", ...(gone ? {} : { leftBehind: [tmpRel] }) },
+    );
+  }
+  try {
+    fs.renameSync(tmpAbs, abs);
+  } catch (err) {
+    // Created meanwhile (or a non-empty directory, or a file, took the name).
+    if (!removeOwn(fs, [parent], tmpAbs, made)) {
+      throw changed(`${rel} changed while it was created`, argument, {
+        leftBehind: [tmpRel],
+      });
+    }
+    const taken = lstatOrNullSync(fs, abs);
+    if (taken === null) throw err;
+    return taken;
+  }
+  const now = lstatOrNullSync(fs, abs);
+  if (now === null || !sameIdentity(now, made) || !dirHolds(fs, parent)) {
+    throw changed(
+      `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
+      argument,
+      { reason: "swapped-during-commit" },
+    );
+  }
+  run.created.push({ rel, chain: [...run.chain], id: made });
+  return now;
+}
+
+/**
+ * Reaches level i of segs: the root and the parent re-checked, the level created when missing;
+ * it must then be a directory, not a link. Its identity joins the chain.
+ */
+function reachLevel(ws: Workspace, run: Levels, i: number): void {
+  const { fs, segs, argument, chain } = run;
+  const parent = chain[chain.length - 1];
+  const rel = segs.slice(0, i + 1).join("/");
+  const abs = joinChild(parent.abs, segs[i]);
+  ws.policy.verifyRoot(argument);
+  if (!dirHolds(fs, parent)) {
+    throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
+      reason: "parent-changed",
+    });
+  }
+  const info = lstatOrNullSync(fs, abs) ?? createLevel(run, { i, rel, abs, parent });
+  if (info.isSymlink) {
+    throw changed(`${rel} became a symbolic link meanwhile; stopped`, argument);
+  }
+  if (!info.isDirectory) {
+    throw new WorkspaceError("NOT_A_DIRECTORY", `${rel} exists and is not a directory`, {
+      argument,
+    });
+  }
+  chain.push({ abs, dev: info.dev, ino: info.ino });
+}
+
+/**
+ * After a failure: removes what the run created, deepest first, only through verified paths;
+ * returns the error to throw, naming in leftBehind what could not be removed.
+ */
+function undoLevels(run: Levels, err: unknown): unknown {
+  const left: string[] = [];
+  for (const c of run.created.reverse()) {
+    const abs = joinChild(c.chain[c.chain.length - 1].abs, c.rel.split("/").pop()!);
+    if (!removeOwn(run.fs, c.chain, abs, c.id)) left.push(c.rel);
+  }
+  if (left.length > 0 && err instanceof WorkspaceError) {
+    return new WorkspaceError(err.code, err.message, {
+      argument: err.argument,
+      details: {
+        ...err.details,
+        leftBehind: [...((err.details?.leftBehind as string[]) ?? []), ...left],
+      },
+      cause: err,
+    });
+  }
+  return err;
+}
+
 /**
  * Creates each missing directory of segs (a real workspace-relative path) below the existing
  * part of its checked chain, one level at a time, each as a random-named directory renamed to
@@ -45,108 +178,21 @@ export async function makeDirectories(
   argument: string,
 ): Promise<string[]> {
   const { segs } = from;
-  const { fs } = ws.policy;
-  const chain: ChainLink[] = [...from.chain];
-  const created: { rel: string; chain: ChainLink[]; id: Identity }[] = [];
-  const parentOk = (link: ChainLink) => {
-    const now = lstatOrNullSync(fs, link.abs);
-    return now !== null && now.isDirectory && !now.isSymlink && sameIdentity(now, link);
-  };
+  const run: Levels = { fs: ws.policy.fs, segs, argument, chain: [...from.chain], created: [] };
   // Synchronous from this check through every level: creating the first missing directory is
   // the commit point, and no cancellation is seen between the check and the last level.
-  if (chain.length - 1 < segs.length) assertMayCommit(from.gate, `creating ${segs.join("/")}`);
+  if (run.chain.length - 1 < segs.length) {
+    assertMayCommit(from.gate, `creating ${segs.join("/")}`);
+  }
   try {
-    verifyChain(chain, { rel: segs.join("/"), argument, fs });
-    for (let i = chain.length - 1; i < segs.length; i++) {
-      const parent = chain[chain.length - 1];
-      const name = segs[i];
-      const rel = segs.slice(0, i + 1).join("/");
-      const abs = joinChild(parent.abs, name);
-      ws.policy.verifyRoot(argument);
-      if (!parentOk(parent)) {
-        throw changed(`a directory above ${rel} was replaced or moved; stopped`, argument, {
-          reason: "parent-changed",
-        });
-      }
-      let info = lstatOrNullSync(fs, abs);
-      if (info === null) {
-        const tmpName = `${TEMP_PREFIX}${randomHex(8)}`;
-        const tmpAbs = joinChild(parent.abs, tmpName);
-        const tmpRel = i === 0 ? tmpName : `${segs.slice(0, i).join("/")}/${tmpName}`;
-        fs.mkdirSync(tmpAbs);
-        const made = lstatOrNullSync(fs, tmpAbs);
-        if (made === null || !made.isDirectory || !parentOk(parent)) {
-          const gone = made !== null && removeOwn(fs, [parent], tmpAbs, made);
-          throw changed(
-            `a directory above ${rel} was replaced while it was created; stopped`,
-            argument,
-            { reason: "parent-changed", ...(gone ? {} : { leftBehind: [tmpRel] }) },
-          );
-        }
-        try {
-          fs.renameSync(tmpAbs, abs);
-        } catch (err) {
-          // Created meanwhile (or a non-empty directory, or a file, took the name).
-          if (!removeOwn(fs, [parent], tmpAbs, made)) {
-            throw changed(`${rel} changed while it was created`, argument, {
-              leftBehind: [tmpRel],
-            });
-          }
-          info = lstatOrNullSync(fs, abs);
-          if (info === null) throw err;
-        }
-        if (info === null) {
-          const now = lstatOrNullSync(fs, abs);
-          if (now === null || !sameIdentity(now, made) || !parentOk(parent)) {
-            throw changed(
-              `a directory above ${rel} was swapped during its creation; it may have been created elsewhere`,
-              argument,
-              { reason: "swapped-during-commit" },
-            );
-          }
-          created.push({ rel, chain: [...chain], id: made });
-          info = now;
-        }
-      }
-      if (info.isSymlink) {
-        throw changed(`${rel} became a symbolic link meanwhile; stopped`, argument);
-      }
-      if (!info.isDirectory) {
-        throw new WorkspaceError("NOT_A_DIRECTORY", `${rel} exists and is not a directory`, {
-          argument,
-        });
-      }
-      chain.push({ abs, dev: info.dev, ino: info.ino });
-    }
+    verifyChain(run.chain, { rel: segs.join("/"), argument, fs: run.fs });
+    for (let i = run.chain.length - 1; i < segs.length; i++) reachLevel(ws, run, i);
   } catch (err) {
     // Undo, deepest first, only through verified paths; say what could not be undone.
-    const left: string[] = [];
-    for (const c of created.reverse()) {
-      if (
-        !removeOwn(
-          fs,
-          c.chain,
-          joinChild(c.chain[c.chain.length - 1].abs, c.rel.split("/").pop()!),
-          c.id,
-        )
-      ) {
-        left.push(c.rel);
-      }
-    }
-    if (left.length > 0 && err instanceof WorkspaceError) {
-      throw new WorkspaceError(err.code, err.message, {
-        argument: err.argument,
-        details: {
-          ...err.details,
-          leftBehind: [...((err.details?.leftBehind as string[]) ?? []), ...left],
-        },
-        cause: err,
-      });
-    }
-    throw err;
+    throw undoLevels(run, err);
   }
-  await fsyncDir(chain[Math.max(0, from.chain.length - 1)].abs);
-  return created.map((c) => c.rel);
+  await fsyncDir(run.chain[Math.max(0, from.chain.length - 1)].abs);
+  return run.created.map((c) => c.rel);
 }
 
 /** Result of createDirectory. */

@@ -11,7 +11,13 @@
 import { WorkspaceError } from "./errors.ts";
 import { fsErrorKind, type FsInfo, type WorkspaceFs } from "./fs/types.ts";
 import { defaultFs } from "./fs/runtime.ts";
-import { type ChainLink, type Located, lstatIfExists, lstatIfExistsSync } from "./containment.ts";
+import {
+  type ChainLink,
+  dirHolds,
+  type Located,
+  lstatIfExists,
+  lstatIfExistsSync,
+} from "./containment.ts";
 
 /** Most symbolic links one resolution follows (Linux's own limit is 40). */
 export const MAX_SYMLINK_HOPS = 40;
@@ -53,6 +59,62 @@ function startsWithParts(full: string[], prefix: string[]): boolean {
 function joinAbs(root: string, stack: readonly string[]): string {
   if (stack.length === 0) return root;
   return (root === "/" ? "" : root) + "/" + stack.join("/");
+}
+
+/** The state of one resolve walk: the real names reached, their identities, what is left. */
+interface Walk {
+  /** Components still to walk. */
+  queue: string[];
+  /** Real names from the root down to the position reached. */
+  stack: string[];
+  /** Identity of each existing stack entry as the walk saw it (null: missing). */
+  ids: ({ dev: number; ino: number | null } | null)[];
+  /** Stack index of the first missing component; null while every one exists. */
+  missingFrom: number | null;
+  /** Symbolic links followed so far. */
+  hops: number;
+}
+
+/** What a resolve walk reports and decides with: the input, its argument name, followLeaf. */
+interface WalkContext {
+  path: string;
+  argument: string;
+  followLeaf: boolean;
+  outside: (why: string) => WorkspaceError;
+}
+
+/** The input as a path string: a non-empty, NUL-free, well-formed string, else INVALID_ARGUMENT. */
+function checkedInput(input: unknown, argument: string): string {
+  if (typeof input !== "string") {
+    throw new WorkspaceError("INVALID_ARGUMENT", `${argument} must be a string`, { argument });
+  }
+  if (input.length === 0) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      `${argument} is empty; use "." for the workspace root`,
+      { argument },
+    );
+  }
+  if (input.includes("\0")) {
+    throw new WorkspaceError("INVALID_ARGUMENT", `${argument} contains a NUL byte`, {
+      argument,
+    });
+  }
+  if (!input.isWellFormed()) {
+    // A lone surrogate has no file-system spelling: it would silently become U+FFFD.
+    throw new WorkspaceError("INVALID_ARGUMENT", `${argument} is not well-formed Unicode`, {
+      argument,
+    });
+  }
+  return input;
+}
+
+/** A ".." of the walk: one level up (OUTSIDE_WORKSPACE above the root). */
+function up(w: Walk, outside: (why: string) => WorkspaceError): void {
+  if (w.stack.length === 0) throw outside("escapes the workspace");
+  w.stack.pop();
+  w.ids.pop();
+  if (w.missingFrom !== null && w.stack.length <= w.missingFrom) w.missingFrom = null;
 }
 
 /** The containment policy of one workspace root. */
@@ -134,140 +196,140 @@ export class PathPolicy {
   /** Resolves a caller path to a real location inside the workspace, or throws a typed error. */
   async resolve(input: unknown, options: ResolveOptions): Promise<Resolved> {
     const { argument } = options;
-    if (typeof input !== "string") {
-      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} must be a string`, { argument });
-    }
-    if (input.length === 0) {
-      throw new WorkspaceError(
-        "INVALID_ARGUMENT",
-        `${argument} is empty; use "." for the workspace root`,
-        { argument },
-      );
-    }
-    if (input.includes("\0")) {
-      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} contains a NUL byte`, {
-        argument,
-      });
-    }
-    if (!input.isWellFormed()) {
-      // A lone surrogate has no file-system spelling: it would silently become U+FFFD.
-      throw new WorkspaceError("INVALID_ARGUMENT", `${argument} is not well-formed Unicode`, {
-        argument,
-      });
-    }
+    const path = checkedInput(input, argument);
     const outside = (why: string) =>
-      new WorkspaceError("OUTSIDE_WORKSPACE", `${argument} ${JSON.stringify(input)} ${why}`, {
+      new WorkspaceError("OUTSIDE_WORKSPACE", `${argument} ${JSON.stringify(path)} ${why}`, {
         argument,
       });
-
-    let queue: string[];
-    if (input.startsWith("/")) {
-      const p = parts(input);
-      if (startsWithParts(p, this.#rootRealParts)) {
-        queue = p.slice(this.#rootRealParts.length);
-      } else if (startsWithParts(p, this.#rootGivenParts)) {
-        queue = p.slice(this.#rootGivenParts.length);
-      } else {
-        throw outside("is an absolute path outside the workspace");
-      }
-      if (input.endsWith("/")) queue.push(""); // keep the trailing slash's meaning
-    } else {
-      queue = input.split("/");
-    }
-    const followLeaf = options.followLeaf;
+    const w: Walk = {
+      queue: this.#initialQueue(path, outside),
+      stack: [],
+      ids: [],
+      missingFrom: null,
+      hops: 0,
+    };
+    const ctx: WalkContext = { path, argument, followLeaf: options.followLeaf, outside };
     const sync = options.syncMetadata === true;
     this.verifyRoot(argument);
 
-    const stack: string[] = [];
-    // Identity of each existing stack entry as the walk saw it (null: missing).
-    const ids: ({ dev: number; ino: number | null } | null)[] = [];
-    let missingFrom: number | null = null;
-    let hops = 0;
-    while (queue.length > 0) {
-      const c = queue.shift()!;
+    while (w.queue.length > 0) {
+      const c = w.queue.shift()!;
       if (c === "" || c === ".") continue;
       if (c === "..") {
-        if (stack.length === 0) throw outside("escapes the workspace");
-        stack.pop();
-        ids.pop();
-        if (missingFrom !== null && stack.length <= missingFrom) missingFrom = null;
+        up(w, outside);
         continue;
       }
-      if (missingFrom !== null) {
-        stack.push(c);
-        ids.push(null);
+      if (w.missingFrom !== null) {
+        w.stack.push(c);
+        w.ids.push(null);
         continue;
       }
       // "name/" and "name/." ask for what name leads to, as in POSIX: only a bare final name is "last".
-      const isLast = queue.length === 0;
+      const isLast = w.queue.length === 0;
       let name = c;
-      const dir = joinAbs(this.rootReal, stack);
+      const dir = joinAbs(this.rootReal, w.stack);
       let info = sync
         ? this.#lstatComponentSync(dir, name, argument)
         : await this.#lstatComponent(dir, name, argument);
+      if (info === null) ({ name, info } = await this.#unicodeLookup(w.stack, name, argument));
       if (info === null) {
-        const alt = await this.#unicodeAlternative(stack, name, argument);
-        if (alt !== null) {
-          name = alt;
-          info = await lstatIfExists(this.fs, joinAbs(this.rootReal, [...stack, name]));
-        }
-      }
-      if (info === null) {
-        missingFrom = stack.length;
-        stack.push(name);
-        ids.push(null);
+        w.missingFrom = w.stack.length;
+        w.stack.push(name);
+        w.ids.push(null);
         continue;
       }
-      if (info.isSymlink && (!isLast || followLeaf)) {
-        if (++hops > MAX_SYMLINK_HOPS) {
-          throw new WorkspaceError(
-            "SYMLINK_LOOP",
-            `${argument} ${JSON.stringify(input)} has too many levels of symbolic links`,
-            { argument },
-          );
-        }
-        let target: string;
-        try {
-          target = await this.fs.readLink(joinAbs(this.rootReal, [...stack, name]));
-        } catch {
-          // It stopped being a link (or went away) between the lstat and the readlink.
-          throw new WorkspaceError(
-            "CHANGED_DURING_OPERATION",
-            `${argument} ${JSON.stringify(input)}: ${name} changed while it was checked`,
-            { argument },
-          );
-        }
-        if (target.startsWith("/")) {
-          const t = parts(target);
-          if (startsWithParts(t, this.#rootRealParts)) {
-            stack.length = 0;
-            ids.length = 0;
-            queue = [...t.slice(this.#rootRealParts.length), ...queue];
-          } else if (startsWithParts(t, this.#rootGivenParts)) {
-            stack.length = 0;
-            ids.length = 0;
-            queue = [...t.slice(this.#rootGivenParts.length), ...queue];
-          } else {
-            throw outside(
-              `goes through a symbolic link (${name}) that points outside the workspace`,
-            );
-          }
-        } else {
-          queue = [...target.split("/"), ...queue];
-        }
+      if (info.isSymlink && (!isLast || ctx.followLeaf)) {
+        await this.#followLink(w, name, ctx);
         continue;
       }
       if (!isLast && !info.isDirectory) {
         throw new WorkspaceError(
           "NOT_A_DIRECTORY",
-          `${argument} ${JSON.stringify(input)}: ${[...stack, name].join("/")} is not a directory`,
+          `${argument} ${JSON.stringify(path)}: ${[...w.stack, name].join("/")} is not a directory`,
           { argument },
         );
       }
-      stack.push(name);
-      ids.push({ dev: info.dev, ino: info.ino });
+      w.stack.push(name);
+      w.ids.push({ dev: info.dev, ino: info.ino });
     }
+    return await this.#resolved(w, sync);
+  }
 
+  /**
+   * The components to walk for a checked input: an absolute one must spell a path under the real
+   * or the configured root (OUTSIDE_WORKSPACE otherwise), a trailing slash kept as an empty one.
+   */
+  #initialQueue(input: string, outside: (why: string) => WorkspaceError): string[] {
+    if (!input.startsWith("/")) return input.split("/");
+    const queue = this.#underRoot(parts(input));
+    if (queue === null) throw outside("is an absolute path outside the workspace");
+    if (input.endsWith("/")) queue.push(""); // keep the trailing slash's meaning
+    return queue;
+  }
+
+  /** The components below the root of an absolute path under the real or configured root; null otherwise. */
+  #underRoot(p: string[]): string[] | null {
+    if (startsWithParts(p, this.#rootRealParts)) return p.slice(this.#rootRealParts.length);
+    if (startsWithParts(p, this.#rootGivenParts)) return p.slice(this.#rootGivenParts.length);
+    return null;
+  }
+
+  /** A missing name's one canonically equivalent (NFC) entry on disk and its lstat, if any. */
+  async #unicodeLookup(
+    stack: string[],
+    name: string,
+    argument: string,
+  ): Promise<{ name: string; info: FsInfo | null }> {
+    const alt = await this.#unicodeAlternative(stack, name, argument);
+    if (alt === null) return { name, info: null };
+    return {
+      name: alt,
+      info: await lstatIfExists(this.fs, joinAbs(this.rootReal, [...stack, alt])),
+    };
+  }
+
+  /**
+   * Follows the symbolic link `name` at the walk's position by splicing its target into the
+   * components left: at most MAX_SYMLINK_HOPS in all (SYMLINK_LOOP); an absolute target restarts
+   * from the root and must lie under it (OUTSIDE_WORKSPACE); a link that stopped being one is
+   * CHANGED_DURING_OPERATION.
+   */
+  async #followLink(w: Walk, name: string, ctx: WalkContext): Promise<void> {
+    const { argument, path } = ctx;
+    if (++w.hops > MAX_SYMLINK_HOPS) {
+      throw new WorkspaceError(
+        "SYMLINK_LOOP",
+        `${argument} ${JSON.stringify(path)} has too many levels of symbolic links`,
+        { argument },
+      );
+    }
+    let target: string;
+    try {
+      target = await this.fs.readLink(joinAbs(this.rootReal, [...w.stack, name]));
+    } catch {
+      // It stopped being a link (or went away) between the lstat and the readlink.
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${argument} ${JSON.stringify(path)}: ${name} changed while it was checked`,
+        { argument },
+      );
+    }
+    if (!target.startsWith("/")) {
+      w.queue = [...target.split("/"), ...w.queue];
+      return;
+    }
+    const below = this.#underRoot(parts(target));
+    if (below === null) {
+      throw ctx.outside(`goes through a symbolic link (${name}) that points outside the workspace`);
+    }
+    w.stack.length = 0;
+    w.ids.length = 0;
+    w.queue = [...below, ...w.queue];
+  }
+
+  /** The resolved location a finished walk reached: its chain of checked directories and lstat. */
+  async #resolved(w: Walk, sync: boolean): Promise<Resolved> {
+    const { stack, ids, missingFrom } = w;
     const abs = joinAbs(this.rootReal, stack);
     const chain: ChainLink[] = [{ abs: this.rootReal, ...this.rootId }];
     for (let i = 0; i < stack.length - 1; i++) {
@@ -298,16 +360,8 @@ export class PathPolicy {
    * a symbolic link, not another directory put in its place).
    */
   verifyRoot(argument?: string): void {
-    let info: FsInfo | null = null;
-    try {
-      info = this.fs.lstatSync(this.rootReal);
-    } catch {
-      // gone or unreadable: changed
-    }
-    if (
-      info === null || info.isSymlink || !info.isDirectory || info.dev !== this.rootId.dev ||
-      info.ino !== this.rootId.ino
-    ) {
+    // Gone or unreadable counts as changed.
+    if (!dirHolds(this.fs, { abs: this.rootReal, ...this.rootId })) {
       throw new WorkspaceError(
         "CHANGED_DURING_OPERATION",
         "the workspace root was replaced after the workspace was opened (it is no longer the " +

@@ -3,6 +3,7 @@ import { Buffer } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
 import { WorkspaceError } from "./errors.ts";
 import {
+  type CheckedFile,
   openCheckedFileSync,
   requireExisting,
   retryReplacedRead,
@@ -12,7 +13,6 @@ import { jsonBytes, ResultBudget } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
   assertFitsBudget,
-  cutText,
   type EntryType,
   entryType,
   type HashSkipped,
@@ -21,8 +21,8 @@ import {
   READ_CHUNK,
   sha256Hex,
   sha256Stream,
-  textCosts,
 } from "./text.ts";
+import { LineWindow } from "./read_window.ts";
 
 /** Arguments of readFile. */
 export interface ReadFileArgs {
@@ -59,27 +59,6 @@ export interface ReadFileResult {
   lineTruncated?: boolean;
 }
 
-/** True when bytes contain a NUL. */
-function hasNul(bytes: Uint8Array): boolean {
-  return bytes.indexOf(0) !== -1;
-}
-
-/** Number of "\n" bytes in bytes. */
-function countNewlines(bytes: Uint8Array): number {
-  let n = 0;
-  let i = -1;
-  while ((i = bytes.indexOf(10, i + 1)) !== -1) n++;
-  return n;
-}
-
-/** Number of "\n" in text. */
-function countNewlinesText(text: string): number {
-  let n = 0;
-  let i = -1;
-  while ((i = text.indexOf("\n", i + 1)) !== -1) n++;
-  return n;
-}
-
 /**
  * Reads UTF-8 text, optionally a line range. Reading stops once the range is complete,
  * unless the file is at most maxHashBytes: then the whole file is read, so its sha256 and
@@ -95,12 +74,8 @@ export function readFile(
   return retryReplacedRead(() => readFileOnce(ws, args, options), options.signal);
 }
 
-/** One attempt of readFile (retryReplacedRead runs it again when the file is replaced). */
-async function readFileOnce(
-  ws: Workspace,
-  args: ReadFileArgs,
-  options: ReadOptions,
-): Promise<ReadFileResult> {
+/** The call's maxBytes, refused with INVALID_ARGUMENT when over the workspace's maxReadBytes. */
+function checkedMaxBytes(ws: Workspace, args: ReadFileArgs): number {
   const limit = ws.limits.maxReadBytes;
   const maxBytes = args.maxBytes ?? limit;
   if (maxBytes > limit) {
@@ -113,6 +88,107 @@ async function readFileOnce(
       },
     );
   }
+  return maxBytes;
+}
+
+/** What reading a file's chunks into its window learned: bytes read, the last one, the end. */
+interface ReadExtent {
+  /** Bytes read. */
+  size: number;
+  /** The last byte read; -1 when none. */
+  lastByte: number;
+  /** The end of the file was reached (not only the end of the range). */
+  atEof: boolean;
+}
+
+/**
+ * Reads an opened file chunk by chunk into its window until the end, or until the window needs
+ * no more; cancellable and paced between chunks. A file hashed whole that grows past hashLimit
+ * meanwhile is CHANGED_DURING_OPERATION.
+ */
+async function readIntoWindow(
+  file: CheckedFile,
+  window: LineWindow,
+  hashing: { hash: ReturnType<typeof sha256Stream> | null; limit: number; rel: string },
+  tick: () => Promise<void>,
+): Promise<ReadExtent> {
+  const { hash, limit: hashLimit } = hashing;
+  let size = 0;
+  let lastByte = -1;
+  const buf = new Uint8Array(READ_CHUNK);
+  while (true) {
+    await tick();
+    // The first READ_CHUNK bytes (and the read that finds the end after them) synchronously,
+    // the rest through the blocking pool: decision 0038.
+    const bytesRead = size < READ_CHUNK
+      ? file.readSync(buf, 0, READ_CHUNK)
+      : await file.read(buf, 0, READ_CHUNK);
+    if (bytesRead === 0) return { size, lastByte, atEof: true };
+    const chunk = buf.subarray(0, bytesRead);
+    size += bytesRead;
+    lastByte = chunk[bytesRead - 1];
+    if (hash && size > hashLimit) {
+      throw new WorkspaceError(
+        "CHANGED_DURING_OPERATION",
+        `${hashing.rel} grew past maxHashBytes (${hashLimit}) while it was read; read it again`,
+        { argument: "path", details: { limit: hashLimit } },
+      );
+    }
+    hash?.update(chunk);
+    if (!window.consume(chunk)) return { size, lastByte, atEof: false };
+  }
+}
+
+/**
+ * The read_file result from a filled window, after the read was verified: INVALID_ARGUMENT when
+ * startLine is past the end of a file read to its end; sha256 and totalLines for a file hashed
+ * whole, sha256Skipped otherwise.
+ */
+function readFileResult(
+  rel: string,
+  w: LineWindow,
+  read: ReadExtent,
+  file: { start: number; statSize: number; hashLimit: number; sha256: string | null },
+): ReadFileResult {
+  const { size, lastByte, atEof } = read;
+  const { start, statSize } = file;
+  const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? w.lineNo - 1 : w.lineNo) : undefined;
+  if (known !== undefined && start > Math.max(known, 1)) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      `startLine ${start} is past the end of ${rel}, which has ${known} lines`,
+      { argument: "startLine", details: { totalLines: known } },
+    );
+  }
+  const result: ReadFileResult = {
+    path: rel,
+    content: w.out,
+    size: atEof ? size : statSize,
+    startLine: start,
+    endLine: w.lastIncluded,
+    truncated: w.cut !== undefined,
+  };
+  if (file.sha256 !== null) {
+    result.totalLines = known;
+    result.sha256 = file.sha256;
+  } else {
+    result.sha256Skipped = { reason: "maxHashBytes", limit: file.hashLimit, size: statSize };
+  }
+  if (w.cut !== undefined) result.truncatedReason = w.cut;
+  if (w.nextStartLine !== undefined && (known === undefined || w.nextStartLine <= known)) {
+    result.nextStartLine = w.nextStartLine;
+  }
+  if (w.lineTruncated) result.lineTruncated = true;
+  return result;
+}
+
+/** One attempt of readFile (retryReplacedRead runs it again when the file is replaced). */
+async function readFileOnce(
+  ws: Workspace,
+  args: ReadFileArgs,
+  options: ReadOptions,
+): Promise<ReadFileResult> {
+  const maxBytes = checkedMaxBytes(ws, args);
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Infinity;
   const r = await ws.policy.resolve(args.path, {
@@ -127,211 +203,22 @@ async function readFileOnce(
   const budget = new ResultBudget(ws.limits.maxResultBytes, 0);
   budget.take(resultReserve(ws.limits.maxResultBytes) + jsonBytes(r.rel));
   const maxJson = budget.remaining;
-  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  const decode = (bytes: Uint8Array): string => {
-    if (hasNul(bytes)) throw binaryError(r.rel);
-    try {
-      return decoder.decode(bytes, { stream: true });
-    } catch {
-      throw binaryError(r.rel);
-    }
-  };
-  let size = 0; // bytes read
   let statSize = 0;
-  let lineNo = 1; // line of the next byte
-  let lastByte = -1;
-  let out = "";
-  let outBytes = 0;
-  let outJson = 0;
-  let lineStartInOut = 0;
-  let lastIncluded = 0;
-  let cut: "maxBytes" | "maxResultBytes" | undefined;
-  let nextStartLine: number | undefined;
-  let lineTruncated = false;
-  let atEof = false;
   let hash: ReturnType<typeof sha256Stream> | null = null;
-  /** Takes one decoded segment of line lineNo (the range's line), or cuts the range. */
-  const take = (text: string) => {
-    const { utf8: b, json: j } = textCosts(text);
-    if (outBytes + b <= maxBytes && outJson + j <= maxJson) {
-      out += text;
-      outBytes += b;
-      outJson += j;
-      lastIncluded = lineNo;
-      return;
-    }
-    cut = outBytes + b > maxBytes ? "maxBytes" : "maxResultBytes";
-    nextStartLine = lineNo;
-    if (lineStartInOut > 0) {
-      // Drop the part of this line already taken from an earlier chunk: whole lines only.
-      out = out.slice(0, lineStartInOut);
-      lastIncluded = lineNo - 1;
-    } else {
-      // A single line larger than the room: return its first bytes, cut on a code point,
-      // and say so; continuing means the next line (never the same one again).
-      out += cutText(text, maxBytes - outBytes, maxJson - outJson);
-      lastIncluded = lineNo;
-      lineTruncated = true;
-      nextStartLine = lineNo + 1;
-    }
-  };
+  let window: LineWindow;
+  let read: ReadExtent;
   try {
     statSize = file.size;
     if (statSize <= hashLimit) hash = sha256Stream();
-    const buf = new Uint8Array(READ_CHUNK);
-    reading: while (true) {
-      await tick();
-      // The first READ_CHUNK bytes (and the read that finds the end after them) synchronously,
-      // the rest through the blocking pool: decision 0038.
-      const bytesRead = size < READ_CHUNK
-        ? file.readSync(buf, 0, READ_CHUNK)
-        : await file.read(buf, 0, READ_CHUNK);
-      if (bytesRead === 0) {
-        atEof = true;
-        break;
-      }
-      const chunk = buf.subarray(0, bytesRead);
-      size += bytesRead;
-      lastByte = chunk[bytesRead - 1];
-      if (hash && size > hashLimit) {
-        throw new WorkspaceError(
-          "CHANGED_DURING_OPERATION",
-          `${r.rel} grew past maxHashBytes (${hashLimit}) while it was read; read it again`,
-          { argument: "path", details: { limit: hashLimit } },
-        );
-      }
-      hash?.update(chunk);
-      let pos = 0;
-      while (pos < bytesRead) {
-        if (lineNo < start) {
-          // Before the range: skip to the first byte of line `start`, examining only what
-          // the whole-file check needs.
-          let p = pos;
-          while (lineNo < start) {
-            const nl = chunk.indexOf(10, p);
-            if (nl === -1) {
-              p = bytesRead;
-              break;
-            }
-            lineNo++;
-            p = nl + 1;
-          }
-          if (hash) decode(chunk.subarray(pos, p));
-          pos = p;
-        } else if (cut === undefined && lineNo <= end && hash) {
-          // In the range of a file that is checked whole anyway: the lines of this chunk up to
-          // the range's end decoded in one call, then taken in one piece when they fit (else
-          // line by line, as below). The same bytes are decoded either way.
-          let p = pos;
-          for (let l = lineNo; l <= end; l++) {
-            const nl = chunk.indexOf(10, p);
-            if (nl === -1) {
-              p = bytesRead;
-              break;
-            }
-            p = nl + 1;
-          }
-          const text = decode(chunk.subarray(pos, p));
-          pos = p;
-          const { utf8: b, json: j } = textCosts(text);
-          if (outBytes + b <= maxBytes && outJson + j <= maxJson) {
-            const lastNl = text.lastIndexOf("\n");
-            const k = lastNl === -1 ? 0 : countNewlinesText(text);
-            out += text;
-            outBytes += b;
-            outJson += j;
-            lastIncluded = lastNl === text.length - 1 ? lineNo + k - 1 : lineNo + k;
-            lineNo += k;
-            if (lastNl !== -1) lineStartInOut = out.length - (text.length - lastNl - 1);
-          } else {
-            for (let i = 0; i < text.length;) {
-              const nl = text.indexOf("\n", i);
-              const e = nl === -1 ? text.length : nl + 1;
-              if (cut === undefined) take(text.slice(i, e));
-              i = e;
-              if (nl !== -1) {
-                lineNo++;
-                lineStartInOut = out.length;
-              }
-            }
-          }
-        } else if (cut === undefined && lineNo <= end) {
-          // In the range: one segment of the current line.
-          const nl = chunk.indexOf(10, pos);
-          const segEnd = nl === -1 ? bytesRead : nl + 1;
-          take(decode(chunk.subarray(pos, segEnd)));
-          pos = segEnd;
-          if (nl !== -1) {
-            lineNo++;
-            lineStartInOut = out.length;
-          }
-        } else if (hash) {
-          // After the range of a file that is hashed whole: check and count the rest.
-          const rest = chunk.subarray(pos);
-          decode(rest);
-          lineNo += countNewlines(rest);
-          pos = bytesRead;
-        } else if (nextStartLine !== undefined && lineNo < nextStartLine) {
-          // The rest of a line cut short: skip it to learn whether another line follows.
-          const nl = chunk.indexOf(10, pos);
-          if (nl === -1) pos = bytesRead;
-          else {
-            lineNo++;
-            pos = nl + 1;
-          }
-        } else {
-          // Done: the range is complete and, if cut, the next line exists.
-          break reading;
-        }
-      }
-    }
-    if (hash) {
-      try {
-        decoder.decode();
-      } catch {
-        throw binaryError(r.rel);
-      }
-    }
+    window = new LineWindow({ start, end, maxBytes, maxJson, rel: r.rel, whole: hash !== null });
+    read = await readIntoWindow(file, window, { hash, limit: hashLimit, rel: r.rel }, tick);
+    window.finish();
   } finally {
     file.close();
   }
   verifyAfterRead(r, "path");
-  const known = atEof ? (size === 0 ? 0 : lastByte === 10 ? lineNo - 1 : lineNo) : undefined;
-  if (known !== undefined && start > Math.max(known, 1)) {
-    throw new WorkspaceError(
-      "INVALID_ARGUMENT",
-      `startLine ${start} is past the end of ${r.rel}, which has ${known} lines`,
-      { argument: "startLine", details: { totalLines: known } },
-    );
-  }
-  const result: ReadFileResult = {
-    path: r.rel,
-    content: out,
-    size: atEof ? size : statSize,
-    startLine: start,
-    endLine: lastIncluded,
-    truncated: cut !== undefined,
-  };
-  if (hash && atEof) {
-    result.totalLines = known;
-    result.sha256 = hash.hex();
-  } else {
-    result.sha256Skipped = { reason: "maxHashBytes", limit: hashLimit, size: statSize };
-  }
-  if (cut !== undefined) result.truncatedReason = cut;
-  if (nextStartLine !== undefined && (known === undefined || nextStartLine <= known)) {
-    result.nextStartLine = nextStartLine;
-  }
-  if (lineTruncated) result.lineTruncated = true;
-  return result;
-}
-
-function binaryError(rel: string): WorkspaceError {
-  return new WorkspaceError(
-    "BINARY_FILE",
-    `${rel} is not UTF-8 text; use read_media to read it as base64`,
-    { argument: "path", details: { suggestion: "read_media" } },
-  );
+  const sha256 = hash && read.atEof ? hash.hex() : null;
+  return readFileResult(r.rel, window, read, { start, statSize, hashLimit, sha256 });
 }
 
 /** Result of readMedia. */
@@ -353,6 +240,29 @@ export function readMedia(
   options: ReadOptions = {},
 ): Promise<ReadMediaResult> {
   return retryReplacedRead(() => readMediaOnce(ws, args, options), options.signal);
+}
+
+/**
+ * Reads an opened file into bytes from its start until bytes is full or the file ends, paced
+ * between chunks; returns the bytes read.
+ */
+async function readInto(
+  file: CheckedFile,
+  bytes: Uint8Array,
+  tick: () => Promise<void>,
+): Promise<number> {
+  let n = 0;
+  while (n < bytes.length) {
+    await tick();
+    const len = Math.min(READ_CHUNK, bytes.length - n);
+    // Synchronously while under READ_CHUNK read (decision 0038), else through the pool.
+    const bytesRead = n < READ_CHUNK
+      ? file.readSync(bytes, n, len)
+      : await file.read(bytes, n, len);
+    if (bytesRead === 0) break;
+    n += bytesRead;
+  }
+  return n;
 }
 
 /** One attempt of readMedia (retryReplacedRead runs it again when the file is replaced). */
@@ -399,17 +309,7 @@ async function readMediaOnce(
     // Read at most limit + 1 bytes in chunks (a file that grew is refused, never read on).
     const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
     const bytes = new Uint8Array(Math.min(st.size, limit) + 1);
-    let n = 0;
-    while (n < bytes.length) {
-      await tick();
-      const len = Math.min(READ_CHUNK, bytes.length - n);
-      // Synchronously while under READ_CHUNK read (decision 0038), else through the pool.
-      const bytesRead = n < READ_CHUNK
-        ? file.readSync(bytes, n, len)
-        : await file.read(bytes, n, len);
-      if (bytesRead === 0) break;
-      n += bytesRead;
-    }
+    const n = await readInto(file, bytes, tick);
     if (n > limit) throw tooLarge(n);
     if (n !== st.size) {
       throw new WorkspaceError(

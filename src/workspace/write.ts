@@ -5,7 +5,7 @@ import type { Resolved } from "./path_policy.ts";
 import { openCheckedFile, refuseSpecial, verifyAfterRead } from "./containment.ts";
 import { assertFitsBudget, type HashSkipped, type Pace, sha256Bounded, sha256Hex } from "./text.ts";
 import type { FsInfo } from "./fs/types.ts";
-import { atomicReplace, commitGate } from "./atomic.ts";
+import { atomicReplace, type CommitGate, commitGate, refuseHardLinked } from "./atomic.ts";
 import { assertDepth, makeDirectories } from "./directories.ts";
 
 const utf8 = new TextEncoder();
@@ -57,11 +57,111 @@ function assertReplaceable(info: FsInfo, rel: string, argument: string): void {
     throw new WorkspaceError("IS_A_DIRECTORY", `${argument} ${rel} is a directory`, { argument });
   }
   refuseSpecial(info, rel, argument);
-  if (info.nlink !== null && info.nlink > 1) {
+  refuseHardLinked(info, rel, argument);
+}
+
+/** The content as UTF-8, refused with TOO_LARGE when it is over maxWriteBytes. */
+function encodeContent(ws: Workspace, content: string): Uint8Array {
+  const bytes = utf8.encode(content);
+  if (bytes.length > ws.limits.maxWriteBytes) {
     throw new WorkspaceError(
-      "HARD_LINKED",
-      `${argument} ${rel} has ${info.nlink} hard links; wmcp never writes through a hard link`,
-      { argument, details: { nlink: info.nlink } },
+      "TOO_LARGE",
+      `content is ${bytes.length} bytes, over the write limit of ${ws.limits.maxWriteBytes}`,
+      {
+        argument: "content",
+        details: { size: bytes.length, limit: ws.limits.maxWriteBytes },
+      },
+    );
+  }
+  return bytes;
+}
+
+/**
+ * Creates the missing parents of a resolved path when createParents allows it (NOT_FOUND
+ * otherwise) and resolves the path again; committed when a directory was created (the commit
+ * point: from there the write completes).
+ */
+async function withParents(
+  ws: Workspace,
+  r: Resolved,
+  args: WriteFileArgs,
+  gate: CommitGate,
+): Promise<{ r: Resolved; committed: boolean }> {
+  if (r.parentExists) return { r, committed: false };
+  if (!args.createParents) {
+    throw new WorkspaceError(
+      "NOT_FOUND",
+      `the parent directory of ${r.rel} does not exist (pass createParents: true to create it)`,
+      { argument: "path" },
+    );
+  }
+  const dirs = r.rel.split("/").slice(0, -1);
+  assertDepth(ws, dirs.length, "path");
+  // Creating the first missing parent is the commit point: from there the write completes.
+  const made = await makeDirectories(ws, { chain: r.chain, segs: dirs, gate }, "path");
+  const again = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  return { r: again, committed: made.length > 0 };
+}
+
+/** What write_file learns of the file it would replace: its sha256, or why it was not taken. */
+interface Previous {
+  sha256?: string;
+  skipped?: HashSkipped;
+}
+
+/**
+ * The checks on an existing target, in order: replaceable (a regular file, one link), ifExists
+ * allows it, its sha256 (TOO_LARGE when expectedSha256 cannot be checked because it is over
+ * maxHashBytes).
+ */
+async function previousOf(
+  ws: Workspace,
+  r: Resolved,
+  existing: FsInfo,
+  args: WriteFileArgs,
+  signal: AbortSignal | undefined,
+): Promise<Previous> {
+  assertReplaceable(existing, r.rel, "path");
+  if ((args.ifExists ?? "error") === "error") {
+    throw new WorkspaceError(
+      "ALREADY_EXISTS",
+      `${r.rel} already exists (pass ifExists: "overwrite" to replace it)`,
+      { argument: "path" },
+    );
+  }
+  const hashed = await hashFile(r, {
+    argument: "path",
+    limit: ws.limits.maxHashBytes,
+    signal,
+    maxOperationMs: ws.limits.maxOperationMs,
+  });
+  if (!("skipped" in hashed)) return { sha256: hashed.sha256 };
+  if (args.expectedSha256 !== undefined) {
+    throw new WorkspaceError(
+      "TOO_LARGE",
+      `${r.rel} is ${hashed.skipped.size} bytes, over maxHashBytes (${hashed.skipped.limit}): its sha256 cannot be checked against expectedSha256; nothing was written`,
+      { argument: "expectedSha256", details: { ...hashed.skipped } },
+    );
+  }
+  return { skipped: hashed.skipped };
+}
+
+/** CONFLICT unless expectedSha256, when given, is the replaced file's sha256 (none: no file). */
+function assertExpected(
+  args: WriteFileArgs,
+  rel: string,
+  existing: FsInfo | null,
+  previousSha256: string | undefined,
+): void {
+  if (args.expectedSha256 === undefined) return;
+  const expected = args.expectedSha256.toLowerCase();
+  if (previousSha256 !== expected) {
+    throw new WorkspaceError(
+      "CONFLICT",
+      existing
+        ? `${rel} has changed: its sha256 is ${previousSha256}, not the expected ${expected}`
+        : `${rel} does not exist, but expectedSha256 was given`,
+      { argument: "expectedSha256", details: { expected, actual: previousSha256 ?? null } },
     );
   }
 }
@@ -74,78 +174,15 @@ export async function writeFile(
 ): Promise<WriteFileResult> {
   ws.assertWritable("write_file");
   const gate = commitGate(ws, options.signal);
-  const bytes = utf8.encode(args.content);
-  if (bytes.length > ws.limits.maxWriteBytes) {
-    throw new WorkspaceError(
-      "TOO_LARGE",
-      `content is ${bytes.length} bytes, over the write limit of ${ws.limits.maxWriteBytes}`,
-      {
-        argument: "content",
-        details: { size: bytes.length, limit: ws.limits.maxWriteBytes },
-      },
-    );
-  }
-  let r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
-  let committed = false;
-  if (r.rel === ".") {
+  const bytes = encodeContent(ws, args.content);
+  const first = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
+  if (first.rel === ".") {
     throw new WorkspaceError("IS_A_DIRECTORY", "path is the workspace root", { argument: "path" });
   }
-  if (!r.parentExists) {
-    if (!args.createParents) {
-      throw new WorkspaceError(
-        "NOT_FOUND",
-        `the parent directory of ${r.rel} does not exist (pass createParents: true to create it)`,
-        { argument: "path" },
-      );
-    }
-    const dirs = r.rel.split("/").slice(0, -1);
-    assertDepth(ws, dirs.length, "path");
-    // Creating the first missing parent is the commit point: from there the write completes.
-    const made = await makeDirectories(ws, { chain: r.chain, segs: dirs, gate }, "path");
-    if (made.length > 0) committed = true;
-    r = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
-  }
+  const { r, committed } = await withParents(ws, first, args, gate);
   const existing = r.info;
-  let previousSha256: string | undefined;
-  let previousSkipped: HashSkipped | undefined;
-  if (existing) {
-    assertReplaceable(existing, r.rel, "path");
-    if ((args.ifExists ?? "error") === "error") {
-      throw new WorkspaceError(
-        "ALREADY_EXISTS",
-        `${r.rel} already exists (pass ifExists: "overwrite" to replace it)`,
-        { argument: "path" },
-      );
-    }
-    const hashed = await hashFile(r, {
-      argument: "path",
-      limit: ws.limits.maxHashBytes,
-      signal: options.signal,
-      maxOperationMs: ws.limits.maxOperationMs,
-    });
-    if ("skipped" in hashed) {
-      previousSkipped = hashed.skipped;
-      if (args.expectedSha256 !== undefined) {
-        throw new WorkspaceError(
-          "TOO_LARGE",
-          `${r.rel} is ${hashed.skipped.size} bytes, over maxHashBytes (${hashed.skipped.limit}): its sha256 cannot be checked against expectedSha256; nothing was written`,
-          { argument: "expectedSha256", details: { ...hashed.skipped } },
-        );
-      }
-    } else previousSha256 = hashed.sha256;
-  }
-  if (args.expectedSha256 !== undefined) {
-    const expected = args.expectedSha256.toLowerCase();
-    if (previousSha256 !== expected) {
-      throw new WorkspaceError(
-        "CONFLICT",
-        existing
-          ? `${r.rel} has changed: its sha256 is ${previousSha256}, not the expected ${expected}`
-          : `${r.rel} does not exist, but expectedSha256 was given`,
-        { argument: "expectedSha256", details: { expected, actual: previousSha256 ?? null } },
-      );
-    }
-  }
+  const previous = existing ? await previousOf(ws, r, existing, args, options.signal) : {};
+  assertExpected(args, r.rel, existing, previous.sha256);
   if (existing && args.confirm !== true) {
     throw new WorkspaceError(
       "CONFIRMATION_REQUIRED",
@@ -159,8 +196,8 @@ export async function writeFile(
     size: bytes.length,
     sha256: sha256Hex(bytes),
   };
-  if (previousSha256 !== undefined) out.previousSha256 = previousSha256;
-  if (previousSkipped !== undefined) out.previousSha256Skipped = previousSkipped;
+  if (previous.sha256 !== undefined) out.previousSha256 = previous.sha256;
+  if (previous.skipped !== undefined) out.previousSha256Skipped = previous.skipped;
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "write_file" });
   await atomicReplace(r, bytes, {
     existing,
