@@ -11,7 +11,8 @@ import { parseCommand } from "./declare.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
-import { denoPath, projectConfigFlag } from "../launch/deno.ts";
+import { denoPath, moduleArg, projectConfigFlag } from "../launch/deno.ts";
+import { isNpmPackage, projectFile } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { shellQuote } from "./shell_quote.ts";
 
@@ -33,13 +34,6 @@ export const NPM_SPEC = `${NPM_NAME}@${denoConfig.version}`;
 /** How a host entry starts wmcp: this project's serve.ts run by Deno, or the npm package by npx. */
 export const VIA = ["deno", "npx"] as const;
 
-const PROJECT_PATH = decodeURIComponent(new URL("../../", import.meta.url).pathname);
-
-/** Whether this project runs from the npm package (somewhere under a node_modules directory). */
-export function fromNpmPackage(): boolean {
-  return PROJECT_PATH.includes("/node_modules/");
-}
-
 /** The stdio-to-HTTP bridge Claude Desktop runs for a remote server (its config file is stdio only). */
 export const MCP_REMOTE = "mcp-remote@0.15.1";
 
@@ -49,9 +43,9 @@ export const TOKEN_ENV = "WMCP_TOKEN";
 /** The name a snippet gives the server unless --name says otherwise. */
 export const DEFAULT_SERVER_NAME = "wmcp";
 
-const CLI_URL = new URL("../../cli.ts", import.meta.url);
+const CLI_URL = projectFile("cli.ts");
 /** The launcher's own entry (what `cli.ts serve` runs, without the CLI's module graph). */
-const SERVE_URL = new URL("../../serve.ts", import.meta.url);
+const SERVE_URL = projectFile("serve.ts");
 
 /** The launcher's permission flags (server_flags.ts; the serve:stdio task is tested to match). */
 export function launcherFlags(): string[] {
@@ -90,11 +84,9 @@ export interface HostSnippet {
  * (`cli.ts serve stdio`, the same launcher, stays valid in existing configurations).
  */
 export function stdioEntry(options: { deno: string; root: string; write: boolean }): StdioEntry {
-  const serve = SERVE_URL.protocol === "file:"
-    ? decodeURIComponent(SERVE_URL.pathname)
-    : SERVE_URL.href;
+  const serve = moduleArg(SERVE_URL);
   // Under node_modules (the npm package) Deno finds no deno.json by itself: name it.
-  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const args = ["run", ...launcherFlags(), ...config, serve, "stdio", "--sandbox", "auto"];
   args.push("--root", options.root);
   if (options.write) args.push("--write");
@@ -362,10 +354,10 @@ function httpStartLine(
   options: { url: URL; root: string; write: boolean; token: boolean },
 ): string {
   const { url, root, write } = options;
-  const cli = CLI_URL.protocol === "file:" ? decodeURIComponent(CLI_URL.pathname) : CLI_URL.href;
+  const cli = moduleArg(CLI_URL);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const args = "npx" in start
     ? [start.npx, "-y", NPM_SPEC, "serve", "http", "--root", root]
     : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", "--root", root];
@@ -445,7 +437,7 @@ export async function configPrint(
       : undefined;
     if (what !== undefined) notes.push(`warning: --root ${root} serves ${what}`);
   }
-  const via = values.via ?? (fromNpmPackage() ? "npx" : "deno");
+  const via = values.via ?? (isNpmPackage() ? "npx" : "deno");
   let input: SnippetInput;
   if (http === undefined) {
     if (via === "npx") {

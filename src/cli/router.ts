@@ -10,6 +10,7 @@
 import type { PathFacts } from "./path_probe.ts";
 import { cannotRunSelf, denoNames, mayRun, selfDeno } from "../launch/deno.ts";
 import { spawnDeno, supervise } from "../launch/child.ts";
+import { projectPath } from "../launch/project.ts";
 import { probeEntry } from "./entry_probe.ts";
 import {
   bundledRoot,
@@ -23,7 +24,6 @@ import {
 
 import { envIfGranted, refuseBroadRoot, UsageError } from "../config.ts";
 
-const PROJECT_URL = new URL("../../", import.meta.url);
 const SCOPED_MAIN = new URL("./scoped_main.ts", import.meta.url);
 
 /** The credentials' parent directory, as src/client/auth/store.ts finds it (no import of it). */
@@ -63,19 +63,20 @@ function usage(message: string): number {
 /** Runs the CLI for argv: in a child with the command's permissions, or in process. */
 export async function route(argv: string[]): Promise<number> {
   const self = selfDeno();
-  if (PROJECT_URL.protocol !== "file:" || !mayRun(self)) {
+  // Undefined when the project is not on a local file system.
+  const workerDir = projectPath("src/workspace");
+  if (workerDir === undefined || !mayRun(self)) {
     // Off Linux the tasks' /proc/self/exe grants nothing: say why the command may be denied.
     const cannot = Deno.build.os === "linux" ? undefined : cannotRunSelf();
     if (cannot !== undefined) console.error(`wmcp: note: ${cannot}; running in this process`);
     return await inProcess(argv);
   }
   const base = invocationDir();
-  const project = decodeURIComponent(PROJECT_URL.pathname);
   const ctx: PermissionContext = {
     invocationDir: base,
     configDir: configDir(),
     deno: denoNames(),
-    workerDir: `${project}src/workspace`,
+    workerDir,
     browser: envIfGranted("WMCP_BROWSER") ?? (Deno.build.os === "darwin" ? "open" : "xdg-open"),
   };
   let plan;
