@@ -131,8 +131,10 @@ Examples:
   ${p} auth logout --all
 `,
   };
-  const declared = DECLARED.get(path.join(" "));
-  if (declared === undefined) return texts[path.join(" ")];
+  const key = path.join(" ");
+  const declared = DECLARED.get(key);
+  // Own keys only: `help constructor` is an unknown path, not Object.prototype's.
+  if (declared === undefined) return Object.hasOwn(texts, key) ? texts[key] : undefined;
   const connection = connectionWords(declared, argv);
   if (connection.length === 0) return renderHelp(declared, p);
   const examples = declared.examples.map((e) => withConnection(declared, e, connection));
