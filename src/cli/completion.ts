@@ -258,18 +258,11 @@ ${shHelpers(nodes, "bash")}
 ${BASH_COMPLETE}`;
 }
 
-/** The zsh script: an autoloadable `_wmcp` (`#compdef wmcp`), or sourced after compinit. */
-function zshScript(nodes: CompletionNode[]): string {
-  return `#compdef ${PROG}
-${
-    HEADER(
-      "zsh",
-      `Install: save it as _${PROG} in a directory on $fpath
-# (before compinit), or, for this shell only: source <(${PROG} completion zsh)`,
-    )
-  }
-${shHelpers(nodes, "zsh")}
-_wmcp() {
+/**
+ * The zsh script after its helpers: `_wmcp`, which walks the words before the cursor through
+ * the tree, and its registration (called by compinit when autoloaded, else compdef).
+ */
+const ZSH_COMPLETE = `_wmcp() {
   local cur=\${words[CURRENT]} w i=2 after= flag=
   local _wmcp_node=0 _wmcp_kind=
   local -a _wmcp_choices _wmcp_words _wmcp_flags
@@ -320,6 +313,19 @@ else
   compdef _wmcp ${PROG}
 fi
 `;
+
+/** The zsh script: an autoloadable `_wmcp` (`#compdef wmcp`), or sourced after compinit. */
+function zshScript(nodes: CompletionNode[]): string {
+  return `#compdef ${PROG}
+${
+    HEADER(
+      "zsh",
+      `Install: save it as _${PROG} in a directory on $fpath
+# (before compinit), or, for this shell only: source <(${PROG} completion zsh)`,
+    )
+  }
+${shHelpers(nodes, "zsh")}
+${ZSH_COMPLETE}`;
 }
 
 /** fish's `__wmcp_step NODE WORD`: the node a word leads to. */
