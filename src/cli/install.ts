@@ -242,7 +242,7 @@ async function cacheModules(runtime: string): Promise<boolean> {
     cwd: PROJECT,
     stdin: "null",
     stdout: "piped",
-    stderr: "piped",
+    stderr: "inherit",
   });
   return cache.success;
 }
