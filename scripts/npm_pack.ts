@@ -7,13 +7,14 @@
  */
 import denoConfig from "../deno.json" with { type: "json" };
 import { routerFlags } from "../src/cli/install.ts";
+import { projectDir } from "../src/launch/project.ts";
 
 /** The npm package's name: a scope wmcp can own (the unscoped `wmcp` is someone else's). */
 export const NPM_NAME = "@wmcp/wmcp";
 /** The Deno the package depends on: the one the README's quick start runs. */
 export const DENO_VERSION = "2.9.6";
 
-const ROOT = decodeURIComponent(new URL("../", import.meta.url).pathname).replace(/\/$/, "");
+const ROOT = projectDir()!;
 /** What the package's `app/` holds: the runtime's files, not tests, docs or benchmarks. */
 const APP_FILES = [
   "cli.ts",

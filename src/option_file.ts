@@ -77,87 +77,115 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
 }
 
 /**
+ * A small recursive-descent JSON scanner that stops at the first syntax error: each method
+ * reads one production from `i` on, and a failure throws the offset it stopped at.
+ */
+class JsonScan {
+  i = 0;
+
+  constructor(readonly text: string) {}
+
+  /** Stops the scan at the current offset. */
+  fail(): never {
+    throw this.i;
+  }
+
+  /** Skips JSON whitespace. */
+  ws(): void {
+    const { text } = this;
+    while (this.i < text.length && " \t\n\r".includes(text[this.i])) this.i++;
+  }
+
+  /** `true`, `false` or `null`: fails at the first character that differs. */
+  literal(word: string): void {
+    for (const ch of word) if (this.text[this.i++] !== ch) (this.i--, this.fail());
+  }
+
+  /** A string from its opening quote: control characters and bad escapes fail. */
+  string(): void {
+    const { text } = this;
+    this.i++; // opening quote
+    while (this.i < text.length && text[this.i] !== '"') {
+      const c = text.charCodeAt(this.i);
+      if (c < 0x20) this.fail();
+      if (text[this.i] === "\\") {
+        this.i++;
+        if (text[this.i] === "u") {
+          for (let k = 1; k <= 4; k++) {
+            if (!/[0-9a-fA-F]/.test(text[this.i + k] ?? "")) (this.i += k, this.fail());
+          }
+          this.i += 5;
+          continue;
+        }
+        if (!'"\\/bfnrt'.includes(text[this.i] ?? "x")) this.fail();
+      }
+      this.i++;
+    }
+    if (this.i >= text.length) this.fail();
+    this.i++;
+  }
+
+  /** A number. */
+  number(): void {
+    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(this.text.slice(this.i));
+    if (!m) this.fail();
+    this.i += m![0].length;
+  }
+
+  /** An object member's key and its colon, after whitespace. */
+  key(): void {
+    this.ws();
+    if (this.text[this.i] !== '"') this.fail();
+    this.string();
+    this.ws();
+    if (this.text[this.i] !== ":") this.fail();
+    this.i++;
+  }
+
+  /** After a member or element: `,` (false: another follows) or `close` (true: the end). */
+  next(close: string): boolean {
+    this.ws();
+    if (this.text[this.i] === ",") return void this.i++, false;
+    if (this.text[this.i] === close) return void this.i++, true;
+    this.fail();
+  }
+
+  /**
+   * Any value, after whitespace. Objects and arrays are read here, not in methods of their own,
+   * so each level of nesting costs one stack frame (as deep as the scan went before).
+   */
+  value(): void {
+    this.ws();
+    const c = this.text[this.i];
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
+      this.i++;
+      this.ws();
+      if (this.text[this.i] === close) return void this.i++;
+      do {
+        if (c === "{") this.key();
+        this.value();
+      } while (!this.next(close));
+      return;
+    }
+    if (c === '"') return this.string();
+    if (c === "t") return this.literal("true");
+    if (c === "f") return this.literal("false");
+    if (c === "n") return this.literal("null");
+    this.number();
+  }
+}
+
+/**
  * The offset of the first syntax error in text that JSON.parse rejected (a small recursive-descent
  * scan; V8's messages give no position for an unexpected token).
  */
 function jsonErrorOffset(text: string): number {
-  let i = 0;
-  const ws = () => {
-    while (i < text.length && " \t\n\r".includes(text[i])) i++;
-  };
-  const fail = (): never => {
-    throw i;
-  };
-  const literal = (word: string) => {
-    for (const ch of word) if (text[i++] !== ch) (i--, fail());
-  };
-  const string = () => {
-    i++; // opening quote
-    while (i < text.length && text[i] !== '"') {
-      const c = text.charCodeAt(i);
-      if (c < 0x20) fail();
-      if (text[i] === "\\") {
-        i++;
-        if (text[i] === "u") {
-          for (let k = 1; k <= 4; k++) if (!/[0-9a-fA-F]/.test(text[i + k] ?? "")) (i += k, fail());
-          i += 5;
-          continue;
-        }
-        if (!'"\\/bfnrt'.includes(text[i] ?? "x")) fail();
-      }
-      i++;
-    }
-    if (i >= text.length) fail();
-    i++;
-  };
-  const number = () => {
-    const m = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i));
-    if (!m) fail();
-    i += m![0].length;
-  };
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === "{") {
-      i++;
-      ws();
-      if (text[i] === "}") return void i++;
-      for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ":") fail();
-        i++;
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "}") return void i++;
-        else fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      ws();
-      if (text[i] === "]") return void i++;
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ",") i++;
-        else if (text[i] === "]") return void i++;
-        else fail();
-      }
-    }
-    if (c === '"') return string();
-    if (c === "t") return literal("true");
-    if (c === "f") return literal("false");
-    if (c === "n") return literal("null");
-    number();
-  };
+  const scan = new JsonScan(text);
   try {
-    value();
-    ws();
-    if (i < text.length) fail();
+    scan.value();
+    scan.ws();
+    if (scan.i < text.length) scan.fail();
   } catch (at) {
     // Anything else (nesting too deep for the stack): no position.
     return typeof at === "number" ? Math.min(at, text.length) : -1;

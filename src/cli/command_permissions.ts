@@ -8,6 +8,7 @@
 import type { EntryFacts } from "./entry_probe.ts";
 import { Grants, isGrantable } from "../launch/grants.ts";
 import { DECLARED } from "./commands.ts";
+import type { FlagKind } from "./declare.ts";
 
 export { UngrantablePathError } from "../launch/grants.ts";
 
@@ -164,121 +165,221 @@ export function bundledRoot(argv: string[], invocationDir: string): string | und
   return abs(root ?? ".", invocationDir);
 }
 
+/**
+ * The flag kinds that name a file the command itself opens (src/cli/declare.ts FlagKind): each
+ * such flag given is granted read on its file (`-`, stdin, names none). The other kinds grant
+ * nothing by themselves: a `dir` is a root handed on (op's workspace, granted by opPlan with
+ * write under --write; the bundled server's and config print's are read by their own children),
+ * a `url` a peer (net, by command below), and the rest are text.
+ */
+const FILE_KINDS: ReadonlySet<FlagKind> = new Set(["path", "secret-file"]);
+
+/**
+ * The flags naming a file that any command of this family reads (op, the client commands, auth):
+ * FILE_KINDS in their declarations, in declaration order. Taken over the family, as VALUE_FLAGS
+ * is, so a flag another member declares is still checked as a path before the child says it is
+ * not this one's.
+ */
+function fileFlags(family: readonly string[]): string[] {
+  const names = [...DECLARED.values()].filter((d) => family.includes(d.path[0])).flatMap((d) =>
+    Object.entries(d.flags).filter(([, f]) => FILE_KINDS.has(f.kind)).map(([name]) => name)
+  );
+  return [...new Set(names)];
+}
+
+/** The file flags of op, of the client commands (`config` apart: see clientPlan), and of auth. */
+const FILE_FLAGS = {
+  op: fileFlags(["op"]),
+  client: fileFlags(["tools", "server-info"]).filter((f) => f !== "config"),
+  auth: fileFlags(["auth"]),
+};
+
+/** One command's plan while it is built: its argv's values, the grants and the paths named. */
+class Plan {
+  readonly grants = new Grants(["read", "write"]);
+  readonly paths: string[] = [];
+
+  constructor(readonly values: Map<string, string[]>, readonly ctx: PermissionContext) {}
+
+  /** The last value of a flag (the one the command reads). */
+  last(flag: string): string | undefined {
+    return this.values.get(flag)?.at(-1);
+  }
+
+  /** Whether a flag is given. */
+  has(flag: string): boolean {
+    return this.values.has(flag);
+  }
+
+  /** Read (and write) on a path the command line names, as spelled and by its real path. */
+  named(flag: string, value: string | undefined, o: { write?: boolean } = {}): this {
+    if (value === undefined || value === "" || value === "-") return this;
+    const p = abs(value, this.ctx.invocationDir);
+    this.grants.path(p, {
+      what: flag,
+      spelled: value,
+      write: o.write,
+      real: this.ctx.realPaths?.[p],
+    });
+    this.paths.push(p);
+    return this;
+  }
+
+  /** Read on the file each of `flags` names (the FILE_KINDS flags of a command). */
+  files(flags: readonly string[]): this {
+    for (const flag of flags) this.named(`--${flag}`, this.last(flag));
+    return this;
+  }
+
+  /**
+   * A path the command does not name but is granted (credentials, invocation and worker
+   * directories): the same check as named ones, by what it is.
+   */
+  fixed(what: string, path: string | undefined, o: { write?: boolean } = {}): this {
+    if (path !== undefined) this.grants.path(path, { what, write: o.write });
+    return this;
+  }
+
+  /** The scoped child's plan. */
+  finish(): CommandPlan {
+    return {
+      kind: "child",
+      flags: ["--quiet", "--no-prompt", ...this.grants.flags()],
+      paths: this.paths,
+    };
+  }
+}
+
+/**
+ * Whether argv only asks for help or the version (answered in process). `tools call NAME
+ * --help` lists NAME's arguments as the server lists them: it connects like the call it
+ * describes, so it gets that call's permissions.
+ */
+function answeredInProcess(
+  command: string | undefined,
+  rest: string[],
+  positionals: string[],
+  plan: Plan,
+): boolean {
+  const words = positionals.filter((p) => !p.startsWith("-"));
+  const wantsVersion = rest.includes("-V") || plan.has("version");
+  const wantsHelp = plan.has("help") || rest.includes("-h");
+  const toolHelp = command === "tools" && words[0] === "call" && words[1] !== undefined;
+  return wantsVersion || (wantsHelp && !toolHelp);
+}
+
+/** `op`: the display variables; for an operation its root (written with --write) and files. */
+function opPlan(plan: Plan, positionals: string[]): CommandPlan {
+  plan.grants.allow("env", DISPLAY_ENV);
+  if (positionals[0] === "list") return plan.finish();
+  const root = plan.last("root");
+  plan.named("--root", root === undefined || root === "" ? "." : root, {
+    write: plan.has("write"),
+  });
+  plan.fixed("the search worker directory", plan.ctx.workerDir);
+  plan.files(FILE_FLAGS.op);
+  // No net, no run, no sys: an operation touches the workspace and nothing else.
+  return plan.finish();
+}
+
+/**
+ * An HTTP server's client: net (the endpoint's peer alone with --no-auth), and unless
+ * --no-auth the sign-in's needs (the credentials directory, owner checked by uid).
+ */
+function remoteGrants(plan: Plan): void {
+  // `--no-auth`: no sign-in, so no credentials, and the endpoint's host is the only peer.
+  const noAuth = plan.has("no-auth");
+  // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
+  if (!noAuth && !plan.has("no-auth-store")) {
+    plan.fixed("the credentials directory", plan.ctx.configDir, { write: true });
+  }
+  if (!noAuth) plan.grants.allow("sys", ["uid"]);
+  // An authorization server may live on any host the resource server names.
+  const peer = noAuth && plan.has("endpoint") ? netPeer(plan.last("endpoint")) : undefined;
+  plan.grants.allow("net", peer === undefined ? "all" : [peer]);
+}
+
+/** A --config entry the entry probe loaded. */
+type LoadedEntry = Extract<EntryFacts, { kind: string }>;
+
+/**
+ * What a client command may run: a loaded stdio entry's command (and `kill`), the browser
+ * opener for a loaded HTTP entry, anything for an entry not loaded, or the bundled server.
+ */
+function runGrants(plan: Plan, entry: LoadedEntry | undefined): void {
+  const { ctx } = plan;
+  if (entry?.kind === "stdio") {
+    // Started in its cwd (checked to exist: read there). Run on exactly its command where a
+    // Deno flag can name it as the client spawns it: an absolute path, or a bare name looked up
+    // on this PATH (not when the entry sets its own PATH); else any command.
+    plan.fixed("the server's working directory", entry.cwd ?? ctx.invocationDir);
+    const c = entry.command;
+    const exact = isGrantable(c) && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
+    // `kill` too: the client SIGKILLs a server that ignores SIGTERM (Deno.kill would need
+    // unscoped run; src/workarounds/deno_child_kill.ts).
+    plan.grants.allow("run", exact ? [c, "kill"] : "all");
+  } else if (entry?.kind === "http") {
+    // The sign-in may open a browser (as `auth login` does).
+    if (ctx.browser) plan.grants.allow("run", [ctx.browser], "the browser opener");
+  } else if (plan.has("config")) {
+    // Not loaded before the child (no --server, unreadable or invalid: the client says why):
+    // the entry may be a stdio server started in the invocation directory, any command.
+    plan.fixed("the invocation directory", ctx.invocationDir);
+    plan.grants.allow("run", "all");
+  } else if (!plan.has("endpoint")) {
+    // The bundled server: this Deno running `serve.ts stdio` (its own launcher scopes it).
+    plan.grants.allow("run", [...ctx.deno, "kill"], "the Deno binary");
+  }
+}
+
+/** `tools ...` and `server-info`: their files, env, and what reaching the server needs. */
+function clientPlan(plan: Plan, command: string, positionals: string[]): CommandPlan {
+  plan.files(FILE_FLAGS.client);
+  if (command === "tools" && positionals[0] === "run") plan.named("tools run", positionals[1]);
+  plan.grants.allow("env", "all");
+  // The config entry, when the router could load it first: stdio gets run on its command and
+  // read on its cwd only; HTTP gets net and the credentials, and neither run nor read.
+  const loaded = plan.ctx.configEntry;
+  const entry = plan.has("config") && loaded !== undefined && "kind" in loaded ? loaded : undefined;
+  const remote = plan.has("endpoint") || (plan.has("config") && entry?.kind !== "stdio");
+  if (plan.has("config")) plan.named("--config", plan.last("config"));
+  if (remote) remoteGrants(plan);
+  runGrants(plan, entry);
+  return plan.finish();
+}
+
+/** `auth login|status|logout`: the credentials directory, their files, net and the browser. */
+function authPlan(plan: Plan, positionals: string[]): CommandPlan {
+  const { ctx } = plan;
+  plan.fixed("the credentials directory", ctx.configDir, { write: true });
+  plan.files(FILE_FLAGS.auth);
+  // `auth status` only reads the store: no network, no browser.
+  const status = positionals[0] === "status";
+  plan.grants.allow("env", "all");
+  if (!status) plan.grants.allow("net", "all");
+  if (ctx.browser && !status && !plan.has("no-browser")) {
+    plan.grants.allow("run", [ctx.browser], "the browser opener");
+  }
+  plan.grants.allow("sys", ["uid"]);
+  return plan.finish();
+}
+
 /** The plan for argv: which permissions the command's scoped child gets. */
 export function commandPermissions(argv: string[], ctx: PermissionContext): CommandPlan {
   const [command, ...rest] = argv;
   const { values, positionals } = scanArgs(rest);
-  const last = (k: string) => values.get(k)?.at(-1);
-  const has = (k: string) => values.has(k);
-  const base = ctx.invocationDir;
-  const grants = new Grants(["read", "write"]);
-  const paths: string[] = [];
-  const named = (flag: string, value: string | undefined, o: { write?: boolean } = {}) => {
-    if (value === undefined || value === "" || value === "-") return;
-    const p = abs(value, base);
-    grants.path(p, { what: flag, spelled: value, write: o.write, real: ctx.realPaths?.[p] });
-    paths.push(p);
-  };
-  // Paths the command does not name but is granted (credentials, invocation and worker
-  // directories): the same check as named ones, by what they are.
-  const fixed = (what: string, path: string | undefined, o: { write?: boolean } = {}) => {
-    if (path !== undefined) grants.path(path, { what, write: o.write });
-  };
-  const finish = (): CommandPlan => ({
-    kind: "child",
-    flags: ["--quiet", "--no-prompt", ...grants.flags()],
-    paths,
-  });
-  const words = positionals.filter((p) => !p.startsWith("-"));
-  const wantsVersion = rest.includes("-V") || has("version");
-  const wantsHelp = has("help") || rest.includes("-h");
-  // `tools call NAME --help` lists NAME's arguments as the server lists them: it connects like
-  // the call it describes, so it gets that call's permissions. Every other help runs in process.
-  const toolHelp = command === "tools" && words[0] === "call" && words[1] !== undefined;
-  if (wantsVersion || (wantsHelp && !toolHelp)) return { kind: "in-process" };
-
-  if (command === "op") {
-    grants.allow("env", DISPLAY_ENV);
-    if (positionals[0] === "list") return finish();
-    const root = last("root");
-    named("--root", root === undefined || root === "" ? "." : root, { write: has("write") });
-    fixed("the search worker directory", ctx.workerDir);
-    named("--arguments-file", last("arguments-file"));
-    // No net, no run, no sys: an operation touches the workspace and nothing else.
-    return finish();
-  }
-
+  const plan = new Plan(values, ctx);
+  if (answeredInProcess(command, rest, positionals, plan)) return { kind: "in-process" };
+  if (command === "op") return opPlan(plan, positionals);
   if (command === "tools" || command === "server-info") {
-    named("--arguments-file", last("arguments-file"));
-    named("--input-responses-file", last("input-responses-file"));
-    named("--client-secret-file", last("client-secret-file"));
-    if (command === "tools" && positionals[0] === "run") named("tools run", positionals[1]);
-    grants.allow("env", "all");
-    // The config entry, when the router could load it first: stdio gets run on its command and
-    // read on its cwd only; HTTP gets net and the credentials, and neither run nor read.
-    const entry = has("config") && ctx.configEntry !== undefined && "kind" in ctx.configEntry
-      ? ctx.configEntry
-      : undefined;
-    const remote = has("endpoint") || (has("config") && entry?.kind !== "stdio");
-    if (has("config")) named("--config", last("config"));
-    if (remote) {
-      // `--no-auth`: no sign-in, so no credentials, and the endpoint's host is the only peer.
-      const noAuth = has("no-auth");
-      // Stored sign-ins: read and refreshed in the credentials directory (owner checked: uid).
-      if (!noAuth && !has("no-auth-store")) {
-        fixed("the credentials directory", ctx.configDir, { write: true });
-      }
-      if (!noAuth) grants.allow("sys", ["uid"]);
-      // An authorization server may live on any host the resource server names.
-      const peer = noAuth && has("endpoint") ? netPeer(last("endpoint")) : undefined;
-      grants.allow("net", peer === undefined ? "all" : [peer]);
-    }
-    if (entry?.kind === "stdio") {
-      // Started in its cwd (checked to exist: read there). Run on exactly its command where a
-      // Deno flag can name it as the client spawns it: an absolute path, or a bare name looked up
-      // on this PATH (not when the entry sets its own PATH); else any command.
-      fixed("the server's working directory", entry.cwd ?? base);
-      const c = entry.command;
-      const exact = isGrantable(c) && !entry.pathEnv && (c.startsWith("/") || !c.includes("/"));
-      // `kill` too: the client SIGKILLs a server that ignores SIGTERM (Deno.kill would need
-      // unscoped run; src/workarounds/deno_child_kill.ts).
-      grants.allow("run", exact ? [c, "kill"] : "all");
-    } else if (entry?.kind === "http") {
-      // The sign-in may open a browser (as `auth login` does).
-      if (ctx.browser) grants.allow("run", [ctx.browser], "the browser opener");
-    } else if (has("config")) {
-      // Not loaded before the child (no --server, unreadable or invalid: the client says why):
-      // the entry may be a stdio server started in the invocation directory, any command.
-      fixed("the invocation directory", base);
-      grants.allow("run", "all");
-    } else if (!has("endpoint")) {
-      // The bundled server: this Deno running `serve.ts stdio` (its own launcher scopes it).
-      grants.allow("run", [...ctx.deno, "kill"], "the Deno binary");
-    }
-    return finish();
+    return clientPlan(plan, command, positionals);
   }
-
-  if (command === "auth") {
-    fixed("the credentials directory", ctx.configDir, { write: true });
-    named("--config", last("config"));
-    named("--client-secret-file", last("client-secret-file"));
-    // `auth status` only reads the store: no network, no browser.
-    const status = positionals[0] === "status";
-    grants.allow("env", "all");
-    if (!status) grants.allow("net", "all");
-    if (ctx.browser && !status && !has("no-browser")) {
-      grants.allow("run", [ctx.browser], "the browser opener");
-    }
-    grants.allow("sys", ["uid"]);
-    return finish();
-  }
-
+  if (command === "auth") return authPlan(plan, positionals);
   if (command === "config") {
     // Prints a snippet; learns about paths only through its probe child (this Deno).
-    grants.allow("env", "all").allow("run", ctx.deno, "the Deno binary");
-    return finish();
+    plan.grants.allow("env", "all").allow("run", ctx.deno, "the Deno binary");
+    return plan.finish();
   }
-
   // serve (its launcher scopes the server), completion (static text; main.ts drops the router's
   // env and run grants before it), help, version and unknown commands: no child.
   return { kind: "in-process" };

@@ -3,151 +3,24 @@
  * declarations (src/cli/commands.ts, the server flags' serverDecl), the data help is rendered
  * from, so the script offers exactly the commands and flags that parse.
  *
- * The declarations become a small state machine (completionTree): each node is a place on the
+ * The declarations become a small state machine (completionTree, completion_tree.ts): each node is a place on the
  * command line (`tools`, `tools call`, `op NAME`) with the flags it takes, the words it offers
  * next and where a word leads. Each shell's script walks the words typed so far through that
  * machine (skipping flags and their values) and offers what the node it reaches takes. Nothing
  * but the static declarations and the built-in operation names goes in, every word quoted for the
  * shell: no server, no environment, no file is read.
  */
-import { COMPLETION, DECLARED, OP, OP_LIST, SHELLS } from "./commands.ts";
-import { type CommandDecl, type FlagDecl, INFO_FLAGS, parseCommand } from "./declare.ts";
-import { COMMANDS, SUBCOMMANDS, VERSION } from "./help.ts";
-import { LAUNCHER_FLAGS, serverDecl } from "./server_flags.ts";
+import { COMPLETION, SHELLS } from "./commands.ts";
+import { parseCommand } from "./declare.ts";
+import { VERSION } from "./help.ts";
 import { didYouMean } from "./suggest.ts";
 import { UsageError } from "../config.ts";
+import { type CompletionNode, completionTree, type ValueCompletion } from "./completion_tree.ts";
+
+export { completionTree };
 
 /** The command the scripts complete: the name `deno task -q install` gives the launcher. */
 const PROG = "wmcp";
-
-/** What a flag's value completes to: nothing offered (text), one of a few, files, directories. */
-export type ValueCompletion =
-  | { kind: "text" }
-  | { kind: "choice"; choices: readonly string[] }
-  | { kind: "file" }
-  | { kind: "dir" };
-
-/** One flag as the scripts know it. */
-export interface CompletionFlag {
-  /** `--root`, or `-h`. */
-  word: string;
-  /** The help line. */
-  help: string;
-  /** Undefined for a flag that takes no value. */
-  value?: ValueCompletion;
-}
-
-/** One place on the command line. */
-export interface CompletionNode {
-  /** The command path it stands for, for reading the tree (`tools call`, `op NAME`). */
-  name: string;
-  flags: CompletionFlag[];
-  /** The words offered next. */
-  words: readonly string[];
-  /** Where a word leads: by the word, else `other` (-1: nowhere, nothing is offered there). */
-  next: Readonly<Record<string, number>>;
-  other: number;
-}
-
-/**
- * The values a flag's value completes to, from its declaration: a `choice` flag's choices, or
- * the alternatives its value names in help (`--output mcp-json|json|jsonl|pretty`), files for a
- * path, directories for a dir, nothing for free text.
- */
-function valueOf(f: FlagDecl): ValueCompletion | undefined {
-  if (f.kind === "bool") return undefined;
-  if (f.kind === "choice") return { kind: "choice", choices: f.choices ?? [] };
-  if (f.kind === "path" || f.kind === "secret-file") return { kind: "file" };
-  if (f.kind === "dir") return { kind: "dir" };
-  if (f.value !== undefined && /^[a-z0-9][a-z0-9.-]*(\|[a-z0-9][a-z0-9.-]*)+$/.test(f.value)) {
-    return { kind: "choice", choices: f.value.split("|") };
-  }
-  return { kind: "text" };
-}
-
-/** Every flag of a declaration (the info flags included), long and short forms. */
-function flagsOf(flags: Readonly<Record<string, FlagDecl>>): CompletionFlag[] {
-  const out: CompletionFlag[] = [];
-  for (const [name, f] of Object.entries({ ...flags, ...INFO_FLAGS })) {
-    const help = f.help.replace(/\s+/g, " ");
-    out.push({ word: `--${name}`, help, value: valueOf(f) });
-    if (f.short !== undefined) out.push({ word: `-${f.short}`, help, value: valueOf(f) });
-  }
-  return out;
-}
-
-/** The declaration of a command path: DECLARED's, or a server entry's with the launcher's flag. */
-function declOf(path: string): CommandDecl {
-  if (path === "serve stdio" || path === "serve http") {
-    const decl = serverDecl(path === "serve http" ? "http" : "stdio");
-    return { ...decl, flags: { ...LAUNCHER_FLAGS, ...decl.flags } };
-  }
-  const decl = DECLARED.get(path);
-  if (decl === undefined) throw new Error(`completion: no declaration of ${path}`);
-  return decl;
-}
-
-/**
- * The state machine the scripts walk, node 0 the program itself. `opNames` are the operations
- * `op` takes (the built-in registry's: static names, never a server's).
- */
-export function completionTree(opNames: readonly string[]): CompletionNode[] {
-  const nodes: CompletionNode[] = [];
-  const add = (n: Omit<CompletionNode, "other"> & { other?: number }): number => {
-    nodes.push({ ...n, other: n.other ?? nodes.length });
-    return nodes.length - 1;
-  };
-  /** A command that takes its flags and free words (its free words stay where they are). */
-  const leaf = (path: string, name = path) =>
-    add({ name, flags: flagsOf(declOf(path).flags), words: [], next: {} });
-  const root = add({ name: "", flags: flagsOf({}), words: COMMANDS, next: {}, other: -1 });
-  const top: Record<string, number> = {};
-  for (const command of COMMANDS) {
-    const subs = SUBCOMMANDS[command];
-    if (subs !== undefined) {
-      const next: Record<string, number> = {};
-      for (const sub of subs) next[sub] = leaf(`${command} ${sub}`);
-      top[command] = add({ name: command, flags: flagsOf({}), words: subs, next, other: -1 });
-    } else if (command === "op") {
-      const list = leaf(OP_LIST.path.join(" "));
-      const named = leaf(OP.path.join(" "), "op NAME");
-      top[command] = add({
-        name: "op",
-        flags: flagsOf(OP.flags),
-        words: [...OP_LIST.path.slice(1), ...opNames],
-        next: { list },
-        other: named,
-      });
-    } else if (command === "completion") {
-      // After the shell, only the info flags.
-      const shell = leaf(COMPLETION.path.join(" "), "completion SHELL");
-      top[command] = add({
-        name: command,
-        flags: flagsOf(COMPLETION.flags),
-        words: SHELLS,
-        next: {},
-        other: shell,
-      });
-    } else if (command === "help") {
-      // `help COMMAND [SUBCOMMAND]`: the words help answers.
-      const next: Record<string, number> = {};
-      for (const [c, subs] of Object.entries(SUBCOMMANDS)) {
-        next[c] = add({ name: `help ${c}`, flags: [], words: subs, next: {}, other: -1 });
-      }
-      top[command] = add({
-        name: "help",
-        flags: [],
-        words: COMMANDS.filter((c) => c !== "help"),
-        next,
-        other: -1,
-      });
-    } else {
-      top[command] = leaf(command);
-    }
-  }
-  nodes[root] = { ...nodes[root], next: top };
-  return nodes;
-}
 
 /** Every word that goes into a script is one of these (a declaration's name, flag or value). */
 const PLAIN = /^-{0,2}[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
@@ -291,18 +164,12 @@ ${shArms(offerRows).join("\n")}
 `;
 }
 
-/** The bash script: `complete -F _wmcp wmcp`. */
-function bashScript(nodes: CompletionNode[]): string {
-  return `${
-    HEADER(
-      "bash",
-      `Install:
-#   ${PROG} completion bash > ~/.local/share/bash-completion/completions/${PROG}
-# or, for this shell only: source <(${PROG} completion bash)`,
-    )
-  }
-${shHelpers(nodes, "bash")}
-# _wmcp_add PREFIX CUR WORD...: each WORD that begins with CUR, after PREFIX, into COMPREPLY.
+/**
+ * The bash script after its helpers: `_wmcp_add` and `_wmcp`, which walks the words before the
+ * cursor through the tree and offers what the node it reaches takes.
+ */
+const BASH_COMPLETE =
+  `# _wmcp_add PREFIX CUR WORD...: each WORD that begins with CUR, after PREFIX, into COMPREPLY.
 _wmcp_add() {
   local prefix=$1 cur=$2 w
   shift 2
@@ -376,20 +243,26 @@ _wmcp() {
 
 complete -F _wmcp ${PROG}
 `;
-}
 
-/** The zsh script: an autoloadable `_wmcp` (`#compdef wmcp`), or sourced after compinit. */
-function zshScript(nodes: CompletionNode[]): string {
-  return `#compdef ${PROG}
-${
+/** The bash script: `complete -F _wmcp wmcp`. */
+function bashScript(nodes: CompletionNode[]): string {
+  return `${
     HEADER(
-      "zsh",
-      `Install: save it as _${PROG} in a directory on $fpath
-# (before compinit), or, for this shell only: source <(${PROG} completion zsh)`,
+      "bash",
+      `Install:
+#   ${PROG} completion bash > ~/.local/share/bash-completion/completions/${PROG}
+# or, for this shell only: source <(${PROG} completion bash)`,
     )
   }
-${shHelpers(nodes, "zsh")}
-_wmcp() {
+${shHelpers(nodes, "bash")}
+${BASH_COMPLETE}`;
+}
+
+/**
+ * The zsh script after its helpers: `_wmcp`, which walks the words before the cursor through
+ * the tree, and its registration (called by compinit when autoloaded, else compdef).
+ */
+const ZSH_COMPLETE = `_wmcp() {
   local cur=\${words[CURRENT]} w i=2 after= flag=
   local _wmcp_node=0 _wmcp_kind=
   local -a _wmcp_choices _wmcp_words _wmcp_flags
@@ -440,15 +313,41 @@ else
   compdef _wmcp ${PROG}
 fi
 `;
+
+/** The zsh script: an autoloadable `_wmcp` (`#compdef wmcp`), or sourced after compinit. */
+function zshScript(nodes: CompletionNode[]): string {
+  return `#compdef ${PROG}
+${
+    HEADER(
+      "zsh",
+      `Install: save it as _${PROG} in a directory on $fpath
+# (before compinit), or, for this shell only: source <(${PROG} completion zsh)`,
+    )
+  }
+${shHelpers(nodes, "zsh")}
+${ZSH_COMPLETE}`;
 }
 
-/** The fish script: one dynamic completion, `__wmcp_complete`, for every position. */
-function fishScript(nodes: CompletionNode[]): string {
+/** fish's `__wmcp_step NODE WORD`: the node a word leads to. */
+function fishStep(nodes: CompletionNode[]): string {
   const { exact, other } = steps(nodes);
   const stepArms = [
     ...fishArms(exact.map(([id, w, to]) => [fq(`${id} ${w}`), `echo ${to}`])),
     ...fishArms(other.map(([id, to]) => [fq(`${id} *`), `echo ${to}`])),
   ];
+  return `# __wmcp_step NODE WORD: the node a word leads to (-1: nothing is offered there).
+function __wmcp_step --argument-names node word
+    switch "$node $word"
+${stepArms.join("\n")}
+        case '*'
+            echo -1
+    end
+end
+`;
+}
+
+/** fish's `__wmcp_value NODE FLAG`: what a flag's value completes to. */
+function fishValue(nodes: CompletionNode[]): string {
   const valueArms = fishArms(
     valueFlags(nodes).map(([id, w, v]) => [
       fq(`${id} ${w}`),
@@ -457,42 +356,19 @@ function fishScript(nodes: CompletionNode[]): string {
         : `echo ${v.kind}`,
     ]),
   );
-  const offerArms = nodes.flatMap((n, id) => {
-    if (n.flags.length === 0 && n.words.length === 0) return [];
-    const words = wrap(n.words.map((w) => fq(plain(w))), " ", "            ", " \\");
-    const flags = n.flags.map((f) => `${fq(plain(f.word))} ${fq(f.help)}`);
-    return [
-      `        case ${id}\n            set words ${words}\n            set flags ${
-        wrap(flags, " ", "            ", " \\")
-      }`,
-    ];
-  });
-  return `${
-    HEADER(
-      "fish",
-      `Install:
-#   ${PROG} completion fish > ~/.config/fish/completions/${PROG}.fish
-# or, for this shell only: ${PROG} completion fish | source`,
-    )
-  }
-# __wmcp_step NODE WORD: the node a word leads to (-1: nothing is offered there).
-function __wmcp_step --argument-names node word
-    switch "$node $word"
-${stepArms.join("\n")}
-        case '*'
-            echo -1
-    end
-end
-
-# __wmcp_value NODE FLAG: what FLAG's value completes to (choice and its values, file, dir,
+  return `# __wmcp_value NODE FLAG: what FLAG's value completes to (choice and its values, file, dir,
 # text), nothing when it takes none.
 function __wmcp_value --argument-names node flag
     switch "$node $flag"
 ${valueArms.join("\n")}
     end
 end
+`;
+}
 
-# __wmcp_complete: the candidates for the word at the cursor, each with its help after a tab.
+/** The walk of `__wmcp_complete`, up to the switch on the node it reaches. */
+const FISH_WALK =
+  `# __wmcp_complete: the candidates for the word at the cursor, each with its help after a tab.
 function __wmcp_complete
     set -l tokens (commandline -opc)
     set -l cur (commandline -ct)
@@ -544,8 +420,10 @@ function __wmcp_complete
     set -l words
     set -l flags
     switch $node
-${offerArms.join("\n")}
-    end
+`;
+
+/** The end of `__wmcp_complete` (after the node's words and flags), and the `complete` lines. */
+const FISH_OFFER = `    end
     if set -q words[1]; and not string match -q -- '-*' $cur
         printf '%s\\n' $words
     end
@@ -560,6 +438,35 @@ end
 complete -c ${PROG} -e
 complete -c ${PROG} -f -a '(__wmcp_complete)'
 `;
+
+/** fish's `__wmcp_complete`: the node's words and flags between the walk and the offer. */
+function fishComplete(nodes: CompletionNode[]): string {
+  const offerArms = nodes.flatMap((n, id) => {
+    if (n.flags.length === 0 && n.words.length === 0) return [];
+    const words = wrap(n.words.map((w) => fq(plain(w))), " ", "            ", " \\");
+    const flags = n.flags.map((f) => `${fq(plain(f.word))} ${fq(f.help)}`);
+    return [
+      `        case ${id}\n            set words ${words}\n            set flags ${
+        wrap(flags, " ", "            ", " \\")
+      }`,
+    ];
+  });
+  return `${FISH_WALK}${offerArms.join("\n")}\n${FISH_OFFER}`;
+}
+
+/** The fish script: one dynamic completion, `__wmcp_complete`, for every position. */
+function fishScript(nodes: CompletionNode[]): string {
+  return `${
+    HEADER(
+      "fish",
+      `Install:
+#   ${PROG} completion fish > ~/.config/fish/completions/${PROG}.fish
+# or, for this shell only: ${PROG} completion fish | source`,
+    )
+  }
+${fishStep(nodes)}
+${fishValue(nodes)}
+${fishComplete(nodes)}`;
 }
 
 /** The completion script of one shell. */

@@ -46,19 +46,9 @@ export function seeHelp(path: readonly string[], prog: string = programName()): 
   return `see \`${[prog, ...path].join(" ")} --help\``;
 }
 
-/**
- * The help text of a command path (`[]` for the program), or undefined for an unknown path. With
- * `argv` (the command line the help was asked on), a client command's examples carry the
- * connection flags given there (connectionWords) instead of their own.
- */
-export function helpText(
-  path: readonly string[],
-  prog: string = programName(),
-  argv: readonly string[] = [],
-): string | undefined {
-  const p = prog;
-  const texts: Record<string, string> = {
-    "": `${p} ${VERSION}: typed, contained access to one workspace directory
+/** `wmcp --help`: the commands, the flags every command takes, examples. */
+function programHelp(p: string): string {
+  return `${p} ${VERSION}: typed, contained access to one workspace directory
 
 Usage: ${p} COMMAND [SUBCOMMAND] [FLAGS]
 
@@ -81,8 +71,12 @@ Examples:
   ${p} tools call search_text --root ~/project query=TODO
 
 Results go to stdout; errors are one JSON object on stderr. Exit code 2 is a usage error.
-`,
-    serve: `Usage:
+`;
+}
+
+/** `wmcp serve --help`: the launcher and serve stop. */
+function serveHelp(p: string): string {
+  return `Usage:
   ${p} serve stdio|http [--sandbox auto|required|off] [server flags]
   ${p} serve stop --pid-file FILE [--timeout SECONDS]
 
@@ -92,15 +86,23 @@ Examples:
   ${p} serve stdio --root ~/project
   ${p} serve http --root ~/project --port 8080 --pid-file /tmp/wmcp.pid
   ${p} serve stop --pid-file /tmp/wmcp.pid
-`,
-    config: `Usage: ${p} config print --host HOST (--root DIR [--write] | --http URL) [--name NAME]
+`;
+}
+
+/** `wmcp config --help`. */
+function configHelp(p: string): string {
+  return `Usage: ${p} config print --host HOST (--root DIR [--write] | --http URL) [--name NAME]
 
 See \`${p} config print --help\`.
 
 Example:
   ${p} config print --host claude-desktop --root ~/project
-`,
-    tools: `Usage:
+`;
+}
+
+/** `wmcp tools --help`: the four subcommands and the connection flags. */
+function toolsHelp(p: string): string {
+  return `Usage:
   ${p} tools list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
   ${p} tools show NAME [CONNECTION] [OUTPUT]
   ${p} tools call NAME [key=value | key:=json ...] [--arguments JSON | --arguments-file PATH |
@@ -115,8 +117,12 @@ Examples:
   ${p} tools list --root ~/project
   ${p} tools call read_file --root ~/project path=README.md
   ${p} tools list --endpoint http://127.0.0.1:8080/mcp --output jsonl
-`,
-    auth: `Usage:
+`;
+}
+
+/** `wmcp auth --help`: the three subcommands. */
+function authHelp(p: string): string {
+  return `Usage:
   ${p} auth login (--endpoint URL | --config FILE --server NAME) [--scope S] [--no-browser]
                  [--redirect-port N] [--auth-timeout S]
   ${p} auth status [--endpoint URL | --config FILE --server NAME] [--output json|pretty]
@@ -129,14 +135,38 @@ Examples:
   ${p} auth login --endpoint https://mcp.example.com/mcp
   ${p} auth status
   ${p} auth logout --all
-`,
-  };
-  const declared = DECLARED.get(path.join(" "));
-  if (declared === undefined) return texts[path.join(" ")];
+`;
+}
+
+/** The overview helps (of the program and the commands with subcommands), by command path. */
+const OVERVIEWS: Readonly<Record<string, (prog: string) => string>> = {
+  "": programHelp,
+  serve: serveHelp,
+  config: configHelp,
+  tools: toolsHelp,
+  auth: authHelp,
+};
+
+/**
+ * The help text of a command path (`[]` for the program), or undefined for an unknown path. With
+ * `argv` (the command line the help was asked on), a client command's examples carry the
+ * connection flags given there (connectionWords) instead of their own.
+ */
+export function helpText(
+  path: readonly string[],
+  prog: string = programName(),
+  argv: readonly string[] = [],
+): string | undefined {
+  const key = path.join(" ");
+  const declared = DECLARED.get(key);
+  // Own keys only: `help constructor` is an unknown path, not Object.prototype's.
+  if (declared === undefined) {
+    return Object.hasOwn(OVERVIEWS, key) ? OVERVIEWS[key](prog) : undefined;
+  }
   const connection = connectionWords(declared, argv);
-  if (connection.length === 0) return renderHelp(declared, p);
+  if (connection.length === 0) return renderHelp(declared, prog);
   const examples = declared.examples.map((e) => withConnection(declared, e, connection));
-  return renderHelp({ ...declared, examples: [...new Set(examples)] }, p);
+  return renderHelp({ ...declared, examples: [...new Set(examples)] }, prog);
 }
 
 /** A value the help shows in place of a URL it cannot show (not a URL at all). */

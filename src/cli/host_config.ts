@@ -11,7 +11,8 @@ import { parseCommand } from "./declare.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
-import { denoPath, projectConfigFlag } from "../launch/deno.ts";
+import { denoPath, moduleArg, projectConfigFlag } from "../launch/deno.ts";
+import { isNpmPackage, projectFile } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { shellQuote } from "./shell_quote.ts";
 
@@ -33,13 +34,6 @@ export const NPM_SPEC = `${NPM_NAME}@${denoConfig.version}`;
 /** How a host entry starts wmcp: this project's serve.ts run by Deno, or the npm package by npx. */
 export const VIA = ["deno", "npx"] as const;
 
-const PROJECT_PATH = decodeURIComponent(new URL("../../", import.meta.url).pathname);
-
-/** Whether this project runs from the npm package (somewhere under a node_modules directory). */
-export function fromNpmPackage(): boolean {
-  return PROJECT_PATH.includes("/node_modules/");
-}
-
 /** The stdio-to-HTTP bridge Claude Desktop runs for a remote server (its config file is stdio only). */
 export const MCP_REMOTE = "mcp-remote@0.15.1";
 
@@ -49,9 +43,9 @@ export const TOKEN_ENV = "WMCP_TOKEN";
 /** The name a snippet gives the server unless --name says otherwise. */
 export const DEFAULT_SERVER_NAME = "wmcp";
 
-const CLI_URL = new URL("../../cli.ts", import.meta.url);
+const CLI_URL = projectFile("cli.ts");
 /** The launcher's own entry (what `cli.ts serve` runs, without the CLI's module graph). */
-const SERVE_URL = new URL("../../serve.ts", import.meta.url);
+const SERVE_URL = projectFile("serve.ts");
 
 /** The launcher's permission flags (server_flags.ts; the serve:stdio task is tested to match). */
 export function launcherFlags(): string[] {
@@ -90,11 +84,9 @@ export interface HostSnippet {
  * (`cli.ts serve stdio`, the same launcher, stays valid in existing configurations).
  */
 export function stdioEntry(options: { deno: string; root: string; write: boolean }): StdioEntry {
-  const serve = SERVE_URL.protocol === "file:"
-    ? decodeURIComponent(SERVE_URL.pathname)
-    : SERVE_URL.href;
+  const serve = moduleArg(SERVE_URL);
   // Under node_modules (the npm package) Deno finds no deno.json by itself: name it.
-  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const args = ["run", ...launcherFlags(), ...config, serve, "stdio", "--sandbox", "auto"];
   args.push("--root", options.root);
   if (options.write) args.push("--write");
@@ -152,105 +144,122 @@ export function isLoopbackUrlHost(host: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+/** One host's snippet from the input; `need` is its stdio entry (an error when there is none). */
+type SnippetBuilder = (input: SnippetInput, need: () => StdioEntry) => HostSnippet;
+
+/** Claude Desktop: stdio only (an HTTP server through the mcp-remote bridge). */
+const claudeDesktop: SnippetBuilder = (input, need) => {
+  const { name, http } = input;
+  const e = need();
+  const entry: Record<string, unknown> = { command: e.command, args: e.args };
+  if (e.env) entry.env = e.env;
+  const notes = [
+    "put this into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/; " +
+    "Settings > Developer > Edit Config opens it), merging the " +
+    'entry into its "mcpServers" object; then quit and restart Claude Desktop',
+  ];
+  if (http) {
+    notes.push(
+      "Claude Desktop's config file takes only stdio servers: this entry runs the mcp-remote " +
+        `bridge (${MCP_REMOTE}, from npm through npx) over stdio, which forwards to ${http.href}`,
+    );
+  }
+  return { snippet: { mcpServers: { [name]: entry } }, file: "claude_desktop_config.json", notes };
+};
+
+/** Claude Code's .mcp.json (it expands ${VAR} in the url and headers). */
+const claudeCode: SnippetBuilder = (input, need) => {
+  const { name, http } = input;
+  const entry = http
+    ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
+    : { type: "stdio", command: need().command, args: need().args, env: {} };
+  return {
+    snippet: { mcpServers: { [name]: entry } },
+    file: ".mcp.json",
+    notes: [
+      'put this into .mcp.json at the project\'s root (project scope), merging the entry into its "mcpServers" object; ' +
+      "or add it with: claude mcp add-json " + shellQuote(name) + " " +
+      shellQuote(JSON.stringify(entry)) + " (add --scope user for every project)",
+    ],
+  };
+};
+
+/** VS Code's mcp.json (it prompts for an ${input:ID} declared in "inputs", stored encrypted). */
+const vscode: SnippetBuilder = (input, need) => {
+  const { name, http } = input;
+  const inputId = `${name}-token`;
+  const entry = http
+    ? { type: "http", url: http.href, ...bearer(input, `\${input:${inputId}}`) }
+    : { type: "stdio", command: need().command, args: need().args };
+  const inputs = http && input.token
+    ? {
+      inputs: [{
+        type: "promptString",
+        id: inputId,
+        description: `Bearer token of the wmcp server ${name}`,
+        password: true,
+      }],
+    }
+    : {};
+  return {
+    snippet: { servers: { [name]: entry }, ...inputs },
+    file: ".vscode/mcp.json",
+    notes: [
+      'put this into .vscode/mcp.json in the workspace (or the user mcp.json: "MCP: Open User ' +
+      'Configuration"), merging the entry into its "servers" object',
+    ],
+  };
+};
+
+/** Cursor's mcp.json (it expands ${env:NAME} in the url and headers). */
+const cursor: SnippetBuilder = (input, need) => {
+  const { name, http } = input;
+  const entry = http
+    ? { url: http.href, ...bearer(input, `\${env:${TOKEN_ENV}}`) }
+    : { command: need().command, args: need().args };
+  return {
+    snippet: { mcpServers: { [name]: entry } },
+    file: "~/.cursor/mcp.json",
+    notes: [
+      "put this into ~/.cursor/mcp.json (every project) or .cursor/mcp.json in the project, " +
+      'merging the entry into its "mcpServers" object',
+    ],
+  };
+};
+
+/** The mcpServers form most hosts read (${VAR}, as Claude Code and this project's client expand it). */
+const generic: SnippetBuilder = (input, need) => {
+  const { name, http } = input;
+  const entry = http
+    ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
+    : { command: need().command, args: need().args };
+  return {
+    snippet: { mcpServers: { [name]: entry } },
+    file: "mcpServers",
+    notes: [
+      "put this into your host's MCP configuration file, merging the entry into its " +
+      '"mcpServers" object (the form most hosts read; `wmcp tools list --config FILE --server ' +
+      `${name}\` reads it too)`,
+    ],
+  };
+};
+
+/** Each host's snippet builder. */
+const SNIPPETS: Readonly<Record<HostName, SnippetBuilder>> = {
+  "claude-desktop": claudeDesktop,
+  "claude-code": claudeCode,
+  vscode,
+  cursor,
+  generic,
+};
+
 /** Builds one host's snippet in its documented format. */
 export function hostSnippet(host: HostName, input: SnippetInput): HostSnippet {
-  const { name, stdio, http } = input;
   const need = (): StdioEntry => {
-    if (stdio === undefined) throw new Error(`${host}: a stdio entry is needed`);
-    return stdio;
+    if (input.stdio === undefined) throw new Error(`${host}: a stdio entry is needed`);
+    return input.stdio;
   };
-  switch (host) {
-    case "claude-desktop": {
-      const e = need();
-      const entry: Record<string, unknown> = { command: e.command, args: e.args };
-      if (e.env) entry.env = e.env;
-      const notes = [
-        "put this into claude_desktop_config.json (macOS: ~/Library/Application Support/Claude/; " +
-        "Settings > Developer > Edit Config opens it), merging the " +
-        'entry into its "mcpServers" object; then quit and restart Claude Desktop',
-      ];
-      if (http) {
-        notes.push(
-          "Claude Desktop's config file takes only stdio servers: this entry runs the mcp-remote " +
-            `bridge (${MCP_REMOTE}, from npm through npx) over stdio, which forwards to ${http.href}`,
-        );
-      }
-      return {
-        snippet: { mcpServers: { [name]: entry } },
-        file: "claude_desktop_config.json",
-        notes,
-      };
-    }
-    case "claude-code": {
-      // Claude Code expands ${VAR} in .mcp.json's url and headers.
-      const entry = http
-        ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
-        : { type: "stdio", command: need().command, args: need().args, env: {} };
-      return {
-        snippet: { mcpServers: { [name]: entry } },
-        file: ".mcp.json",
-        notes: [
-          'put this into .mcp.json at the project\'s root (project scope), merging the entry into its "mcpServers" object; ' +
-          "or add it with: claude mcp add-json " + shellQuote(name) + " " +
-          shellQuote(JSON.stringify(entry)) + " (add --scope user for every project)",
-        ],
-      };
-    }
-    case "vscode": {
-      // VS Code prompts for an ${input:ID} declared in the file's "inputs" (stored encrypted).
-      const inputId = `${name}-token`;
-      const entry = http
-        ? { type: "http", url: http.href, ...bearer(input, `\${input:${inputId}}`) }
-        : { type: "stdio", command: need().command, args: need().args };
-      const inputs = http && input.token
-        ? {
-          inputs: [{
-            type: "promptString",
-            id: inputId,
-            description: `Bearer token of the wmcp server ${name}`,
-            password: true,
-          }],
-        }
-        : {};
-      return {
-        snippet: { servers: { [name]: entry }, ...inputs },
-        file: ".vscode/mcp.json",
-        notes: [
-          'put this into .vscode/mcp.json in the workspace (or the user mcp.json: "MCP: Open User ' +
-          'Configuration"), merging the entry into its "servers" object',
-        ],
-      };
-    }
-    case "cursor": {
-      // Cursor expands ${env:NAME} in mcp.json's url and headers.
-      const entry = http
-        ? { url: http.href, ...bearer(input, `\${env:${TOKEN_ENV}}`) }
-        : { command: need().command, args: need().args };
-      return {
-        snippet: { mcpServers: { [name]: entry } },
-        file: "~/.cursor/mcp.json",
-        notes: [
-          "put this into ~/.cursor/mcp.json (every project) or .cursor/mcp.json in the project, " +
-          'merging the entry into its "mcpServers" object',
-        ],
-      };
-    }
-    case "generic": {
-      // ${VAR}, as Claude Code and this project's client (`--config`) expand it.
-      const entry = http
-        ? { type: "http", url: http.href, ...bearer(input, `\${${TOKEN_ENV}}`) }
-        : { command: need().command, args: need().args };
-      return {
-        snippet: { mcpServers: { [name]: entry } },
-        file: "mcpServers",
-        notes: [
-          "put this into your host's MCP configuration file, merging the entry into its " +
-          '"mcpServers" object (the form most hosts read; `wmcp tools list --config FILE --server ' +
-          `${name}\` reads it too)`,
-        ],
-      };
-    }
-  }
+  return SNIPPETS[host](input, need);
 }
 
 /** The headers member that sends the token, spelled the host's way, when one is needed. */
@@ -362,10 +371,10 @@ function httpStartLine(
   options: { url: URL; root: string; write: boolean; token: boolean },
 ): string {
   const { url, root, write } = options;
-  const cli = CLI_URL.protocol === "file:" ? decodeURIComponent(CLI_URL.pathname) : CLI_URL.href;
+  const cli = moduleArg(CLI_URL);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const config = fromNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const args = "npx" in start
     ? [start.npx, "-y", NPM_SPEC, "serve", "http", "--root", root]
     : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", "--root", root];
@@ -403,14 +412,20 @@ const HTTP_TOKEN_INTRO =
   "the server is not on loopback, so it requires a bearer token (--token-file or " + TOKEN_ENV +
   ")";
 
-/**
- * Runs `config print ARGS` (argv after `config print`): writes the snippet to stdout and notes
- * to stderr. Returns 0; every bad flag or root is a UsageError (exit 2).
- */
-export async function configPrint(
-  argv: string[],
-  out: (text: string) => Promise<void>,
-): Promise<number> {
+/** What `config print` was asked for, its flags checked (every bad one a UsageError). */
+interface PrintRequest {
+  host: HostName;
+  name: string;
+  http?: URL;
+  /** The --root as given (checked by checkedRoot). */
+  root?: string;
+  write: boolean;
+  /** How the entry starts wmcp (VIA; the flag's choices are checked by its declaration). */
+  via: string;
+}
+
+/** Parses and checks `config print`'s flags, in the order their errors are reported. */
+async function printRequest(argv: string[]): Promise<PrintRequest> {
   const { values } = await parseCommand(CONFIG_PRINT, argv);
   const host = values.host;
   if (host === undefined) throw new UsageError(`config print needs --host ${HOSTS.join("|")}`);
@@ -429,65 +444,103 @@ export async function configPrint(
         "start; a running server's write tools are set by its own --write",
     );
   }
-  const notes: string[] = [];
-  const root = values.root === undefined ? undefined : await checkedRoot(values.root);
+  const via = values.via ?? (isNpmPackage() ? "npx" : "deno");
+  return { host: host as HostName, name, http, root: values.root, write, via };
+}
+
+/** The warning for a root that serves the whole file system or the home directory, if any. */
+async function broadRootNote(root: string): Promise<string | undefined> {
   const home = envIfGranted("HOME");
-  const homeReal = root === undefined || home === undefined || !home.startsWith("/")
+  const homeReal = home === undefined || !home.startsWith("/")
     ? undefined
     : (await probePaths([home]))?.[0]?.real ?? home;
-  if (root !== undefined) {
-    const what = root === "/"
-      ? "the whole file system"
-      : root === homeReal
-      ? "your whole home directory"
-      : homeReal?.startsWith(`${root}/`)
-      ? "a directory containing your home directory"
-      : undefined;
-    if (what !== undefined) notes.push(`warning: --root ${root} serves ${what}`);
-  }
-  const via = values.via ?? (fromNpmPackage() ? "npx" : "deno");
+  const what = root === "/"
+    ? "the whole file system"
+    : root === homeReal
+    ? "your whole home directory"
+    : homeReal?.startsWith(`${root}/`)
+    ? "a directory containing your home directory"
+    : undefined;
+  return what === undefined ? undefined : `warning: --root ${root} serves ${what}`;
+}
+
+/** A stdio server's snippet input (Deno running serve.ts, or npx running the package). */
+async function stdioInput(
+  req: PrintRequest,
+  root: string,
+  notes: string[],
+): Promise<SnippetInput> {
+  const { name, write } = req;
   let input: SnippetInput;
-  if (http === undefined) {
-    if (via === "npx") {
-      const npx = await chooseNpx("the entry runs wmcp's npm package through npx");
-      notes.push(...npx.notes);
-      input = { name, stdio: npxEntry({ npx: npx.entry, root: root!, write }) };
-    } else {
-      const deno = await chooseDeno();
-      notes.push(...deno.notes);
-      input = { name, stdio: stdioEntry({ deno: deno.path, root: root!, write }) };
-    }
-    notes.push(
-      `the server serves ${root} ${write ? "read-write (the write tools are on)" : "read-only"}`,
-    );
+  if (req.via === "npx") {
+    const npx = await chooseNpx("the entry runs wmcp's npm package through npx");
+    notes.push(...npx.notes);
+    input = { name, stdio: npxEntry({ npx: npx.entry, root, write }) };
   } else {
-    const token = !isLoopbackUrlHost(http.hostname);
-    input = { name, http, token };
-    if (host === "claude-desktop") {
-      const npx = await chooseNpx("the host needs it for the mcp-remote bridge");
-      notes.push(...npx.notes);
-      input.stdio = bridgeEntry(http, { npx: npx.entry, token });
-    }
-    if (token) notes.push(tokenNote(host as HostName, name));
-    if (root !== undefined && http.protocol === "http:") {
-      const start = via === "npx"
-        ? { npx: (await chooseNpx("the start line runs it")).entry.path }
-        : { deno: (await chooseDeno()).path };
-      notes.push(
-        `start the server with: ${httpStartLine(start, { url: http, root, write, token })}`,
-      );
-      if (token) {
-        notes.push(
-          `${TOKEN_FILE_PLACEHOLDER} is a file you create holding the token (one line, at least ` +
-            `16 characters, e.g. \`openssl rand -hex 32 > ${TOKEN_FILE_PLACEHOLDER}\`); or drop ` +
-            `--token-file and set ${TOKEN_ENV} to the token`,
-        );
-      }
-    } else if (root !== undefined) {
-      notes.push("wmcp serves plain HTTP: put a TLS-terminating proxy in front for an https URL");
-    }
+    const deno = await chooseDeno();
+    notes.push(...deno.notes);
+    input = { name, stdio: stdioEntry({ deno: deno.path, root, write }) };
   }
-  const printed = hostSnippet(host as HostName, input);
+  notes.push(
+    `the server serves ${root} ${write ? "read-write (the write tools are on)" : "read-only"}`,
+  );
+  return input;
+}
+
+/**
+ * A running HTTP server's snippet input (Claude Desktop's through the bridge), with the token
+ * note and, given --root, how to start that server.
+ */
+async function httpInput(
+  req: PrintRequest,
+  http: URL,
+  root: string | undefined,
+  notes: string[],
+): Promise<SnippetInput> {
+  const { host, name, write } = req;
+  const token = !isLoopbackUrlHost(http.hostname);
+  const input: SnippetInput = { name, http, token };
+  if (host === "claude-desktop") {
+    const npx = await chooseNpx("the host needs it for the mcp-remote bridge");
+    notes.push(...npx.notes);
+    input.stdio = bridgeEntry(http, { npx: npx.entry, token });
+  }
+  if (token) notes.push(tokenNote(host, name));
+  if (root !== undefined && http.protocol === "http:") {
+    const start = req.via === "npx"
+      ? { npx: (await chooseNpx("the start line runs it")).entry.path }
+      : { deno: (await chooseDeno()).path };
+    notes.push(`start the server with: ${httpStartLine(start, { url: http, root, write, token })}`);
+    if (token) {
+      notes.push(
+        `${TOKEN_FILE_PLACEHOLDER} is a file you create holding the token (one line, at least ` +
+          `16 characters, e.g. \`openssl rand -hex 32 > ${TOKEN_FILE_PLACEHOLDER}\`); or drop ` +
+          `--token-file and set ${TOKEN_ENV} to the token`,
+      );
+    }
+  } else if (root !== undefined) {
+    notes.push("wmcp serves plain HTTP: put a TLS-terminating proxy in front for an https URL");
+  }
+  return input;
+}
+
+/**
+ * Runs `config print ARGS` (argv after `config print`): writes the snippet to stdout and notes
+ * to stderr. Returns 0; every bad flag or root is a UsageError (exit 2).
+ */
+export async function configPrint(
+  argv: string[],
+  out: (text: string) => Promise<void>,
+): Promise<number> {
+  const req = await printRequest(argv);
+  const notes: string[] = [];
+  const root = req.root === undefined ? undefined : await checkedRoot(req.root);
+  const broad = root === undefined ? undefined : await broadRootNote(root);
+  if (broad !== undefined) notes.push(broad);
+  const input = req.http === undefined
+    ? await stdioInput(req, root!, notes)
+    : await httpInput(req, req.http, root, notes);
+  const printed = hostSnippet(req.host, input);
   await out(JSON.stringify(printed.snippet, null, 2) + "\n");
   for (const n of [...printed.notes, ...notes]) console.error(`wmcp: ${n}`);
   return 0;

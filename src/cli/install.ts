@@ -7,12 +7,15 @@
  * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
 import { INSTALL } from "./commands.ts";
-import { parseCommand, renderHelp } from "./declare.ts";
+import { parseCommand, renderHelp, type ValuesOf } from "./declare.ts";
 import { UsageError } from "../config.ts";
 import { denoPath } from "../launch/deno.ts";
+import { outputOfDeno, outputOfLauncher } from "../launch/child.ts";
+import { projectDir, projectFile } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
-const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname).replace(/\/$/, "");
+/** The checkout the installer runs from (always on disk: it is run as a task). */
+const PROJECT = projectDir()!;
 /** How the README has a newcomer run this script (no `deno` on PATH needed). */
 const INSTALL_PROG = "npx -y deno@2.9.6 task -q";
 /** The first line after the shebang: marks a launcher this script wrote (and may remove). */
@@ -112,8 +115,20 @@ function say(line: string): void {
   console.log(line);
 }
 
-/** Runs the install (or uninstall) for argv; returns the exit code. */
-export async function install(argv: string[]): Promise<number> {
+/** The install's directories: from the flags, else the defaults under HOME and XDG_DATA_HOME. */
+interface InstallDirs {
+  binDir: string;
+  dataDir: string;
+  /** BIN/wmcp. */
+  launcher: string;
+  /** DATA/runtime. */
+  runtimeDir: string;
+}
+
+type InstallValues = ValuesOf<typeof INSTALL>;
+
+/** The parsed flags, or the exit code when help, the version or a usage error answered. */
+async function parseInstall(argv: string[]): Promise<InstallValues | number> {
   let values;
   try {
     ({ values } = await parseCommand(INSTALL, argv));
@@ -130,6 +145,11 @@ export async function install(argv: string[]): Promise<number> {
     say(denoConfig.version);
     return 0;
   }
+  return values;
+}
+
+/** Where the launcher and the runtime go; undefined when HOME is needed and not usable. */
+function installDirs(values: InstallValues): InstallDirs | undefined {
   const home = env("HOME");
   const cwd = Deno.env.get("INIT_CWD") ?? Deno.cwd();
   const absolute = (p: string) => (p.startsWith("/") ? p : `${cwd}/${p}`).replace(/\/+$/, "");
@@ -140,60 +160,63 @@ export async function install(argv: string[]): Promise<number> {
   const dataDir = values["data-dir"] !== undefined
     ? absolute(values["data-dir"])
     : dataBase && `${dataBase}/wmcp`;
-  if (!binDir || !dataDir) {
-    console.error("install: HOME is not set to an absolute path; pass --bin-dir and --data-dir");
-    return 2;
-  }
-  const launcher = `${binDir}/wmcp`;
-  const runtimeDir = `${dataDir}/runtime`;
+  if (!binDir || !dataDir) return undefined;
+  return { binDir, dataDir, launcher: `${binDir}/wmcp`, runtimeDir: `${dataDir}/runtime` };
+}
 
-  if (values.uninstall) {
-    // Remove the launcher and the runtime IT names (another install's runtime stays).
-    let runtime: string | undefined;
-    let removed = false;
-    if (await exists(launcher)) {
-      const text = await Deno.readTextFile(launcher).catch(() => "");
-      if (!text.includes(LAUNCHER_MARK)) {
-        console.error(`install: ${launcher} was not written by this installer; left as it is`);
-        return 1;
-      }
-      runtime = launcherRuntime(text);
-      await Deno.remove(launcher);
-      say(`removed ${launcher}`);
-      removed = true;
-    } else if (values["data-dir"] !== undefined) {
-      // No launcher: the runtime of the data directory named on the command line.
-      runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
-    }
-    if (runtime !== undefined && await exists(runtime)) {
-      await Deno.remove(runtime);
-      say(`removed ${runtime}`);
-      removed = true;
-      const dir = runtime.replace(/\/[^/]+$/, "");
-      // Only when empty: other versions' runtimes (older installs) are left in place.
-      await Deno.remove(dir).catch(() => {});
-      await Deno.remove(dir.replace(/\/runtime$/, "")).catch(() => {});
-    }
-    if (!removed) say(`nothing to remove: no launcher at ${launcher}`);
-    return 0;
-  }
+/** The runtime this Deno is copied to: DATA/runtime/deno-VERSION. */
+function runtimeOf(dirs: InstallDirs): string {
+  return `${dirs.runtimeDir}/deno-${Deno.version.deno}`;
+}
 
-  for (const [what, dir] of [["--bin-dir", binDir], ["--data-dir", dataDir]]) {
-    if (dir.includes(",")) {
-      console.error(
-        `install: cannot use ${what} ${dir}: Deno's permission flags cannot name a path ` +
-          "containing a comma (the launcher grants its runtime by path); choose another",
-      );
-      return 2;
+/** Removes the launcher and the runtime IT names (another install's runtime stays). */
+async function uninstall(values: InstallValues, dirs: InstallDirs): Promise<number> {
+  const { launcher } = dirs;
+  let runtime: string | undefined;
+  let removed = false;
+  if (await exists(launcher)) {
+    const text = await Deno.readTextFile(launcher).catch(() => "");
+    if (!text.includes(LAUNCHER_MARK)) {
+      console.error(`install: ${launcher} was not written by this installer; left as it is`);
+      return 1;
     }
-    if (/[\n\r]/.test(dir)) {
-      console.error(`install: cannot use ${what} ${JSON.stringify(dir)}: it contains a line break`);
-      return 2;
-    }
+    runtime = launcherRuntime(text);
+    await Deno.remove(launcher);
+    say(`removed ${launcher}`);
+    removed = true;
+  } else if (values["data-dir"] !== undefined) {
+    // No launcher: the runtime of the data directory named on the command line.
+    runtime = runtimeOf(dirs);
   }
-  // 1. The runtime: a copy of this Deno, named by its version (a finished copy is never partial).
-  const runtime = `${runtimeDir}/deno-${Deno.version.deno}`;
-  await Deno.mkdir(runtimeDir, { recursive: true });
+  if (runtime !== undefined && await exists(runtime)) {
+    await Deno.remove(runtime);
+    say(`removed ${runtime}`);
+    removed = true;
+    const dir = runtime.replace(/\/[^/]+$/, "");
+    // Only when empty: other versions' runtimes (older installs) are left in place.
+    await Deno.remove(dir).catch(() => {});
+    await Deno.remove(dir.replace(/\/runtime$/, "")).catch(() => {});
+  }
+  if (!removed) say(`nothing to remove: no launcher at ${launcher}`);
+  return 0;
+}
+
+/** Why a directory cannot be installed to (a comma or a line break in it), or undefined. */
+function unusableDir(what: string, dir: string): string | undefined {
+  if (dir.includes(",")) {
+    return `install: cannot use ${what} ${dir}: Deno's permission flags cannot name a path ` +
+      "containing a comma (the launcher grants its runtime by path); choose another";
+  }
+  if (/[\n\r]/.test(dir)) {
+    return `install: cannot use ${what} ${JSON.stringify(dir)}: it contains a line break`;
+  }
+  return undefined;
+}
+
+/** Step 1. The runtime: a copy of this Deno, named by its version (a finished copy is never partial). */
+async function copyRuntime(dirs: InstallDirs): Promise<string> {
+  const runtime = runtimeOf(dirs);
+  await Deno.mkdir(dirs.runtimeDir, { recursive: true });
   if (!(await exists(runtime))) {
     const tmp = `${runtime}.tmp-${Deno.pid}`;
     await Deno.copyFile(denoPath(), tmp);
@@ -201,25 +224,39 @@ export async function install(argv: string[]): Promise<number> {
     await Deno.rename(tmp, runtime);
     say(`copied Deno ${Deno.version.deno} to ${runtime}`);
   }
-  // 2. The module graph cached for that runtime (npm packages into the checkout's node_modules).
-  const cache = await new Deno.Command(runtime, {
+  return runtime;
+}
+
+/** Step 2. The module graph cached for that runtime (npm packages into the checkout's node_modules). */
+async function cacheModules(runtime: string): Promise<boolean> {
+  const cache = await outputOfDeno({
+    deno: runtime,
+    subcommand: "cache",
+    flags: ["--quiet", `--config=${PROJECT}/deno.json`],
+    module: projectFile("cli.ts"),
     args: [
-      "cache",
-      "--quiet",
-      `--config=${PROJECT}/deno.json`,
-      `${PROJECT}/cli.ts`,
       `${PROJECT}/src/cli/scoped_main.ts`,
       `${PROJECT}/serve_stdio.ts`,
       `${PROJECT}/serve_http.ts`,
     ],
     cwd: PROJECT,
     stdin: "null",
-  }).output();
-  if (!cache.success) {
-    console.error("install: caching the modules failed (see above); nothing was installed");
-    return 1;
-  }
-  // 3. The launcher.
+    stdout: "piped",
+    stderr: "inherit",
+  });
+  return cache.success;
+}
+
+/**
+ * Step 3. The launcher, written unless it is already this script; false (said why) when a file
+ * this installer did not write is in its place.
+ */
+async function writeLauncher(
+  values: InstallValues,
+  dirs: InstallDirs,
+  runtime: string,
+): Promise<boolean> {
+  const { binDir, dataDir, launcher } = dirs;
   await Deno.mkdir(binDir, { recursive: true });
   const installFlags = [
     ...(values["bin-dir"] !== undefined ? ["--bin-dir", binDir] : []),
@@ -231,10 +268,16 @@ export async function install(argv: string[]): Promise<number> {
     console.error(
       `install: ${launcher} exists and was not written by this installer; not replaced`,
     );
-    return 1;
+    return false;
   }
   if (current !== script) await writeAtomic(launcher, script, 0o755);
-  const check = await new Deno.Command(launcher, { args: ["--version"], stdin: "null" }).output();
+  return true;
+}
+
+/** Step 4. The launcher answers `--version` with this checkout's version; says so, or why not. */
+async function checkLauncher(dirs: InstallDirs, runtime: string): Promise<number> {
+  const { binDir, launcher } = dirs;
+  const check = await outputOfLauncher(launcher, ["--version"]);
   const version = new TextDecoder().decode(check.stdout).trim();
   if (!check.success || version !== denoConfig.version) {
     console.error(`install: ${launcher} --version did not answer ${denoConfig.version}`);
@@ -248,6 +291,32 @@ export async function install(argv: string[]): Promise<number> {
   }
   say("try: wmcp --help, or wmcp op list");
   return 0;
+}
+
+/** Runs the install (or uninstall) for argv; returns the exit code. */
+export async function install(argv: string[]): Promise<number> {
+  const values = await parseInstall(argv);
+  if (typeof values === "number") return values;
+  const dirs = installDirs(values);
+  if (dirs === undefined) {
+    console.error("install: HOME is not set to an absolute path; pass --bin-dir and --data-dir");
+    return 2;
+  }
+  if (values.uninstall) return await uninstall(values, dirs);
+  for (const [what, dir] of [["--bin-dir", dirs.binDir], ["--data-dir", dirs.dataDir]]) {
+    const why = unusableDir(what, dir);
+    if (why !== undefined) {
+      console.error(why);
+      return 2;
+    }
+  }
+  const runtime = await copyRuntime(dirs);
+  if (!(await cacheModules(runtime))) {
+    console.error("install: caching the modules failed (see above); nothing was installed");
+    return 1;
+  }
+  if (!(await writeLauncher(values, dirs, runtime))) return 1;
+  return await checkLauncher(dirs, runtime);
 }
 
 if (import.meta.main) {

@@ -294,6 +294,99 @@ async function answerInfo(argv: string[], prog: string): Promise<number | undefi
   return undefined;
 }
 
+/**
+ * The client commands (`server-info`, `tools`): write on the invocation directory given up,
+ * then the client, loaded only here (the SDK client reads environment variables when imported).
+ */
+async function runClientCommand(command: string, rest: string[]): Promise<number> {
+  // The client writes nothing but stored credentials: write on the invocation directory is
+  // given up (a separate grant on the credentials directory stays, even when the invocation
+  // directory is its ancestor). Under the router (router.ts) this process holds only what
+  // the command needs already; the revocations matter when cli.ts runs in process.
+  try {
+    Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
+  } catch {
+    // No readable invocation directory: no write grant on it either.
+  }
+  const { runClient } = await import("./client_cli.ts");
+  return await runClient(command, rest);
+}
+
+/** `completion SHELL`: every permission given up, then the script. */
+async function runCompletion(rest: string[]): Promise<number> {
+  // Static text from the declarations: nothing to read, write, reach, run or look up. In the
+  // router's process (the router starts no child for it) the env and run grants go too.
+  for (const name of ["read", "write", "net", "env", "run", "sys", "ffi"] as const) {
+    Deno.permissions.revokeSync({ name });
+  }
+  const ops = availableOperations(true).map((op) => op.name);
+  await writeStdout(await completionCommand(rest, ops));
+  return EXIT.ok;
+}
+
+/** `serve stdio|http` (the launcher) and `serve stop`. */
+async function runServe(rest: string[]): Promise<number> {
+  if (rest[0] === "stdio" || rest[0] === "http") {
+    // The launcher only starts the child (with its own, narrower permissions).
+    Deno.permissions.revokeSync({ name: "write" });
+    Deno.permissions.revokeSync({ name: "net" });
+    return await serveLaunch(rest[0], rest.slice(1));
+  }
+  if (rest[0] !== "stop") throw unknownSubcommand("serve", rest[0]);
+  return await serveStop(rest.slice(1), writeStdout);
+}
+
+/** Runs one known command (help, version and unknown commands already answered). */
+async function runCommand(command: string, rest: string[], report: Report): Promise<number> {
+  if (command === "server-info" || command === "tools") {
+    return await runClientCommand(command, rest);
+  }
+  if (command === "completion") return await runCompletion(rest);
+  if (command === "auth") {
+    // Reads and writes only the credentials directory (it re-launches itself narrowed to it).
+    const { runAuth } = await import("./auth_cli.ts");
+    return await runAuth(rest);
+  }
+  // `op` and `serve stop` never reach arbitrary hosts or environment variables.
+  invocationDirectory();
+  if (command === "op") {
+    Deno.permissions.revokeSync({ name: "net" });
+    Deno.permissions.revokeSync({ name: "run" });
+  }
+  if (command === "config") {
+    // Prints a host's snippet; reads only through its probe child, never writes or connects.
+    Deno.permissions.revokeSync({ name: "write" });
+    Deno.permissions.revokeSync({ name: "net" });
+    if (rest[0] !== "print") throw unknownSubcommand("config", rest[0]);
+    return await configPrint(rest.slice(1), writeStdout);
+  }
+  if (command === "serve") return await runServe(rest);
+  if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
+  return await runOp(rest, report);
+}
+
+/** A command's failure written as the CLI reports it (stderr, the output's shape) and its exit code. */
+function reportFailure(err: unknown, report: Report, prog: string): number {
+  // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
+  if (err instanceof StdoutClosed) return EXIT.ok;
+  if (err instanceof UsageError) {
+    writeError(
+      { code: "USAGE", message: withPointer(err.message, seeHelp(report.path, prog)) },
+      report.format,
+    );
+    return EXIT.usage;
+  }
+  if (err instanceof ArgumentsMismatch) {
+    writeError(
+      { ...err.error, message: withPointer(err.message, seeHelp(report.path, prog)) },
+      report.format,
+    );
+    return EXIT.usage;
+  }
+  writeError(toWorkspaceError(err).toJSON(), report.format);
+  return EXIT.operationError;
+}
+
 /** Runs the CLI with argv (without the program name) and returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const prog = programName();
@@ -302,78 +395,8 @@ export async function main(argv: string[]): Promise<number> {
     const [command, ...rest] = argv;
     const answered = await answerInfo(argv, prog);
     if (answered !== undefined) return answered;
-    if (command === "server-info" || command === "tools") {
-      // The client writes nothing but stored credentials: write on the invocation directory is
-      // given up (a separate grant on the credentials directory stays, even when the invocation
-      // directory is its ancestor). Under the router (router.ts) this process holds only what
-      // the command needs already; the revocations matter when cli.ts runs in process.
-      try {
-        Deno.permissions.revokeSync({ name: "write", path: invocationDirectory() });
-      } catch {
-        // No readable invocation directory: no write grant on it either.
-      }
-      // Loaded only here: the SDK client reads environment variables when imported.
-      const { runClient } = await import("./client_cli.ts");
-      return await runClient(command, rest);
-    }
-    if (command === "completion") {
-      // Static text from the declarations: nothing to read, write, reach, run or look up. In the
-      // router's process (the router starts no child for it) the env and run grants go too.
-      for (const name of ["read", "write", "net", "env", "run", "sys", "ffi"] as const) {
-        Deno.permissions.revokeSync({ name });
-      }
-      const ops = availableOperations(true).map((op) => op.name);
-      await writeStdout(await completionCommand(rest, ops));
-      return EXIT.ok;
-    }
-    if (command === "auth") {
-      // Reads and writes only the credentials directory (it re-launches itself narrowed to it).
-      const { runAuth } = await import("./auth_cli.ts");
-      return await runAuth(rest);
-    }
-    // `op` and `serve stop` never reach arbitrary hosts or environment variables.
-    invocationDirectory();
-    if (command === "op") {
-      Deno.permissions.revokeSync({ name: "net" });
-      Deno.permissions.revokeSync({ name: "run" });
-    }
-    if (command === "config") {
-      // Prints a host's snippet; reads only through its probe child, never writes or connects.
-      Deno.permissions.revokeSync({ name: "write" });
-      Deno.permissions.revokeSync({ name: "net" });
-      if (rest[0] !== "print") throw unknownSubcommand("config", rest[0]);
-      return await configPrint(rest.slice(1), writeStdout);
-    }
-    if (command === "serve") {
-      if (rest[0] === "stdio" || rest[0] === "http") {
-        // The launcher only starts the child (with its own, narrower permissions).
-        Deno.permissions.revokeSync({ name: "write" });
-        Deno.permissions.revokeSync({ name: "net" });
-        return await serveLaunch(rest[0], rest.slice(1));
-      }
-      if (rest[0] !== "stop") throw unknownSubcommand("serve", rest[0]);
-      return await serveStop(rest.slice(1), writeStdout);
-    }
-    if (command !== "op") throw new UsageError(`${command} takes a subcommand`);
-    return await runOp(rest, report);
+    return await runCommand(command, rest, report);
   } catch (err) {
-    // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
-    if (err instanceof StdoutClosed) return EXIT.ok;
-    if (err instanceof UsageError) {
-      writeError(
-        { code: "USAGE", message: withPointer(err.message, seeHelp(report.path, prog)) },
-        report.format,
-      );
-      return EXIT.usage;
-    }
-    if (err instanceof ArgumentsMismatch) {
-      writeError(
-        { ...err.error, message: withPointer(err.message, seeHelp(report.path, prog)) },
-        report.format,
-      );
-      return EXIT.usage;
-    }
-    writeError(toWorkspaceError(err).toJSON(), report.format);
-    return EXIT.operationError;
+    return reportFailure(err, report, prog);
   }
 }

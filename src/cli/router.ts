@@ -10,10 +10,12 @@
 import type { PathFacts } from "./path_probe.ts";
 import { cannotRunSelf, denoNames, mayRun, selfDeno } from "../launch/deno.ts";
 import { spawnDeno, supervise } from "../launch/child.ts";
+import { projectPath } from "../launch/project.ts";
 import { probeEntry } from "./entry_probe.ts";
 import {
   bundledRoot,
   commandPermissions,
+  type CommandPlan,
   configTarget,
   namedPaths,
   opRoot,
@@ -23,7 +25,6 @@ import {
 
 import { envIfGranted, refuseBroadRoot, UsageError } from "../config.ts";
 
-const PROJECT_URL = new URL("../../", import.meta.url);
 const SCOPED_MAIN = new URL("./scoped_main.ts", import.meta.url);
 
 /** The credentials' parent directory, as src/client/auth/store.ts finds it (no import of it). */
@@ -60,76 +61,99 @@ function usage(message: string): number {
   return 2;
 }
 
+/**
+ * The roots argv names, checked before any child starts: `op NAME`'s under the servers'
+ * broad-root rule (the child gets no HOME: $HOME is probed beside it, links resolved), and the
+ * bundled server's as an existing directory. A usage message, or undefined when they pass.
+ */
+function refusedRoot(
+  argv: string[],
+  base: string,
+  facts: Map<string, PathFacts>,
+  home: { path?: string; probed: boolean },
+): string | undefined {
+  const op = opRoot(argv, base);
+  if (op !== undefined) {
+    try {
+      refuseBroadRoot({
+        given: op.given,
+        root: op.root,
+        rootReal: facts.get(op.root)?.real,
+        home: home.path,
+        homeReal: home.probed ? facts.get(home.path!)?.real : undefined,
+      });
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      return err.message;
+    }
+  }
+  // The bundled server's root: a missing one is the same usage error `op` gives (exit 2),
+  // said before any server is started.
+  const root = bundledRoot(argv, base);
+  const rf = root === undefined ? undefined : facts.get(root);
+  if (rf === undefined || rf.kind === "directory") return undefined;
+  return rf.kind === undefined
+    ? `cannot open the workspace: workspace root ${root} does not exist or cannot be read`
+    : `cannot open the workspace: workspace root ${root} is not a directory`;
+}
+
+/**
+ * The plan again once the paths argv names are known (`first` when it names none): their real paths (the path probe) and a
+ * --config entry loaded first (read on that file only), which narrows run, net and read. A
+ * usage message instead when a root is refused.
+ */
+async function planWithFacts(
+  argv: string[],
+  ctx: PermissionContext,
+  first: CommandPlan,
+  self: string,
+): Promise<CommandPlan | string> {
+  const base = ctx.invocationDir;
+  const named = namedPaths(argv, base);
+  if (named.length === 0) return first;
+  const path = envIfGranted("HOME");
+  const home = { path, probed: opRoot(argv, base) !== undefined && path?.startsWith("/") === true };
+  const facts = await pathFacts(home.probed ? [...named, path!] : named);
+  const refused = refusedRoot(argv, base, facts, home);
+  if (refused !== undefined) return refused;
+  const real: Record<string, string> = {};
+  for (const f of facts.values()) if (f.real !== undefined) real[f.path] = f.real;
+  const target = configTarget(argv, base);
+  const configEntry = target === undefined ? undefined : await probeEntry(
+    { ...target, read: [...new Set([target.path, real[target.path] ?? target.path])] },
+    { deno: self, invocationDir: base },
+  );
+  return commandPermissions(argv, { ...ctx, realPaths: real, configEntry });
+}
+
 /** Runs the CLI for argv: in a child with the command's permissions, or in process. */
 export async function route(argv: string[]): Promise<number> {
   const self = selfDeno();
-  if (PROJECT_URL.protocol !== "file:" || !mayRun(self)) {
+  // Undefined when the project is not on a local file system.
+  const workerDir = projectPath("src/workspace");
+  if (workerDir === undefined || !mayRun(self)) {
     // Off Linux the tasks' /proc/self/exe grants nothing: say why the command may be denied.
     const cannot = Deno.build.os === "linux" ? undefined : cannotRunSelf();
     if (cannot !== undefined) console.error(`wmcp: note: ${cannot}; running in this process`);
     return await inProcess(argv);
   }
   const base = invocationDir();
-  const project = decodeURIComponent(PROJECT_URL.pathname);
   const ctx: PermissionContext = {
     invocationDir: base,
     configDir: configDir(),
     deno: denoNames(),
-    workerDir: `${project}src/workspace`,
+    workerDir,
     browser: envIfGranted("WMCP_BROWSER") ?? (Deno.build.os === "darwin" ? "open" : "xdg-open"),
   };
-  let plan;
+  let plan: CommandPlan | string;
   try {
     plan = commandPermissions(argv, ctx);
-    if (plan.kind === "child") {
-      const named = namedPaths(argv, base);
-      // `op NAME`'s root under the servers' broad-root rule, checked here as the serve launcher
-      // checks it (the child gets no HOME): $HOME is probed beside it, links resolved.
-      const op = opRoot(argv, base);
-      const home = envIfGranted("HOME");
-      const probeHome = op !== undefined && home?.startsWith("/") === true;
-      if (named.length > 0) {
-        const facts = await pathFacts(probeHome ? [...named, home!] : named);
-        if (op !== undefined) {
-          try {
-            refuseBroadRoot({
-              given: op.given,
-              root: op.root,
-              rootReal: facts.get(op.root)?.real,
-              home,
-              homeReal: probeHome ? facts.get(home!)?.real : undefined,
-            });
-          } catch (err) {
-            if (!(err instanceof UsageError)) throw err;
-            return usage(err.message);
-          }
-        }
-        // The bundled server's root: a missing one is the same usage error `op` gives (exit 2),
-        // said before any server is started.
-        const root = bundledRoot(argv, base);
-        const rf = root === undefined ? undefined : facts.get(root);
-        if (rf !== undefined && rf.kind !== "directory") {
-          return usage(
-            rf.kind === undefined
-              ? `cannot open the workspace: workspace root ${root} does not exist or cannot be read`
-              : `cannot open the workspace: workspace root ${root} is not a directory`,
-          );
-        }
-        const real: Record<string, string> = {};
-        for (const f of facts.values()) if (f.real !== undefined) real[f.path] = f.real;
-        // A --config entry loaded first (read on that file only) narrows run, net and read.
-        const target = configTarget(argv, base);
-        const configEntry = target === undefined ? undefined : await probeEntry(
-          { ...target, read: [...new Set([target.path, real[target.path] ?? target.path])] },
-          { deno: self, invocationDir: base },
-        );
-        plan = commandPermissions(argv, { ...ctx, realPaths: real, configEntry });
-      }
-    }
+    if (plan.kind === "child") plan = await planWithFacts(argv, ctx, plan, self);
   } catch (err) {
     if (!(err instanceof UngrantablePathError)) throw err;
     return usage(err.message);
   }
+  if (typeof plan === "string") return usage(plan);
   if (plan.kind === "in-process") return await inProcess(argv);
   const child = spawnDeno({
     flags: plan.flags,

@@ -17,7 +17,6 @@ import {
 } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import {
-  bwrapArgs,
   denoCacheDir,
   normalizeAbsolute,
   parentOf,
@@ -26,7 +25,6 @@ import {
   type SandboxMode,
   type SandboxPlan,
 } from "../sandbox/bwrap.ts";
-import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
 import { inspectPidDir } from "../sandbox/pid_dir.ts";
 import { toWorkspaceError } from "../workspace/errors.ts";
 import { seeHelp } from "./help.ts";
@@ -41,17 +39,9 @@ import {
 } from "./server_flags.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { cannotRunSelf, denoPath, selfDeno } from "../launch/deno.ts";
-import { denoArgs, type HeldSignals, holdSignals, spawnDeno, supervise } from "../launch/child.ts";
-
-// Moved to server_flags.ts (the one server flags module); re-exported for existing importers.
-
-const PROJECT_URL = new URL("../../", import.meta.url);
-
-/** The project directory on disk (where the entry scripts and node_modules are), if local. */
-function projectDir(): string | undefined {
-  if (PROJECT_URL.protocol !== "file:") return undefined;
-  return normalizeAbsolute(decodeURIComponent(PROJECT_URL.pathname));
-}
+import { spawnHeld, supervise } from "../launch/child.ts";
+import { runSandboxedDeno } from "../launch/sandboxed.ts";
+import { projectDir, projectFile } from "../launch/project.ts";
 
 /**
  * The V8 heap sizing the launcher gives the HTTP server (decision 0039): a young generation of at
@@ -228,51 +218,90 @@ function sandboxUnavailable(): string | undefined {
   return undefined;
 }
 
-/** Why bwrap could not be started at all (spawn failed), in the words the old probe used. */
-function spawnFailure(err: unknown): string {
-  if (err instanceof Deno.errors.NotFound) {
-    return "bwrap (Debian package bubblewrap) is not on PATH";
-  }
-  if (err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied) {
-    return `this process may not run bwrap (${(err as Error).message})`;
-  }
-  return `bwrap could not be started: ${(err as Error).message}`;
-}
-
-/** Applies the mode to a reason the sandbox is not used: required fails, auto says why once. */
-function withoutSandbox(mode: SandboxMode, reason: string): void {
+/**
+ * Applies the mode to a reason the sandbox is not used: required fails, auto says why once (and
+ * returns undefined: serve without it).
+ */
+function withoutSandbox(mode: SandboxMode, reason: string): undefined {
   if (mode === "required") throw new UsageError(`--sandbox required, but ${reason}`);
   console.error(`wmcp: serving without the kernel sandbox: ${reason} (--sandbox off hides this)`);
+  return undefined;
 }
 
-/** The exit codes of a shell whose `exec` failed (not found, not executable, or no loader). */
-const EXEC_FAILED = new Set([126, 127]);
-
-/** Sends a signal to a pid through kill(1) (Deno.kill needs unscoped run permission). */
-async function signalPid(pid: number, sig: Deno.Signal): Promise<void> {
-  try {
-    await new Deno.Command("kill", { args: [`-${sig.slice(3)}`, String(pid)], stderr: "null" })
-      .output();
-  } catch {
-    // kill(1) unavailable: the caller falls back to its child
-  }
-}
-
-/** The signals the launcher passes on to the server (innerPid() when it is known). */
+/** The signals the launcher passes on to the server (inside bubblewrap: to the server itself). */
 const SERVER_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
-/** Waits for the child, forwarding SIGINT/SIGTERM to the server (innerPid() when it is known). */
-function superviseServer(
-  child: Deno.ChildProcess,
-  innerPid: () => number | undefined,
-  held: HeldSignals,
-) {
-  // Inside bubblewrap the server is bwrap's child; a signal to bwrap would kill it abruptly.
-  return supervise(child, {
-    held,
-    signals: SERVER_SIGNALS,
-    redirect: { pid: innerPid, send: (pid, sig) => void signalPid(pid, sig) },
+/** The entry module of a server of this kind. */
+function serverEntry(kind: ServerKind): URL {
+  return projectFile(kind === "http" ? "serve_http.ts" : "serve_stdio.ts");
+}
+
+/** The server's environment: the invocation directory, which the server's relative paths are from. */
+function serverEnv(): Record<string, string> {
+  return { INIT_CWD: resolveFromInvocation(".") };
+}
+
+/**
+ * Serves inside bubblewrap, unless it cannot be used: returns the server's exit code, or
+ * undefined when the server is to run without the sandbox (auto, having said why once). When
+ * bwrap fails to set the sandbox up (before the server starts), `required` fails (exit 2).
+ */
+async function serveSandboxed(
+  kind: ServerKind,
+  mode: SandboxMode,
+  serverArgs: string[],
+): Promise<number | undefined> {
+  const unavailable = sandboxUnavailable();
+  if (unavailable !== undefined) return withoutSandbox(mode, unavailable);
+  const marker = sandboxMarker();
+  const pidDirReal = kind === "http" ? await checkPidDir(mode, serverArgs) : undefined;
+  const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
+    denoPath: denoPath(),
+    projectDir: projectDir()!,
+    marker,
+    pidDirReal,
   });
+  const run = await runSandboxedDeno(plan, {
+    flags: [
+      ...serverRuntimeFlags(kind),
+      ...serverPermissions(kind, inner, { sandboxMarker: marker }),
+    ],
+    module: serverEntry(kind),
+    args: inner,
+    env: serverEnv(),
+  }, SERVER_SIGNALS);
+  if (run.kind === "ended") return run.code;
+  if (run.stage === "spawn") return withoutSandbox(mode, run.why);
+  // The server never started: bwrap could not build the sandbox or run Deno in it.
+  if (mode === "required") {
+    console.error(
+      `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${run.why}`,
+    );
+    return EXIT_USAGE;
+  }
+  console.error(
+    `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${run.why} (--sandbox off hides this)`,
+  );
+  return undefined;
+}
+
+/**
+ * Serves as this Deno's own child, without the sandbox (macOS: the tasks cannot grant it, said
+ * as a usage error); forwards SIGINT/SIGTERM; returns the server's exit code.
+ */
+async function serveUnsandboxed(kind: ServerKind, serverArgs: string[]): Promise<number> {
+  const cannot = cannotRunSelf();
+  if (cannot !== undefined) {
+    console.error(`wmcp: cannot start the server: ${cannot}`);
+    return EXIT_USAGE;
+  }
+  const { child, held } = spawnHeld({
+    flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
+    module: serverEntry(kind),
+    args: serverArgs,
+    env: serverEnv(),
+  }, SERVER_SIGNALS);
+  return (await supervise(child, { held, signals: SERVER_SIGNALS })).code;
 }
 
 /**
@@ -313,103 +342,9 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
   await parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(given);
-  const entry = new URL(
-    kind === "http" ? "../../serve_http.ts" : "../../serve_stdio.ts",
-    import.meta.url,
-  );
-  const deno = denoPath();
-  const env = { INIT_CWD: resolveFromInvocation(".") };
-  const unavailable = sandbox === "off" ? undefined : sandboxUnavailable();
-  if (unavailable !== undefined) withoutSandbox(sandbox, unavailable);
-  else if (sandbox !== "off") {
-    const marker = sandboxMarker();
-    const pidDirReal = kind === "http" ? await checkPidDir(sandbox, serverArgs) : undefined;
-    const { plan, serverArgs: inner } = planSandbox(kind, serverArgs, {
-      denoPath: deno,
-      projectDir: projectDir()!,
-      marker,
-      pidDirReal,
-    });
-    const command = [
-      "/bin/sh",
-      "-c",
-      ANNOUNCE_AND_EXEC,
-      deno,
-      ...denoArgs({
-        flags: [
-          ...serverRuntimeFlags(kind),
-          ...serverPermissions(kind, inner, { sandboxMarker: marker }),
-        ],
-        module: entry,
-        args: inner,
-      }),
-    ];
-    let child: Deno.ChildProcess | undefined;
-    // From before the spawn: a SIGTERM right after it must reach supervision, not end us.
-    const held = holdSignals(SERVER_SIGNALS);
-    try {
-      child = new Deno.Command("bwrap", {
-        args: bwrapArgs(plan, command),
-        env,
-        stdin: "inherit",
-        stdout: "inherit",
-        stderr: "piped",
-      }).spawn();
-    } catch (err) {
-      held.release();
-      withoutSandbox(sandbox, spawnFailure(err));
-    }
-    if (child !== undefined) {
-      let innerPid: number | undefined;
-      const early: string[] = [];
-      const errWriter = Deno.stderr;
-      const stderrDone = pipeStderr(child.stderr, {
-        to: (b) => errWriter.write(b),
-        onChildPid: (pid) => (innerPid = pid),
-        onEarlyLine: (line) => early.push(line),
-      }).catch(() => {});
-      const { code, signalled } = await superviseServer(child, () => innerPid, held);
-      await stderrDone;
-      // Stopped by SIGINT/SIGTERM (while bwrap was still setting up, or later): the launcher
-      // ends too; nothing is restarted, least of all outside the sandbox.
-      if (signalled) return code;
-      // Started: the server's own exit code. A shell whose exec failed (126/127, its message
-      // already on stderr) never ran the server, which would have read stdin.
-      if (innerPid !== undefined && !EXEC_FAILED.has(code)) return code;
-      const why = innerPid !== undefined
-        ? `Deno could not be started inside it (exit code ${code})`
-        : early.map((l) => l.replace(/^bwrap: /, "")).join("; ").slice(0, 500) ||
-          `bwrap exited with code ${code}`;
-      // The server never started: bwrap could not build the sandbox or run Deno in it.
-      if (sandbox === "required") {
-        console.error(
-          `wmcp: --sandbox required, but bubblewrap could not set up the sandbox: ${why}`,
-        );
-        return EXIT_USAGE;
-      }
-      console.error(
-        `wmcp: serving without the kernel sandbox: bubblewrap could not set it up: ${why} (--sandbox off hides this)`,
-      );
-    }
+  if (sandbox !== "off") {
+    const code = await serveSandboxed(kind, sandbox, serverArgs);
+    if (code !== undefined) return code;
   }
-  const cannot = cannotRunSelf();
-  if (cannot !== undefined) {
-    // Without the sandbox the server is this Deno's own child (macOS: the tasks cannot grant it).
-    console.error(`wmcp: cannot start the server: ${cannot}`);
-    return EXIT_USAGE;
-  }
-  const held = holdSignals(SERVER_SIGNALS);
-  let child: Deno.ChildProcess;
-  try {
-    child = spawnDeno({
-      flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
-      module: entry,
-      args: serverArgs,
-      env,
-    });
-  } catch (err) {
-    held.release();
-    throw err;
-  }
-  return (await superviseServer(child, () => undefined, held)).code;
+  return await serveUnsandboxed(kind, serverArgs);
 }

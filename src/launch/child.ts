@@ -1,8 +1,9 @@
 /**
  * The one way this project starts a child Deno: `deno run FLAGS MODULE ARGS` by the name run
- * permission is granted on (deno.ts), with the flags a Grants wrote; and the one supervisor,
- * which forwards the signals a user sends to the child (or to the process it names, such as a
- * server inside bubblewrap) and returns the child's exit code, 128 + N when signal N ended it.
+ * permission is granted on (deno.ts), with the flags a Grants wrote, directly or through a
+ * program that execs it (bubblewrap: sandboxed.ts); and the one supervisor, which forwards the
+ * signals a user sends to the child (or to the process it names, such as a server inside
+ * bubblewrap) and returns the child's exit code, 128 + N when signal N ended it.
  */
 import { moduleArg, projectConfigFlag, selfDeno } from "./deno.ts";
 
@@ -14,38 +15,60 @@ export interface DenoChild {
   module: URL;
   /** Its arguments. */
   args?: readonly string[];
+  /** The Deno subcommand (default `run`; `cache` loads the module graph and runs nothing). */
+  subcommand?: "run" | "cache";
   /** Extra environment variables (the rest is inherited unless clearEnv). */
   env?: Record<string, string>;
   /** Start with only `env` (default false). */
   clearEnv?: boolean;
+  /** The working directory (default: this process's). */
+  cwd?: string;
   /** Standard streams (default: all inherited). */
   stdin?: "inherit" | "null" | "piped";
   stdout?: "inherit" | "null" | "piped";
   stderr?: "inherit" | "null" | "piped";
   /** The binary to run instead of this Deno (an installed copy of it). */
   deno?: string;
+  /**
+   * A program that runs the Deno command line it is given (binary first) by exec'ing it, such as
+   * bubblewrap: returns that program's own command line, program first.
+   */
+  via?: (deno: readonly string[]) => readonly [string, ...string[]];
 }
 
 /**
  * The argv of a child Deno (after the binary). The project's deno.json is named unless the flags
  * name a config (projectConfigFlag: under node_modules Deno would find none).
  */
-export function denoArgs(c: Pick<DenoChild, "flags" | "module" | "args">): string[] {
+export function denoArgs(
+  c: Pick<DenoChild, "flags" | "module" | "args" | "subcommand">,
+): string[] {
   const config = c.flags.some((f) => f === "--config" || f.startsWith("--config="))
     ? []
     : [projectConfigFlag() ?? []].flat();
-  return ["run", ...c.flags, ...config, moduleArg(c.module), ...(c.args ?? [])];
+  return [c.subcommand ?? "run", ...c.flags, ...config, moduleArg(c.module), ...(c.args ?? [])];
 }
 
-function command(c: DenoChild): Deno.Command {
-  return new Deno.Command(c.deno ?? selfDeno(), {
-    args: denoArgs(c),
+/** The Deno.Command of one child process (the one place this project constructs one). */
+function processCommand(
+  argv: readonly [string, ...string[]],
+  c: Omit<DenoChild, "flags" | "module">,
+): Deno.Command {
+  const [program, ...args] = argv;
+  return new Deno.Command(program, {
+    args,
     env: c.env,
     clearEnv: c.clearEnv,
+    cwd: c.cwd,
     stdin: c.stdin ?? "inherit",
     stdout: c.stdout ?? "inherit",
     stderr: c.stderr ?? "inherit",
   });
+}
+
+function command(c: DenoChild): Deno.Command {
+  const deno = [c.deno ?? selfDeno(), ...denoArgs(c)] as const;
+  return processCommand(c.via === undefined ? deno : c.via(deno), c);
 }
 
 /** Starts a child Deno. */
@@ -56,6 +79,33 @@ export function spawnDeno(c: DenoChild): Deno.ChildProcess {
 /** Runs a child Deno to its end and collects its piped output. */
 export function outputOfDeno(c: DenoChild): Promise<Deno.CommandOutput> {
   return command({ stdin: "null", stdout: "piped", stderr: "null", ...c }).output();
+}
+
+/**
+ * Runs a launcher that execs this project's Deno (an installed `wmcp` script) to its end, stdin
+ * closed, and collects its output.
+ */
+export function outputOfLauncher(
+  launcher: string,
+  args: readonly string[],
+): Promise<Deno.CommandOutput> {
+  return processCommand([launcher, ...args], { stdin: "null", stdout: "piped", stderr: "piped" })
+    .output();
+}
+
+/**
+ * Sends `sig` to `pid` through kill(1) (Deno.kill needs unscoped run permission): how a signal
+ * reaches a process that is not this one's child, such as a server inside bubblewrap.
+ */
+export async function killPid(pid: number, sig: Deno.Signal): Promise<void> {
+  try {
+    await processCommand(["kill", `-${sig.slice(3)}`, String(pid)], {
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+  } catch {
+    // kill(1) unavailable: the caller falls back to its child
+  }
 }
 
 /** Signals passed on to a supervised child (those a Deno process may listen to and a user sends). */
@@ -112,6 +162,23 @@ export function holdSignals(signals: readonly Deno.Signal[] = FORWARDED): HeldSi
       for (const [sig, hold] of listeners) Deno.removeSignalListener(sig, hold);
     },
   };
+}
+
+/**
+ * Starts a child Deno with `signals` held from just before the spawn (holdSignals), so a signal
+ * that arrives before supervise listens is forwarded then; released again when the spawn throws.
+ */
+export function spawnHeld(
+  c: DenoChild,
+  signals: readonly Deno.Signal[] = FORWARDED,
+): { child: Deno.ChildProcess; held: HeldSignals } {
+  const held = holdSignals(signals);
+  try {
+    return { child: spawnDeno(c), held };
+  } catch (err) {
+    held.release();
+    throw err;
+  }
 }
 
 /**

@@ -4,6 +4,7 @@
  * path elsewhere), and its real path is what a sandbox binds and a host entry names. No module
  * outside src/launch/ asks the runtime for its path.
  */
+import { projectPath } from "./project.ts";
 
 /** The Deno binary's real path (what a sandbox binds and a host config names). */
 export function denoPath(): string {
@@ -30,8 +31,6 @@ export function moduleArg(url: URL): string {
   return url.protocol === "file:" ? decodeURIComponent(url.pathname) : url.href;
 }
 
-const PROJECT_CONFIG = new URL("../../deno.json", import.meta.url);
-
 /**
  * `--config=` this project's deno.json, for a child Deno that runs one of its modules. Named
  * explicitly because Deno discovers no config for a module under a node_modules directory, which
@@ -39,9 +38,8 @@ const PROJECT_CONFIG = new URL("../../deno.json", import.meta.url);
  * on a local file system.
  */
 export function projectConfigFlag(): string | undefined {
-  return PROJECT_CONFIG.protocol === "file:"
-    ? `--config=${decodeURIComponent(PROJECT_CONFIG.pathname)}`
-    : undefined;
+  const config = projectPath("deno.json");
+  return config === undefined ? undefined : `--config=${config}`;
 }
 
 /**

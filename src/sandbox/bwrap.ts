@@ -1,7 +1,8 @@
 /**
  * The kernel sandbox: a bubblewrap (`bwrap`) mount namespace in which only the workspace and the
- * read-only files the runtime needs exist. This module builds bwrap's argv; src/cli/serve_launch.ts
- * runs it and falls back (auto) or fails (required) when bwrap cannot start the server. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
+ * read-only files the runtime needs exist. This module builds bwrap's argv; src/launch/sandboxed.ts
+ * runs a child Deno in it, and src/cli/serve_launch.ts falls back (auto) or fails (required) when
+ * bwrap cannot start the server. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
  */
 import { MARKER_PREFIX, SANDBOX_ENV } from "./report.ts";
 
@@ -30,7 +31,7 @@ export interface Mount {
 
 /** Everything the sandbox makes visible, and how. */
 export interface SandboxPlan {
-  /** The Deno binary (Deno.execPath()), bound read-only at its own path. */
+  /** The Deno binary (src/launch/deno.ts denoPath()), bound read-only at its own path. */
   denoPath: string;
   /** The project directory (entry scripts, src/, node_modules), read-only. */
   projectDir: string;
