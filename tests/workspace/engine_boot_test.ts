@@ -13,6 +13,9 @@ const SLOW_BOOT = new URL("./fixtures/slow_boot_worker.ts", import.meta.url);
 Deno.test("a call stopped while its worker loads: CANCELLED at once, the worker is not abandoned", async () => {
   await withTempDir(async (root) => {
     await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
+    // The worker loads until this file exists (slow_boot_worker.ts).
+    const gate = `${await Deno.makeTempDir({ prefix: "wmcp-boot-" })}/open`;
+    Deno.env.set("WMCP_TEST_BOOT_GATE", gate);
     const ws = await Workspace.open({
       root,
       engine: "workers",
@@ -38,9 +41,13 @@ Deno.test("a call stopped while its worker loads: CANCELLED at once, the worker 
       // The caller is answered without waiting for the worker: it is still loading (busy with
       // the stopped call, which it has not acknowledged).
       assert.equal(ws.engine.stats.busy, 1, JSON.stringify(ws.engine.stats));
-      // Past the boot and well past ACK_MS: the worker answered its stop instead of being replaced.
-      await new Promise((r) => setTimeout(r, 400 + 4 * ACK_MS + 300));
+      // Well past ACK_MS while it still loads: a window counted from the dispatch would have
+      // abandoned it by now.
+      await new Promise((r) => setTimeout(r, 4 * ACK_MS));
+      assert.equal(ws.engine.stats.busy, 1, JSON.stringify(ws.engine.stats));
       assert.equal(ws.engine.stats.abandoned, 0, JSON.stringify(ws.engine.stats));
+      // The load ends; the worker answers its stop and runs the next call instead of being replaced.
+      await Deno.writeTextFile(gate, "");
       const found = await runOperation({ workspace: ws }, "search_text", { query: "needle" }) as {
         matches: unknown[];
       };
@@ -49,6 +56,8 @@ Deno.test("a call stopped while its worker loads: CANCELLED at once, the worker 
       assert.equal(ws.engine.stats.live, 1);
     } finally {
       ws.engine.close();
+      Deno.env.delete("WMCP_TEST_BOOT_GATE");
+      await Deno.remove(gate.slice(0, -"/open".length), { recursive: true });
     }
   });
 });
