@@ -17,7 +17,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { CallContext, ToolSpec } from "./definition.ts";
-import { type FastInternals, isReadOnlyCaller, page } from "./factory.ts";
+import { type FastInternals, isReadOnlyCaller } from "./factory.ts";
+import { page } from "./paging.ts";
 import { mayHoldProtoKey } from "../workarounds/proto_key.ts";
 
 /** The protocol revision the fast path serves. */

@@ -18,6 +18,7 @@ import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
 import { errorResult, renderContent, type RenderOptions, structuredFor } from "./content.ts";
 import { assertServable, responseCapFor } from "../workspace/message_limits.ts";
+import { EMPTY_LISTS } from "./empty_lists.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -263,8 +264,6 @@ export function workspaceServerDefinition(workspace: Workspace): ServerDefinitio
     // A read-only bearer token on a write-enabled server sees the read tools only.
     readOnlyInstructions: instructionsFor(workspace, false),
     tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
-    resources: Object.freeze([]),
-    resourceTemplates: Object.freeze([]),
-    prompts: Object.freeze([]),
+    extension: EMPTY_LISTS,
   });
 }
