@@ -1,26 +1,21 @@
 /**
- * What one MCP server serves, independent of the transport and of the workspace: tools,
- * resources, resource templates, prompts, completions, logging and resource subscriptions.
- * A definition is compiled once (`compileDefinition`): wire lists are precomputed and
- * frozen, look-ups are maps and URI templates are parsed, so the per-request factory
- * (factory.ts) builds nothing but the McpServer and its handler closures.
+ * What one MCP server serves, independent of the transport and of the workspace: its tools, and
+ * what an extension adds to every McpServer (the workspace server's empty resource and prompt
+ * lists, empty_lists.ts). A definition is compiled once (`compileDefinition`): the wire tool list
+ * is precomputed and frozen, so the per-request factory (factory.ts) builds nothing but the
+ * McpServer and its handler closures.
  */
 import {
-  type CacheHint,
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
-  type GetPromptResult,
   type InputRequiredResult,
   type McpServer,
-  type PromptArgument,
-  type ReadResourceResult,
   type RequestStateCodec,
+  type ServerCapabilities,
   type ServerContext,
   type StandardSchemaV1,
   type ToolAnnotations,
-  UriTemplate,
-  type Variables,
 } from "@modelcontextprotocol/server";
 
 /** The validate function of a Standard Schema. */
@@ -115,60 +110,36 @@ export interface ToolSpec {
   fastPath?: boolean;
 }
 
-/** Completion values for one argument or template variable. */
-export type Completer = (
-  value: string,
-  context: { arguments?: Record<string, string> } | undefined,
-) => string[] | Promise<string[]>;
-
-/** One direct resource. */
-export interface ResourceSpec {
-  uri: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  size?: number;
-  /** Cache hint for its resources/read results on the modern era. */
-  cacheHint?: CacheHint;
-  read: (
-    uri: URL,
-    call: CallContext,
-  ) => ReadResourceResult | InputRequiredResult | Promise<ReadResourceResult | InputRequiredResult>;
+/** One serving unit's McpServer, as a definition's extension installs its handlers on it. */
+export interface ServingUnit {
+  /** The McpServer of one HTTP request, legacy HTTP session or stdio connection. */
+  server: McpServer;
+  /** Whether it serves one modern-era (2026-07-28) request. */
+  modern: boolean;
+  /** Page size of the lists. */
+  pageSize: number;
+  /** The CallContext a handler of this server receives with a request's SDK context. */
+  callOf(ctx: ServerContext): CallContext;
 }
 
-/** One resource template (RFC 6570 level 1-4 as the SDK's UriTemplate parses it). */
-export interface ResourceTemplateSpec {
-  uriTemplate: string;
-  name: string;
-  title?: string;
-  description?: string;
-  mimeType?: string;
-  cacheHint?: CacheHint;
-  /** Completion of template variables, by variable name. */
-  complete?: Record<string, Completer>;
-  read: (
-    uri: URL,
-    variables: Variables,
-    call: CallContext,
-  ) => ReadResourceResult | InputRequiredResult | Promise<ReadResourceResult | InputRequiredResult>;
+/**
+ * What a definition serves besides its tools (internal, not a stable surface): the workspace
+ * server's empty resource and prompt lists (empty_lists.ts), or a test fixture's resources and
+ * prompts. Its capabilities are declared after construction, so McpServer installs (and the
+ * extension replaces) none of its own resource and prompt handlers.
+ */
+export interface ServerExtension {
+  /** The capabilities declared besides `tools`. */
+  capabilities: ServerCapabilities;
+  /** The list methods besides tools/list whose modern-era results carry the list cache hint. */
+  cachedLists: readonly string[];
+  /** Installs the extension's request handlers on one serving unit's McpServer. */
+  install(unit: ServingUnit): void;
+  /** Whether an initialization-era server subscribed to a resource URI (resources/updated). */
+  isSubscribed?(server: McpServer, uri: string): boolean;
 }
 
-/** One prompt. */
-export interface PromptSpec {
-  name: string;
-  title?: string;
-  description?: string;
-  arguments?: PromptArgument[];
-  /** Completion of arguments, by argument name. */
-  complete?: Record<string, Completer>;
-  get: (
-    args: Record<string, string>,
-    call: CallContext,
-  ) => GetPromptResult | InputRequiredResult | Promise<GetPromptResult | InputRequiredResult>;
-}
-
-/** Everything one server serves. Omitted families are not declared as capabilities. */
+/** Everything one server serves. */
 export interface ServerDefinition {
   name: string;
   version: string;
@@ -176,17 +147,8 @@ export interface ServerDefinition {
   /** Instructions for a read-only caller (the read view); default `instructions`. */
   readOnlyInstructions?: string;
   tools: readonly ToolSpec[];
-  /** Declares `resources` (an empty list still declares it). */
-  resources?: readonly ResourceSpec[];
-  resourceTemplates?: readonly ResourceTemplateSpec[];
-  /** Declares `prompts` (an empty list still declares it). */
-  prompts?: readonly PromptSpec[];
-  /** Declares `completions`: answers from the prompts' and templates' `complete` callbacks. */
-  completions?: boolean;
-  /** Declares `logging`: logging/setLevel (initialization era) and `ctx.mcpReq.log`. */
-  logging?: boolean;
-  /** Declares `resources.subscribe`: resources/subscribe and /unsubscribe of known URIs. */
-  resourceSubscriptions?: boolean;
+  /** What it serves besides tools (capabilities and their request handlers). */
+  extension?: ServerExtension;
   /**
    * Declares `listChanged` for these lists; the serving entry then announces changes
    * (HttpHandler.notify: subscriptions/listen streams and legacy sessions).
@@ -194,121 +156,44 @@ export interface ServerDefinition {
   listChanged?: { tools?: boolean; prompts?: boolean; resources?: boolean };
 }
 
-/** A resource template with its parsed URI template. */
-export interface CompiledTemplate {
-  spec: ResourceTemplateSpec;
-  template: UriTemplate;
-}
-
-/** A definition with its wire lists and look-ups computed once. */
+/** A definition with its wire tool list computed once. */
 export interface CompiledDefinition {
   definition: ServerDefinition;
   tools: readonly ToolSpec[];
   toolList: readonly Readonly<Record<string, unknown>>[];
-  resourceList: readonly Readonly<Record<string, unknown>>[] | undefined;
-  templateList: readonly Readonly<Record<string, unknown>>[] | undefined;
-  promptList: readonly Readonly<Record<string, unknown>>[] | undefined;
-  resourceByUri: ReadonlyMap<string, ResourceSpec>;
-  templates: readonly CompiledTemplate[];
-  templateByPattern: ReadonlyMap<string, CompiledTemplate>;
-  promptByName: ReadonlyMap<string, PromptSpec>;
 }
 
-function defined(entries: Record<string, unknown>): Record<string, unknown> {
+/** The entries of a record whose value is defined. */
+export function defined(entries: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
 }
 
-/** The canonical form of a resource URI (as `new URL(...).href` spells it), or null. */
-export function canonicalUri(uri: string): string | null {
-  try {
-    return new URL(uri).href;
-  } catch {
-    return null;
-  }
+/** One tool as tools/list shows it, frozen. */
+function wireTool(t: ToolSpec): Readonly<Record<string, unknown>> {
+  return deepFreeze(defined({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: structuredClone(t.inputSchema["~standard"].jsonSchema.input()),
+    outputSchema: t.outputSchema
+      ? structuredClone(t.outputSchema["~standard"].jsonSchema.output())
+      : undefined,
+    annotations: t.annotations ? structuredClone(t.annotations) : undefined,
+    _meta: t._meta ? structuredClone(t._meta) : undefined,
+  }));
 }
 
-/** Compiles a definition once; throws on duplicate names or malformed URIs. */
+/** Compiles a definition once; throws on duplicate tool names. */
 export function compileDefinition(definition: ServerDefinition): CompiledDefinition {
-  const unique = (kind: string, names: string[]) => {
-    const seen = new Set<string>();
-    for (const n of names) {
-      if (seen.has(n)) throw new Error(`duplicate ${kind} ${JSON.stringify(n)}`);
-      seen.add(n);
-    }
-  };
-  unique("tool", definition.tools.map((t) => t.name));
-  unique("prompt", (definition.prompts ?? []).map((p) => p.name));
-  unique("resource template", (definition.resourceTemplates ?? []).map((t) => t.name));
-
-  const toolList = definition.tools.map((t) =>
-    deepFreeze(defined({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: structuredClone(t.inputSchema["~standard"].jsonSchema.input()),
-      outputSchema: t.outputSchema
-        ? structuredClone(t.outputSchema["~standard"].jsonSchema.output())
-        : undefined,
-      annotations: t.annotations ? structuredClone(t.annotations) : undefined,
-      _meta: t._meta ? structuredClone(t._meta) : undefined,
-    }))
-  );
-
-  const resourceByUri = new Map<string, ResourceSpec>();
-  for (const r of definition.resources ?? []) {
-    const key = canonicalUri(r.uri);
-    if (key === null) throw new Error(`resource URI ${JSON.stringify(r.uri)} is not a URI`);
-    if (resourceByUri.has(key)) throw new Error(`duplicate resource ${JSON.stringify(r.uri)}`);
-    resourceByUri.set(key, r);
+  const seen = new Set<string>();
+  for (const { name } of definition.tools) {
+    if (seen.has(name)) throw new Error(`duplicate tool ${JSON.stringify(name)}`);
+    seen.add(name);
   }
-  const templates = (definition.resourceTemplates ?? []).map((spec) => ({
-    spec,
-    template: new UriTemplate(spec.uriTemplate),
-  }));
-  const hasResources = definition.resources !== undefined ||
-    definition.resourceTemplates !== undefined || definition.resourceSubscriptions === true;
-
   return Object.freeze({
     definition,
     tools: Object.freeze([...definition.tools]),
-    toolList: Object.freeze(toolList),
-    resourceList: hasResources
-      ? Object.freeze((definition.resources ?? []).map((r) =>
-        deepFreeze(defined({
-          uri: r.uri,
-          name: r.name,
-          title: r.title,
-          description: r.description,
-          mimeType: r.mimeType,
-          size: r.size,
-        }))
-      ))
-      : undefined,
-    templateList: hasResources
-      ? Object.freeze(templates.map(({ spec }) =>
-        deepFreeze(defined({
-          uriTemplate: spec.uriTemplate,
-          name: spec.name,
-          title: spec.title,
-          description: spec.description,
-          mimeType: spec.mimeType,
-        }))
-      ))
-      : undefined,
-    promptList: definition.prompts === undefined
-      ? undefined
-      : Object.freeze(definition.prompts.map((p) =>
-        deepFreeze(defined({
-          name: p.name,
-          title: p.title,
-          description: p.description,
-          arguments: p.arguments ? structuredClone(p.arguments) : undefined,
-        }))
-      )),
-    resourceByUri,
-    templates: Object.freeze(templates),
-    templateByPattern: new Map(templates.map((t) => [t.spec.uriTemplate, t])),
-    promptByName: new Map((definition.prompts ?? []).map((p) => [p.name, p])),
+    toolList: Object.freeze(definition.tools.map(wireTool)),
   });
 }
 

@@ -17,7 +17,8 @@ import {
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import type { CallContext, ToolSpec } from "./definition.ts";
-import { type FastInternals, isReadOnlyCaller, page } from "./factory.ts";
+import { type FastInternals, isReadOnlyCaller } from "./factory.ts";
+import { page } from "./paging.ts";
 import { mayHoldProtoKey } from "../workarounds/proto_key.ts";
 
 /** The protocol revision the fast path serves. */
@@ -176,27 +177,141 @@ function fastContext(
   } as unknown as ServerContext;
 }
 
-/** Creates the fast path over a server factory's shared parts. */
-export function createFastPath(internals: FastInternals): FastPath {
-  const fastTools = (readOnly: boolean): Map<string, FastTool> => {
-    const out = new Map<string, FastTool>();
-    for (const spec of internals.view(readOnly).tools.values()) {
-      if (spec.fastPath !== true) continue;
-      const output = spec.outputSchema?.["~standard"].jsonSchema.output();
-      if (output !== undefined && output.type !== "object") continue;
-      const params = paramHeadersOf(spec.inputSchema["~standard"].jsonSchema.input());
-      if (params !== null) out.set(spec.name, { spec, params });
-    }
-    return out;
-  };
-  const toolsOf = { all: fastTools(false), read: fastTools(true) };
-  const { serverInfo, listHint, pageSize } = internals;
+/** A JSON-RPC request the fast path may take, after the checks every method shares. */
+interface FastRequest {
+  id: string | number;
+  method: unknown;
+  params: Plain;
+  /** The request's `_meta`: the modern envelope and nothing else. */
+  meta: Plain;
+  /** The HTTP request headers; absent on stdio. */
+  headers: Headers | undefined;
+  authInfo: AuthInfo | undefined;
+  /** Whether the caller gets the read view. */
+  readOnly: boolean;
+}
 
-  // Envelope validity by its JSON text, decided once by the SDK's own classifier.
-  const envelopes = new Map<string, boolean>();
-  const validEnvelope = (meta: Plain): boolean => {
+/**
+ * The request in a message's text, when it is one JSON-RPC request of the fast path's revision
+ * with only the standard members and an id the SDK path would echo as it is; else undefined.
+ */
+function parseRequest(
+  text: string,
+): { id: string | number; method: unknown; params: Plain } | undefined {
+  // Legacy traffic and the `__proto__` workaround's cases (proto_key.ts) are the SDK's.
+  if (!text.includes(FAST_PATH_REVISION) || mayHoldProtoKey(text)) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isPlain(message)) return undefined;
+  for (const key in message) {
+    if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params") {
+      return undefined;
+    }
+  }
+  const { id, method, params } = message;
+  if (message.jsonrpc !== "2.0" || !isPlain(params)) return undefined;
+  if (
+    !(typeof id === "string" && id.length <= MAX_ID_LENGTH) &&
+    !(typeof id === "number" && Number.isSafeInteger(id))
+  ) return undefined;
+  return { id, method, params };
+}
+
+/** The fast tools of a view: fast-path tools with object output and Mcp-Param headers it reads. */
+function fastToolsOf(internals: FastInternals, readOnly: boolean): Map<string, FastTool> {
+  const out = new Map<string, FastTool>();
+  for (const spec of internals.view(readOnly).tools.values()) {
+    if (spec.fastPath !== true) continue;
+    const output = spec.outputSchema?.["~standard"].jsonSchema.output();
+    if (output !== undefined && output.type !== "object") continue;
+    const params = paramHeadersOf(spec.inputSchema["~standard"].jsonSchema.input());
+    if (params !== null) out.set(spec.name, { spec, params });
+  }
+  return out;
+}
+
+/** Whether the headers of a tools/call carry what the SDK path checks them against. */
+function callHeadersMatch(headers: Headers, name: string, tool: FastTool, args?: Plain): boolean {
+  if (headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) return false;
+  for (const p of tool.params) {
+    const value = args?.[p.argument];
+    if (value === undefined || value === null) continue;
+    if (
+      typeof value !== "string" || value.startsWith(BASE64_SENTINEL) ||
+      headers.get(p.header) !== value
+    ) return false;
+  }
+  return true;
+}
+
+/** The JSON-RPC response message of a result. */
+function answer(id: string | number, result: Plain): Plain {
+  return { result, jsonrpc: "2.0", id };
+}
+
+/** A fast call whose answer is ready at once (nothing runs). */
+function readyCall(id: string | number, message: Plain): FastCall {
+  return {
+    id,
+    toolCall: false,
+    run: (signal) => Promise.resolve(signal.aborted ? null : message),
+  };
+}
+
+/** The fast path over a server factory's shared parts (see the module doc). */
+class FastPathTaker implements FastPath {
+  readonly #internals: FastInternals;
+  readonly #toolsOf: { all: Map<string, FastTool>; read: Map<string, FastTool> };
+  /** Envelope validity by its JSON text, decided once by the SDK's own classifier. */
+  readonly #envelopes = new Map<string, boolean>();
+
+  constructor(internals: FastInternals) {
+    this.#internals = internals;
+    this.#toolsOf = { all: fastToolsOf(internals, false), read: fastToolsOf(internals, true) };
+  }
+
+  take(text: string, context: FastRequestContext): FastCall | undefined {
+    const request = this.#request(text, context);
+    if (request === undefined) return undefined;
+    switch (request.method) {
+      case "tools/call":
+        return this.#toolCall(request);
+      case "tools/list":
+        return this.#toolsList(request);
+      case "server/discover":
+        return this.#discover(request);
+      default:
+        return undefined;
+    }
+  }
+
+  /** The request with its envelope and standard headers checked, or undefined. */
+  #request(text: string, context: FastRequestContext): FastRequest | undefined {
+    const parsed = parseRequest(text);
+    if (parsed === undefined) return undefined;
+    const meta = parsed.params._meta;
+    if (!isPlain(meta) || meta[PROTOCOL_KEY] !== FAST_PATH_REVISION) return undefined;
+    for (const key in meta) if (!ENVELOPE_KEYS.has(key)) return undefined;
+    const { headers, authInfo } = context;
+    if (headers !== undefined) {
+      if (
+        headers.get("mcp-protocol-version") !== FAST_PATH_REVISION ||
+        headers.get("mcp-method") !== parsed.method
+      ) return undefined;
+    }
+    const readOnly = isReadOnlyCaller(
+      authInfo === undefined ? undefined : { era: "modern", authInfo } as McpRequestContext,
+    );
+    return { ...parsed, meta, headers, authInfo, readOnly };
+  }
+
+  #validEnvelope(meta: Plain): boolean {
     const key = JSON.stringify(meta);
-    let ok = envelopes.get(key);
+    let ok = this.#envelopes.get(key);
     if (ok === undefined) {
       const outcome = classifyInboundRequest({
         httpMethod: "POST",
@@ -205,142 +320,91 @@ export function createFastPath(internals: FastInternals): FastPath {
         body: { jsonrpc: "2.0", id: 0, method: "tools/list", params: { _meta: meta } },
       } as never) as { kind: string };
       ok = outcome.kind === "modern";
-      if (envelopes.size >= MAX_ENVELOPES) envelopes.clear();
-      envelopes.set(key, ok);
+      if (this.#envelopes.size >= MAX_ENVELOPES) this.#envelopes.clear();
+      this.#envelopes.set(key, ok);
     }
     return ok;
-  };
+  }
 
-  const answer = (id: string | number, result: Plain): Plain => ({ result, jsonrpc: "2.0", id });
+  #toolCall(request: FastRequest): FastCall | undefined {
+    const { id, params, headers, meta } = request;
+    const { name, arguments: args } = params;
+    for (const key in params) {
+      if (key !== "name" && key !== "arguments" && key !== "_meta") return undefined;
+    }
+    if (typeof name !== "string" || (args !== undefined && !isPlain(args))) return undefined;
+    const tool = (request.readOnly ? this.#toolsOf.read : this.#toolsOf.all).get(name);
+    if (tool === undefined) return undefined;
+    if (headers !== undefined && !callHeadersMatch(headers, name, tool, args)) return undefined;
+    if (!this.#validEnvelope(meta)) return undefined;
+    return {
+      id,
+      toolCall: true,
+      run: (signal) => this.#runTool(tool.spec, args ?? {}, request, signal),
+    };
+  }
 
-  return {
-    take(text, context) {
-      // Legacy traffic and the `__proto__` workaround's cases (proto_key.ts) are the SDK's.
-      if (!text.includes(FAST_PATH_REVISION) || mayHoldProtoKey(text)) return undefined;
-      let message: unknown;
-      try {
-        message = JSON.parse(text);
-      } catch {
-        return undefined;
-      }
-      if (!isPlain(message)) return undefined;
-      for (const key in message) {
-        if (key !== "jsonrpc" && key !== "id" && key !== "method" && key !== "params") {
-          return undefined;
-        }
-      }
-      const { id, method, params } = message;
-      if (message.jsonrpc !== "2.0" || !isPlain(params)) return undefined;
-      if (
-        !(typeof id === "string" && id.length <= MAX_ID_LENGTH) &&
-        !(typeof id === "number" && Number.isSafeInteger(id))
-      ) return undefined;
-      const meta = params._meta;
-      if (!isPlain(meta) || meta[PROTOCOL_KEY] !== FAST_PATH_REVISION) return undefined;
-      for (const key in meta) if (!ENVELOPE_KEYS.has(key)) return undefined;
-      const headers = context.headers;
-      if (headers !== undefined) {
-        if (
-          headers.get("mcp-protocol-version") !== FAST_PATH_REVISION ||
-          headers.get("mcp-method") !== method
-        ) return undefined;
-      }
-      const readOnly = isReadOnlyCaller(
-        context.authInfo === undefined
-          ? undefined
-          : { era: "modern", authInfo: context.authInfo } as McpRequestContext,
+  /** Runs a fast tool as McpServer's tools/call would; null when the signal aborted first. */
+  async #runTool(
+    spec: ToolSpec,
+    args: Plain,
+    request: FastRequest,
+    signal: AbortSignal,
+  ): Promise<Plain | null> {
+    const { id, meta } = request;
+    const call: CallContext = {
+      ctx: fastContext(id, meta, signal, request.authInfo),
+      requestState: this.#internals.requestState,
+      clientCapabilities: meta[CAPABILITIES_KEY] as CallContext["clientCapabilities"],
+      readOnly: request.readOnly,
+      protocolVersion: FAST_PATH_REVISION,
+    };
+    let result: Plain;
+    try {
+      result = await this.#internals.track(
+        (async () => await spec.handler(args, call) as Plain)(),
       );
-      switch (method) {
-        case "tools/call": {
-          const { name, arguments: args } = params;
-          for (const key in params) {
-            if (key !== "name" && key !== "arguments" && key !== "_meta") return undefined;
-          }
-          if (typeof name !== "string" || (args !== undefined && !isPlain(args))) return undefined;
-          const tool = (readOnly ? toolsOf.read : toolsOf.all).get(name);
-          if (tool === undefined) return undefined;
-          if (headers !== undefined) {
-            if (headers.get("mcp-name") !== name || name.startsWith(BASE64_SENTINEL)) {
-              return undefined;
-            }
-            for (const p of tool.params) {
-              const value = args?.[p.argument];
-              if (value === undefined || value === null) continue;
-              if (
-                typeof value !== "string" || value.startsWith(BASE64_SENTINEL) ||
-                headers.get(p.header) !== value
-              ) return undefined;
-            }
-          }
-          if (!validEnvelope(meta)) return undefined;
-          const spec = tool.spec;
-          return {
-            id,
-            toolCall: true,
-            run: async (signal) => {
-              const call: CallContext = {
-                ctx: fastContext(id, meta, signal, context.authInfo),
-                requestState: internals.requestState,
-                clientCapabilities: meta[CAPABILITIES_KEY] as CallContext["clientCapabilities"],
-                readOnly,
-                protocolVersion: FAST_PATH_REVISION,
-              };
-              let result: Plain;
-              try {
-                result = await internals.track(
-                  (async () => await spec.handler(args ?? {}, call) as Plain)(),
-                );
-                result = await checkedOutput(spec, result);
-              } catch (err) {
-                result = toolError(err instanceof Error ? err.message : String(err));
-              }
-              return signal.aborted ? null : answer(id, stamped(result, serverInfo));
-            },
-          };
-        }
-        case "tools/list": {
-          for (const key in params) if (key !== "cursor" && key !== "_meta") return undefined;
-          const cursor = params.cursor;
-          if (cursor !== undefined && typeof cursor !== "string") return undefined;
-          if (headers?.has("mcp-name")) return undefined;
-          if (!validEnvelope(meta)) return undefined;
-          let listed: Plain;
-          try {
-            listed = page("tools", "tools", internals.view(readOnly).toolList, cursor, pageSize);
-          } catch {
-            return undefined; // an invalid cursor: the SDK path answers -32602
-          }
-          const hint = { ttlMs: listHint.ttlMs, cacheScope: listHint.cacheScope };
-          return {
-            id,
-            toolCall: false,
-            run: (signal) =>
-              Promise.resolve(
-                signal.aborted ? null : answer(id, stamped(listed, serverInfo, hint)),
-              ),
-          };
-        }
-        case "server/discover": {
-          for (const key in params) if (key !== "_meta") return undefined;
-          if (headers?.has("mcp-name")) return undefined;
-          const own = internals.view(readOnly).discover();
-          if (own === undefined || !validEnvelope(meta)) return undefined;
-          // The SDK's modern entry adds the revisions it serves to the instance's list before
-          // it answers (installDiscoverHandler); the fast path serves exactly this one.
-          const discovered = { ...own, supportedVersions: [FAST_PATH_REVISION] };
-          const hint = { ttlMs: 0, cacheScope: "private" };
-          return {
-            id,
-            toolCall: false,
-            run: (signal) =>
-              Promise.resolve(
-                signal.aborted ? null : answer(id, stamped(discovered, serverInfo, hint)),
-              ),
-          };
-        }
-        default:
-          return undefined;
-      }
-    },
-  };
+      result = await checkedOutput(spec, result);
+    } catch (err) {
+      result = toolError(err instanceof Error ? err.message : String(err));
+    }
+    return signal.aborted ? null : answer(id, stamped(result, this.#internals.serverInfo));
+  }
+
+  #toolsList(request: FastRequest): FastCall | undefined {
+    const { id, params, headers, meta } = request;
+    for (const key in params) if (key !== "cursor" && key !== "_meta") return undefined;
+    const cursor = params.cursor;
+    if (cursor !== undefined && typeof cursor !== "string") return undefined;
+    if (headers?.has("mcp-name")) return undefined;
+    if (!this.#validEnvelope(meta)) return undefined;
+    const { pageSize, listHint, serverInfo } = this.#internals;
+    const { toolList } = this.#internals.view(request.readOnly);
+    let listed: Plain;
+    try {
+      listed = page("tools", "tools", toolList, cursor, pageSize);
+    } catch {
+      return undefined; // an invalid cursor: the SDK path answers -32602
+    }
+    const hint = { ttlMs: listHint.ttlMs, cacheScope: listHint.cacheScope };
+    return readyCall(id, answer(id, stamped(listed, serverInfo, hint)));
+  }
+
+  #discover(request: FastRequest): FastCall | undefined {
+    const { id, params, headers, meta } = request;
+    for (const key in params) if (key !== "_meta") return undefined;
+    if (headers?.has("mcp-name")) return undefined;
+    const own = this.#internals.view(request.readOnly).discover();
+    if (own === undefined || !this.#validEnvelope(meta)) return undefined;
+    // The SDK's modern entry adds the revisions it serves to the instance's list before
+    // it answers (installDiscoverHandler); the fast path serves exactly this one.
+    const discovered = { ...own, supportedVersions: [FAST_PATH_REVISION] };
+    const hint = { ttlMs: 0, cacheScope: "private" };
+    return readyCall(id, answer(id, stamped(discovered, this.#internals.serverInfo, hint)));
+  }
+}
+
+/** Creates the fast path over a server factory's shared parts. */
+export function createFastPath(internals: FastInternals): FastPath {
+  return new FastPathTaker(internals);
 }

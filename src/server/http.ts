@@ -8,7 +8,7 @@
  * requests are answered by the fast path (./fast_path.ts, decision 0034) after the same guards;
  * what it does not take goes to the SDK with the body already read.
  */
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import process from "node:process";
 import {
   createMcpHandler,
@@ -18,8 +18,8 @@ import {
 import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
 import type { ServerDefinition } from "./definition.ts";
-import { createServerFactory } from "./factory.ts";
-import { createFastPath } from "./fast_path.ts";
+import { createServerFactory, type ServerFactory } from "./factory.ts";
+import { createFastPath, type FastPath } from "./fast_path.ts";
 import { fastResponse } from "./http/fast_response.ts";
 import { type HttpEnv, jsonRpcError } from "./http/context.ts";
 import { commitAtFirstFrame } from "../workarounds/sse_first_frame.ts";
@@ -41,6 +41,7 @@ import {
   DEFAULT_MAX_SESSIONS,
   DEFAULT_SESSION_IDLE_MS,
   DEFAULT_UNUSED_SESSION_MS,
+  type LegacySessions,
 } from "./http/legacy_sessions.ts";
 import { instanceNameProblem, withInstanceHeader } from "./http/instance.ts";
 
@@ -170,6 +171,43 @@ export interface HttpHandler {
  * ```
  */
 export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
+  const settings = settingsOf(options);
+  const factory = createServerFactory({
+    workspace: options.workspace,
+    definition: options.definition,
+    pageSize: options.pageSize,
+    requestStateKey: options.requestStateKey,
+    confirmationTtlSeconds: options.confirmationTtlSeconds,
+    authenticated: settings.tokens.length + settings.readTokens.length > 0,
+  });
+  const mcp = new McpEndpoint(options, settings, factory);
+  const app = guardedApp(options, settings, mcp);
+  const instance = settings.instance;
+  return {
+    fetch: instance === undefined
+      ? (request: Request) => Promise.resolve(app.fetch(request))
+      : async (request: Request) => withInstanceHeader(await app.fetch(request), instance),
+    close: () => mcp.close(),
+    closeIdleStreams: () => mcp.legacy.closeIdleStreams(),
+    sessionCount: () => mcp.legacy.size(),
+    fastPathTaken: () => mcp.taken,
+    notify: notifierOf(mcp, factory),
+  };
+}
+
+/** What the handler derives from its options, each checked (RangeError) in this order. */
+interface HandlerSettings {
+  endpoint: string;
+  maxBody: number;
+  maxBuffered: number;
+  keepAliveMs: number;
+  instance: string | undefined;
+  /** The read-write bearer tokens (`token` and `tokens`). */
+  tokens: string[];
+  readTokens: string[];
+}
+
+function settingsOf(options: HttpHandlerOptions): HandlerSettings {
   const endpoint = options.endpoint ?? "/mcp";
   const maxBody = options.maxBodyBytes ??
     (options.workspace ? requestCapFor(options.workspace.limits) : DEFAULT_MAX_BODY_BYTES);
@@ -192,45 +230,104 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   if (shared.length > 0) {
     throw new RangeError("a bearer token cannot be both read-write and read-only");
   }
-  const factory = createServerFactory({
-    workspace: options.workspace,
-    definition: options.definition,
-    pageSize: options.pageSize,
-    requestStateKey: options.requestStateKey,
-    confirmationTtlSeconds: options.confirmationTtlSeconds,
-    authenticated: tokens.length + readTokens.length > 0,
-  });
-  const onError = options.onError ?? (() => {});
-  const listChanged = factory.compiled.definition.listChanged;
-  const modern = createMcpHandler(factory, {
-    legacy: "reject",
-    responseMode: "sse",
-    keepAliveMs,
-    maxRequestBodySize: maxBody,
-    onerror: onError,
-  });
-  const legacy = createLegacySessions({
-    factory,
-    maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
-    clients: Math.max(1, new Set([...tokens, ...readTokens]).size),
-    sessionIdleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
-    unusedSessionMs: options.unusedSessionMs ?? DEFAULT_UNUSED_SESSION_MS,
-    maxBodyBytes: maxBody,
-    keepAliveMs,
-    now: options.now ?? Date.now,
-    onError,
-    instance,
-  });
+  return { endpoint, maxBody, maxBuffered, keepAliveMs, instance, tokens, readTokens };
+}
 
-  // The fast path of the common modern requests; everything it does not take goes to `modern`.
-  const fast = options.fastPath === false ? undefined : createFastPath(factory.fast);
-  const fastInflight = new Set<AbortController>();
-  const bodyText = new TextDecoder();
-  let closed = false;
-  let taken = 0;
+/**
+ * The MCP endpoint behind the guards: the fast path of the common modern requests, the SDK's
+ * stateless modern handler for the rest, and the legacy session table.
+ */
+class McpEndpoint {
+  readonly modern: ReturnType<typeof createMcpHandler>;
+  readonly legacy: LegacySessions;
+  /** How many requests the fast path has answered. */
+  taken = 0;
+  readonly #factory: ServerFactory;
+  readonly #maxBody: number;
+  readonly #keepAliveMs: number;
+  readonly #fast: FastPath | undefined;
+  readonly #fastInflight = new Set<AbortController>();
+  readonly #bodyText = new TextDecoder();
+  #closed = false;
 
+  constructor(options: HttpHandlerOptions, settings: HandlerSettings, factory: ServerFactory) {
+    const { maxBody, keepAliveMs, tokens, readTokens } = settings;
+    const onError = options.onError ?? (() => {});
+    this.#factory = factory;
+    this.#maxBody = maxBody;
+    this.#keepAliveMs = keepAliveMs;
+    this.modern = createMcpHandler(factory, {
+      legacy: "reject",
+      responseMode: "sse",
+      keepAliveMs,
+      maxRequestBodySize: maxBody,
+      onerror: onError,
+    });
+    this.legacy = createLegacySessions({
+      factory,
+      maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+      clients: Math.max(1, new Set([...tokens, ...readTokens]).size),
+      sessionIdleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+      unusedSessionMs: options.unusedSessionMs ?? DEFAULT_UNUSED_SESSION_MS,
+      maxBodyBytes: maxBody,
+      keepAliveMs,
+      now: options.now ?? Date.now,
+      onError,
+      instance: settings.instance,
+    });
+    // The fast path of the common modern requests; everything it does not take goes to `modern`.
+    this.#fast = options.fastPath === false ? undefined : createFastPath(factory.fast);
+  }
+
+  /** Serves one request that passed every guard (its body already read). */
+  async serve(c: Context<HttpEnv>): Promise<Response> {
+    const raw = c.req.raw;
+    // Protocol headers are checked by the SDK before it dispatches (modern: version,
+    // Mcp-Method, Mcp-Name, Mcp-Param-*; legacy: MCP-Protocol-Version, session).
+    // authInfo (what the token grants) picks the factory's tool view for this request, or for
+    // the legacy session an initialize opens (a session is bound to the token that opened it).
+    const authInfo = c.get("authInfo");
+    const body = c.get("body");
+    const fast = this.#fast;
+    if (fast !== undefined && body !== undefined && !this.#closed && !raw.signal.aborted) {
+      const call = fast.take(this.#bodyText.decode(body), { headers: raw.headers, authInfo });
+      if (call !== undefined) {
+        this.taken++;
+        return await fastResponse(call, raw.signal, {
+          keepAliveMs: this.#keepAliveMs,
+          inflight: this.#fastInflight,
+        });
+      }
+    }
+    const req = bodyRequest(raw, body);
+    if (await isLegacyRequest(req, undefined, { maxRequestBodySize: this.#maxBody })) {
+      return await this.legacy.serve(req, c.get("client"), authInfo);
+    }
+    return await commitAtFirstFrame(
+      await this.modern.fetch(req, authInfo === undefined ? undefined : { authInfo }),
+    );
+  }
+
+  /** Aborts the fast calls and modern exchanges, closes the sessions, lets calls unwind. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const call of this.#fastInflight) call.abort();
+    this.#fastInflight.clear();
+    await this.modern.close();
+    await this.legacy.close();
+    // Cancelled operations stop within 100 ms; let them finish unwinding (and log) first.
+    await this.#factory.settled(2000);
+  }
+}
+
+/** The hono app: the guards in order, /healthz, the MCP endpoint, JSON-RPC 404 and 500. */
+function guardedApp(
+  options: HttpHandlerOptions,
+  settings: HandlerSettings,
+  mcp: McpEndpoint,
+): Hono<HttpEnv> {
+  const { endpoint, maxBody } = settings;
   const app = new Hono<HttpEnv>();
-
   // The guards, in order, on every request (never per connection). Nothing reads a byte of the
   // body before every check that needs none has passed: Host and Origin on every route, then
   // on the MCP endpoint the token, the method and content type, and last the body itself.
@@ -242,15 +339,14 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
   );
   app.use(
     endpoint,
-    bearerAuth({ tokens, readTokens }),
+    bearerAuth({ tokens: settings.tokens, readTokens: settings.readTokens }),
     methodGuard(),
     bodyLimit({
       maxBytes: maxBody,
       timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-      budget: createBodyBudget(maxBuffered),
+      budget: createBodyBudget(settings.maxBuffered),
     }),
   );
-
   app.get("/healthz", (c) => {
     const challenge = c.req.query("challenge");
     const proof = challenge !== undefined && CHALLENGE.test(challenge)
@@ -258,79 +354,49 @@ export function createHttpHandler(options: HttpHandlerOptions): HttpHandler {
       : undefined;
     return c.json({ status: "ok", pid: process.pid, ...(proof === undefined ? {} : { proof }) });
   });
-
-  app.all(endpoint, async (c) => {
-    const raw = c.req.raw;
-    // Protocol headers are checked by the SDK before it dispatches (modern: version,
-    // Mcp-Method, Mcp-Name, Mcp-Param-*; legacy: MCP-Protocol-Version, session).
-    // authInfo (what the token grants) picks the factory's tool view for this request, or for
-    // the legacy session an initialize opens (a session is bound to the token that opened it).
-    const authInfo = c.get("authInfo");
-    const body = c.get("body");
-    if (fast !== undefined && body !== undefined && !closed && !raw.signal.aborted) {
-      const call = fast.take(bodyText.decode(body), { headers: raw.headers, authInfo });
-      if (call !== undefined) {
-        taken++;
-        return await fastResponse(call, raw.signal, { keepAliveMs, inflight: fastInflight });
-      }
-    }
-    const req = bodyRequest(raw, body);
-    if (await isLegacyRequest(req, undefined, { maxRequestBodySize: maxBody })) {
-      return await legacy.serve(req, c.get("client"), authInfo);
-    }
-    return await commitAtFirstFrame(
-      await modern.fetch(req, authInfo === undefined ? undefined : { authInfo }),
-    );
-  });
-
+  app.all(endpoint, (c) => mcp.serve(c));
   app.notFound(() => jsonRpcError(404, { code: -32601, message: "Not found" }));
+  const onError = options.onError ?? (() => {});
   app.onError((err) => {
     onError(err);
     return jsonRpcError(500, { code: -32603, message: "Internal error" });
   });
+  return app;
+}
 
+/**
+ * The change announcer: the SDK's modern notifier for subscriptions/listen streams, and every
+ * legacy session for the lists whose listChanged the definition declares (a resource's update
+ * to the sessions that subscribed to it).
+ */
+function notifierOf(mcp: McpEndpoint, factory: ServerFactory): ServerNotifier {
+  const { modern, legacy } = mcp;
+  const listChanged = factory.compiled.definition.listChanged;
   return {
-    fetch: instance === undefined
-      ? (request: Request) => Promise.resolve(app.fetch(request))
-      : async (request: Request) => withInstanceHeader(await app.fetch(request), instance),
-    close: async () => {
-      closed = true;
-      for (const call of fastInflight) call.abort();
-      fastInflight.clear();
-      await modern.close();
-      await legacy.close();
-      // Cancelled operations stop within 100 ms; let them finish unwinding (and log) first.
-      await factory.settled(2000);
+    toolsChanged: () => {
+      modern.notify.toolsChanged();
+      if (!listChanged?.tools) return;
+      for (const s of legacy.servers()) s.server.sendToolListChanged().catch(() => {});
     },
-    closeIdleStreams: () => legacy.closeIdleStreams(),
-    sessionCount: () => legacy.size(),
-    fastPathTaken: () => taken,
-    notify: {
-      toolsChanged: () => {
-        modern.notify.toolsChanged();
-        if (!listChanged?.tools) return;
-        for (const s of legacy.servers()) s.server.sendToolListChanged().catch(() => {});
-      },
-      promptsChanged: () => {
-        modern.notify.promptsChanged();
-        if (!listChanged?.prompts) return;
-        for (const s of legacy.servers()) s.server.sendPromptListChanged().catch(() => {});
-      },
-      resourcesChanged: () => {
-        modern.notify.resourcesChanged();
-        if (!listChanged?.resources) return;
-        for (const s of legacy.servers()) {
-          s.server.sendResourceListChanged().catch(() => {});
+    promptsChanged: () => {
+      modern.notify.promptsChanged();
+      if (!listChanged?.prompts) return;
+      for (const s of legacy.servers()) s.server.sendPromptListChanged().catch(() => {});
+    },
+    resourcesChanged: () => {
+      modern.notify.resourcesChanged();
+      if (!listChanged?.resources) return;
+      for (const s of legacy.servers()) {
+        s.server.sendResourceListChanged().catch(() => {});
+      }
+    },
+    resourceUpdated: (uri: string) => {
+      modern.notify.resourceUpdated(uri);
+      for (const s of legacy.servers()) {
+        if (factory.isSubscribed(s, uri)) {
+          s.server.sendResourceUpdated({ uri }).catch(() => {});
         }
-      },
-      resourceUpdated: (uri: string) => {
-        modern.notify.resourceUpdated(uri);
-        for (const s of legacy.servers()) {
-          if (factory.isSubscribed(s, uri)) {
-            s.server.sendResourceUpdated({ uri }).catch(() => {});
-          }
-        }
-      },
+      }
     },
   };
 }

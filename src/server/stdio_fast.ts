@@ -12,7 +12,7 @@
  */
 import { Buffer } from "node:buffer";
 import { Transform } from "node:stream";
-import type { FastPath } from "./fast_path.ts";
+import type { FastCall, FastPath } from "./fast_path.ts";
 
 /** Options of the stdio fast path. */
 export interface StdioFastOptions {
@@ -55,84 +55,111 @@ function methodOf(text: string): unknown {
   }
 }
 
-/** Creates the stdio fast path of one connection. */
-export function createStdioFast(fast: FastPath, options: StdioFastOptions): StdioFast {
-  let state: State = "opening";
-  const inflight = new Map<string | number, AbortController>();
-  let pending: Buffer[] = [];
-  let taken = 0;
+/** The stdio fast path of one connection: its era state, its calls in flight, its line buffer. */
+class StdioFastConnection implements StdioFast {
+  readonly filter: Transform;
+  readonly #fast: FastPath;
+  readonly #write: (line: string) => void;
+  #state: State = "opening";
+  readonly #inflight = new Map<string | number, AbortController>();
+  /** The pieces of a line whose newline has not arrived yet. */
+  #pending: Buffer[] = [];
+  #taken = 0;
 
-  const serve = (line: Buffer, t: Transform): void => {
-    if (state === "off") return void t.push(line);
-    const text = line.toString("utf8");
-    if (state === "opening") {
-      // An `initialize` opens a 2025-era connection whatever else its text contains (a client may
-      // put the modern envelope key anywhere in it): the SDK owns that connection.
-      // (Parsed only when the text could spell the method, escapes included.)
-      const mayInit = text.includes("initialize") || text.includes("\\u");
-      if (mayInit && methodOf(text) === "initialize") {
-        state = "off";
-        return void t.push(line);
+  constructor(fast: FastPath, options: StdioFastOptions) {
+    this.#fast = fast;
+    this.#write = options.write;
+    this.filter = new Transform({
+      transform: (chunk: Buffer, _encoding, done) => {
+        this.#split(chunk);
+        done();
+      },
+      flush: (done) => {
+        if (this.#pending.length > 0) this.filter.push(Buffer.concat(this.#pending)); // no newline
+        this.#pending = [];
+        // The input ended: the SDK closes the connection and aborts what it was serving; so here.
+        for (const controller of this.#inflight.values()) controller.abort();
+        done();
+      },
+    });
+  }
+
+  close(): void {
+    for (const controller of this.#inflight.values()) controller.abort();
+    this.#inflight.clear();
+  }
+
+  taken(): number {
+    return this.#taken;
+  }
+
+  /** Serves each whole line of a chunk; keeps the piece after its last newline. */
+  #split(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const end = chunk.indexOf(NL, start);
+      if (end === -1) {
+        this.#pending.push(chunk.subarray(start));
+        break;
       }
-      const call = fast.take(text, {});
-      if (call === undefined && !text.includes('"io.modelcontextprotocol/protocolVersion"')) {
-        state = "off"; // 2025-era traffic (or something the SDK will refuse): its connection
-      } else if (call !== undefined && !text.includes('"server/discover"')) {
-        state = "modern"; // the SDK pins the modern era on this request
-      }
-      return void t.push(line);
+      const piece = chunk.subarray(start, end + 1);
+      const line = this.#pending.length === 0 ? piece : Buffer.concat([...this.#pending, piece]);
+      this.#pending = [];
+      this.#serve(line);
+      start = end + 1;
     }
+  }
+
+  #serve(line: Buffer): void {
+    if (this.#state === "off") return void this.filter.push(line);
+    const text = line.toString("utf8");
+    if (this.#state === "opening") return this.#opening(text, line);
     const cancelled = cancelledId(text);
     if (cancelled !== undefined) {
-      const controller = inflight.get(cancelled);
+      const controller = this.#inflight.get(cancelled);
       if (controller !== undefined) return void controller.abort();
-      return void t.push(line);
+      return void this.filter.push(line);
     }
-    const call = fast.take(text, {});
-    if (call === undefined || inflight.has(call.id)) return void t.push(line);
+    const call = this.#fast.take(text, {});
+    if (call === undefined || this.#inflight.has(call.id)) return void this.filter.push(line);
+    this.#answer(call);
+  }
+
+  /** A line before the connection's era is known: it goes to the SDK, and may fix the era. */
+  #opening(text: string, line: Buffer): void {
+    // An `initialize` opens a 2025-era connection whatever else its text contains (a client may
+    // put the modern envelope key anywhere in it): the SDK owns that connection.
+    // (Parsed only when the text could spell the method, escapes included.)
+    const mayInit = text.includes("initialize") || text.includes("\\u");
+    if (mayInit && methodOf(text) === "initialize") {
+      this.#state = "off";
+      return void this.filter.push(line);
+    }
+    const call = this.#fast.take(text, {});
+    if (call === undefined && !text.includes('"io.modelcontextprotocol/protocolVersion"')) {
+      this.#state = "off"; // 2025-era traffic (or something the SDK will refuse): its connection
+    } else if (call !== undefined && !text.includes('"server/discover"')) {
+      this.#state = "modern"; // the SDK pins the modern era on this request
+    }
+    this.filter.push(line);
+  }
+
+  /** Runs a taken call and writes its answer, unless it was cancelled meanwhile. */
+  #answer(call: FastCall): void {
     const controller = new AbortController();
-    inflight.set(call.id, controller);
-    taken++;
+    this.#inflight.set(call.id, controller);
+    this.#taken++;
     call.run(controller.signal).then((message) => {
       if (message !== null && !controller.signal.aborted) {
-        options.write(JSON.stringify(message) + "\n");
+        this.#write(JSON.stringify(message) + "\n");
       }
     }).finally(() => {
-      if (inflight.get(call.id) === controller) inflight.delete(call.id);
+      if (this.#inflight.get(call.id) === controller) this.#inflight.delete(call.id);
     });
-  };
+  }
+}
 
-  const filter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      let start = 0;
-      while (start < chunk.length) {
-        const end = chunk.indexOf(NL, start);
-        if (end === -1) {
-          pending.push(chunk.subarray(start));
-          break;
-        }
-        const piece = chunk.subarray(start, end + 1);
-        const line = pending.length === 0 ? piece : Buffer.concat([...pending, piece]);
-        pending = [];
-        serve(line, this);
-        start = end + 1;
-      }
-      done();
-    },
-    flush(done) {
-      if (pending.length > 0) this.push(Buffer.concat(pending)); // a last line without newline
-      pending = [];
-      // The input ended: the SDK closes the connection and aborts what it was serving; so here.
-      for (const controller of inflight.values()) controller.abort();
-      done();
-    },
-  });
-  return {
-    filter,
-    close: () => {
-      for (const controller of inflight.values()) controller.abort();
-      inflight.clear();
-    },
-    taken: () => taken,
-  };
+/** Creates the stdio fast path of one connection. */
+export function createStdioFast(fast: FastPath, options: StdioFastOptions): StdioFast {
+  return new StdioFastConnection(fast, options);
 }

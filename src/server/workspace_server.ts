@@ -7,7 +7,7 @@
  * structuredContent, the typed error in `_meta["wmcp/error"]`.
  */
 import { Buffer } from "node:buffer";
-import { inputRequired, inputResponse } from "@modelcontextprotocol/server";
+import { inputRequired, inputResponse, type ServerContext } from "@modelcontextprotocol/server";
 import denoConfig from "../../deno.json" with { type: "json" };
 import type { Workspace } from "../workspace/workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
@@ -18,6 +18,7 @@ import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
 import { errorResult, renderContent, type RenderOptions, structuredFor } from "./content.ts";
 import { assertServable, responseCapFor } from "../workspace/message_limits.ts";
+import { EMPTY_LISTS } from "./empty_lists.ts";
 
 /** Server name reported in serverInfo. */
 export const SERVER_NAME = "wmcp";
@@ -131,6 +132,138 @@ function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
   });
 }
 
+/** The input of a retried call answering our confirmation request, or the failure it gets. */
+function confirmedInput(
+  name: string,
+  args: Record<string, unknown>,
+  state: unknown,
+  ctx: ServerContext,
+): { input: Record<string, unknown> } | { refused: ToolResult } {
+  if (!isConfirmState(state) || state.tool !== name || state.args !== argsDigest(args)) {
+    return {
+      refused: toolFailure(
+        new WorkspaceError("INVALID_ARGUMENT", "requestState does not belong to this tool call", {
+          argument: "requestState",
+        }),
+      ),
+    };
+  }
+  const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
+  if (answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true) {
+    const how = answer.kind === "elicit" ? answer.action : "not answered";
+    return {
+      refused: toolFailure(
+        new WorkspaceError(
+          "CONFIRMATION_REQUIRED",
+          `${name} was not confirmed (${how}); nothing was changed`,
+          { argument: "confirm", details: { action: how } },
+        ),
+      ),
+    };
+  }
+  return { input: { ...args, confirm: true } };
+}
+
+/** When a call's signal aborted (cancellation), noted as it happens, for the server's log. */
+class AbortWatch {
+  /** performance.now() at the abort; undefined while not aborted. */
+  at: number | undefined;
+  readonly #signal: AbortSignal;
+  readonly #onAbort = () => (this.at = performance.now());
+
+  constructor(signal: AbortSignal) {
+    this.#signal = signal;
+    signal.addEventListener("abort", this.#onAbort, { once: true });
+    // Cancelled before this handler ran (a loaded server can take the request and its
+    // cancellation in one read): the abort event has already fired, so note it now.
+    if (signal.aborted) this.#onAbort();
+  }
+
+  dispose(): void {
+    this.#signal.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+/** A completed operation's result for the caller (and the log, when cancelled meanwhile). */
+function completed(
+  name: string,
+  result: Record<string, unknown>,
+  call: CallContext,
+  workspace: Workspace,
+  abortedAt: number | undefined,
+): ToolResult {
+  // A read-only caller of a write-enabled server may only read: its workspace_info says so.
+  if (name === "workspace_info" && call.readOnly) result.mode = "read-only";
+  if (abortedAt !== undefined) {
+    // Cancelled after its commit point: the operation completed, but the SDK sends nothing
+    // for a cancelled request, so the server's log is where this is said.
+    const { diff: _diff, ...summary } = result; // edit_file's diff can be megabytes
+    logEvent({ event: "completed-after-cancellation", tool: name, result: summary });
+  }
+  return toolSuccess(name, result, {
+    audio: audioBlocks(call),
+    maxTextBytes: workspace.limits.maxResultBytes,
+  });
+}
+
+/** Logs a cancelled call: the SDK sends nothing more for it; say how fast it stopped. */
+function logCancelled(name: string, err: unknown, abortedAt: number): void {
+  const e = err instanceof WorkspaceError ? err : null;
+  logEvent({
+    event: "cancelled",
+    tool: name,
+    stopMs: Math.round(performance.now() - abortedAt),
+    // What the caller will not be told: the error (a recursive delete_path's says what it
+    // had removed; every other write stopped before its commit point changed nothing).
+    ...(e ? { code: e.code, details: e.details } : {}),
+  });
+}
+
+/**
+ * A CONFIRMATION_REQUIRED from the domain: an elicitation (input_required with a sealed
+ * requestState) when the client can answer one and this is not already its answer, else the
+ * error saying to pass confirm: true.
+ */
+async function confirmationOutcome(
+  err: WorkspaceError,
+  name: string,
+  args: Record<string, unknown>,
+  state: unknown,
+  call: CallContext,
+): Promise<ToolResult> {
+  const what = err.message.replace(/: pass confirm: true$/, "");
+  if (state === undefined && canElicitForm(call)) {
+    return inputRequired({
+      inputRequests: {
+        [CONFIRM_KEY]: inputRequired.elicit({
+          message: `${what}. Confirm?`,
+          requestedSchema: {
+            type: "object",
+            properties: {
+              confirm: {
+                type: "boolean",
+                title: "Confirm",
+                description: `Allow ${name}`,
+                default: false,
+              },
+            },
+            required: ["confirm"],
+          },
+        }),
+      },
+      requestState: await call.requestState.mint({ tool: name, args: argsDigest(args) }, call.ctx),
+    });
+  }
+  return toolFailure(
+    new WorkspaceError(
+      "CONFIRMATION_REQUIRED",
+      `${what}; this client did not declare the elicitation capability, so pass confirm: true to proceed`,
+      { argument: "confirm" },
+    ),
+  );
+}
+
+/** Runs one tool call: confirmation answers, progress, cancellation logs, the result. */
 async function callTool(
   name: string,
   args: Record<string, unknown>,
@@ -138,39 +271,16 @@ async function callTool(
   workspace: Workspace,
 ): Promise<ToolResult> {
   const { ctx } = call;
-  let input = args;
   const state = ctx.mcpReq.requestState<unknown>();
+  let input = args;
   if (state !== undefined) {
     // A retried call answering our confirmation request.
-    if (!isConfirmState(state) || state.tool !== name || state.args !== argsDigest(args)) {
-      return toolFailure(
-        new WorkspaceError("INVALID_ARGUMENT", "requestState does not belong to this tool call", {
-          argument: "requestState",
-        }),
-      );
-    }
-    const answer = inputResponse(ctx.mcpReq.inputResponses, CONFIRM_KEY);
-    if (
-      answer.kind !== "elicit" || answer.action !== "accept" || answer.content?.confirm !== true
-    ) {
-      const how = answer.kind === "elicit" ? answer.action : "not answered";
-      return toolFailure(
-        new WorkspaceError(
-          "CONFIRMATION_REQUIRED",
-          `${name} was not confirmed (${how}); nothing was changed`,
-          { argument: "confirm", details: { action: how } },
-        ),
-      );
-    }
-    input = { ...args, confirm: true };
+    const confirmed = confirmedInput(name, args, state, ctx);
+    if ("refused" in confirmed) return confirmed.refused;
+    input = confirmed.input;
   }
   const signal = ctx.mcpReq.signal;
-  let abortedAt: number | undefined;
-  const onAbort = () => (abortedAt = performance.now());
-  signal.addEventListener("abort", onAbort, { once: true });
-  // Cancelled before this handler ran (a loaded server can take the request and its
-  // cancellation in one read): the abort event has already fired, so note it now.
-  if (signal.aborted) onAbort();
+  const aborted = new AbortWatch(signal);
   // Progress at a steady cadence from here until the operation ends (stopped in finally, on
   // every exit path; cancellation and a closed transport stop it through the signal too).
   const cadence = startProgressCadence(ctx, { label: name, signal });
@@ -181,69 +291,17 @@ async function callTool(
       input,
     );
     cadence.stop();
-    // A read-only caller of a write-enabled server may only read: its workspace_info says so.
-    if (name === "workspace_info" && call.readOnly) result.mode = "read-only";
-    if (abortedAt !== undefined) {
-      // Cancelled after its commit point: the operation completed, but the SDK sends nothing
-      // for a cancelled request, so the server's log is where this is said.
-      const { diff: _diff, ...summary } = result; // edit_file's diff can be megabytes
-      logEvent({ event: "completed-after-cancellation", tool: name, result: summary });
-    }
-    return toolSuccess(name, result, {
-      audio: audioBlocks(call),
-      maxTextBytes: workspace.limits.maxResultBytes,
-    });
+    return completed(name, result, call, workspace, aborted.at);
   } catch (err) {
     cadence.stop();
-    if (abortedAt !== undefined) {
-      // Cancelled: the SDK sends nothing more for this request; say how fast we stopped.
-      const e = err instanceof WorkspaceError ? err : null;
-      logEvent({
-        event: "cancelled",
-        tool: name,
-        stopMs: Math.round(performance.now() - abortedAt),
-        // What the caller will not be told: the error (a recursive delete_path's says what it
-        // had removed; every other write stopped before its commit point changed nothing).
-        ...(e ? { code: e.code, details: e.details } : {}),
-      });
-    }
+    if (aborted.at !== undefined) logCancelled(name, err, aborted.at);
     if (err instanceof WorkspaceError && err.code === "CONFIRMATION_REQUIRED") {
-      if (state === undefined && canElicitForm(call)) {
-        return inputRequired({
-          inputRequests: {
-            [CONFIRM_KEY]: inputRequired.elicit({
-              message: `${err.message.replace(/: pass confirm: true$/, "")}. Confirm?`,
-              requestedSchema: {
-                type: "object",
-                properties: {
-                  confirm: {
-                    type: "boolean",
-                    title: "Confirm",
-                    description: `Allow ${name}`,
-                    default: false,
-                  },
-                },
-                required: ["confirm"],
-              },
-            }),
-          },
-          requestState: await call.requestState.mint({ tool: name, args: argsDigest(args) }, ctx),
-        });
-      }
-      return toolFailure(
-        new WorkspaceError(
-          "CONFIRMATION_REQUIRED",
-          `${
-            err.message.replace(/: pass confirm: true$/, "")
-          }; this client did not declare the elicitation capability, so pass confirm: true to proceed`,
-          { argument: "confirm" },
-        ),
-      );
+      return await confirmationOutcome(err, name, args, state, call);
     }
     return toolFailure(err);
   } finally {
     cadence.stop();
-    signal.removeEventListener("abort", onAbort);
+    aborted.dispose();
   }
 }
 
@@ -263,8 +321,6 @@ export function workspaceServerDefinition(workspace: Workspace): ServerDefinitio
     // A read-only bearer token on a write-enabled server sees the read tools only.
     readOnlyInstructions: instructionsFor(workspace, false),
     tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
-    resources: Object.freeze([]),
-    resourceTemplates: Object.freeze([]),
-    prompts: Object.freeze([]),
+    extension: EMPTY_LISTS,
   });
 }

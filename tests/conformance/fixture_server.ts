@@ -2,7 +2,7 @@
  * Conformance fixture server: the tools, resources and prompts the official MCP conformance
  * suite (`conformance server`) calls, served by exactly the same HTTP handler (guards, era
  * routing, legacy sessions) and server factory as the workspace server. Only the
- * definition differs. Not shipped; run by tests/conformance/run_server_suite.ts.
+ * definition differs (its resources, prompts and completions: tests/_support/resources_prompts.ts). Not shipped; run by tests/conformance/run_server_suite.ts.
  *
  *   deno run --allow-net=127.0.0.1 --unstable-no-legacy-abort \
  *     tests/conformance/fixture_server.ts [--port N]
@@ -28,13 +28,16 @@ import {
   cachedSchema,
   type CallContext,
   NO_ARGUMENTS,
-  type PromptSpec,
-  type ResourceSpec,
-  type ResourceTemplateSpec,
   type ServerDefinition,
   type StandardValidate,
   type ToolSpec,
 } from "../../src/server/definition.ts";
+import {
+  type PromptSpec,
+  type ResourceSpec,
+  type ResourceTemplateSpec,
+  withResourcesAndPrompts,
+} from "../_support/resources_prompts.ts";
 import { createHttpHandler } from "../../src/server/http.ts";
 
 /** A 1x1 red PNG. */
@@ -741,7 +744,7 @@ const PROMPTS: PromptSpec[] = [
 ];
 
 /** The fixture's server definition. */
-export const FIXTURE_DEFINITION: ServerDefinition = Object.freeze({
+export const FIXTURE_DEFINITION: ServerDefinition = withResourcesAndPrompts({
   name: "wmcp-conformance-fixture",
   version: "0.0.0",
   instructions: "Conformance fixture for wmcp's MCP server stack; not a workspace server.",

@@ -131,70 +131,124 @@ function onBodyEnd(res: Response, done: () => void): Response {
   });
 }
 
-/** Creates the legacy session table. */
-export function createLegacySessions(options: LegacySessionsOptions): LegacySessions {
-  const sessions = new Map<string, Session>();
-  /** Initializations admitted whose session is not in the table yet, by client. */
-  const pending = new Map<string, number>();
-  let pendingTotal = 0;
-  /** The most sessions one client may hold. */
-  const share = Math.max(1, Math.ceil(options.maxSessions / Math.max(1, options.clients)));
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const sweepEveryMs = Math.max(
-    1000,
-    Math.min(options.unusedSessionMs, options.sessionIdleMs) / 4,
-  );
+/** The most sessions one client may hold: its share of the table. */
+function shareOf(options: LegacySessionsOptions): number {
+  return Math.max(1, Math.ceil(options.maxSessions / Math.max(1, options.clients)));
+}
 
-  const closeSession = async (id: string) => {
-    const s = sessions.get(id);
+/** How often expired sessions are swept while any is open (ms). */
+function sweepIntervalOf(options: LegacySessionsOptions): number {
+  return Math.max(1000, Math.min(options.unusedSessionMs, options.sessionIdleMs) / 4);
+}
+
+/** The 400 answer to a request without a session id that is not an `initialize`. */
+function notInitialize(): Response {
+  return jsonRpcError(400, {
+    code: -32000,
+    message: "Bad Request: Mcp-Session-Id header is required (send initialize first)",
+  });
+}
+
+/** The session table: sessions by id, initializations under way, and the expiry timer. */
+class LegacySessionTable implements LegacySessions {
+  readonly #options: LegacySessionsOptions;
+  readonly #sessions = new Map<string, Session>();
+  /** Initializations admitted whose session is not in the table yet, by client. */
+  readonly #pending = new Map<string, number>();
+  #pendingTotal = 0;
+  readonly #share: number;
+  readonly #sweepEveryMs: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: LegacySessionsOptions) {
+    this.#options = options;
+    this.#share = shareOf(options);
+    this.#sweepEveryMs = sweepIntervalOf(options);
+  }
+
+  async serve(req: Request, client: string, authInfo?: AuthInfo): Promise<Response> {
+    await this.#sweep();
+    const id = req.headers.get("mcp-session-id");
+    if (id !== null) return await this.#serveSession(req, client, id);
+    if (req.method.toUpperCase() !== "POST") {
+      return jsonRpcError(400, {
+        code: -32000,
+        message: "Bad Request: Mcp-Session-Id header is required",
+      });
+    }
+    return await this.#open(req, client, authInfo);
+  }
+
+  servers(): McpServer[] {
+    return [...this.#sessions.values()].map((s) => s.server);
+  }
+
+  size(): number {
+    return this.#sessions.size;
+  }
+
+  closeIdleStreams(): void {
+    for (const s of this.#sessions.values()) s.transport.closeStandaloneSSEStream();
+  }
+
+  async close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    await Promise.all([...this.#sessions.keys()].map((id) => this.#closeSession(id)));
+  }
+
+  /** Takes a session out of the table at once, then closes its transport and server. */
+  async #closeSession(id: string): Promise<void> {
+    const s = this.#sessions.get(id);
     if (!s) return;
-    sessions.delete(id);
-    if (sessions.size === 0 && timer !== undefined) {
-      clearInterval(timer);
-      timer = undefined;
+    this.#sessions.delete(id);
+    if (this.#sessions.size === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
     }
     await s.transport.close().catch(() => {});
     await s.server.close().catch(() => {});
-  };
+  }
 
-  // A standing GET stream does not count: only a request in flight keeps a session alive.
-  const expired = (s: Session, now: number) =>
-    s.inflight === 0 &&
-    ((!s.used && now - s.createdAt >= options.unusedSessionMs) ||
-      now - s.lastSeen >= options.sessionIdleMs);
+  /** Whether a session has expired: a standing GET stream does not count, a request does. */
+  #expired(s: Session, now: number): boolean {
+    const { unusedSessionMs, sessionIdleMs } = this.#options;
+    return s.inflight === 0 &&
+      ((!s.used && now - s.createdAt >= unusedSessionMs) || now - s.lastSeen >= sessionIdleMs);
+  }
 
-  const sweep = async () => {
-    const now = options.now();
-    const gone = [...sessions.values()].filter((s) => expired(s, now));
-    await Promise.all(gone.map((s) => closeSession(s.id)));
-  };
+  async #sweep(): Promise<void> {
+    const now = this.#options.now();
+    const gone = [...this.#sessions.values()].filter((s) => this.#expired(s, now));
+    await Promise.all(gone.map((s) => this.#closeSession(s.id)));
+  }
 
   /** Sessions held by each client, initializations under way included. */
-  const holdings = (): Map<string, number> => {
-    const held = new Map(pending);
-    for (const s of sessions.values()) held.set(s.client, (held.get(s.client) ?? 0) + 1);
+  #holdings(): Map<string, number> {
+    const held = new Map(this.#pending);
+    for (const s of this.#sessions.values()) held.set(s.client, (held.get(s.client) ?? 0) + 1);
     return held;
-  };
+  }
 
   /** The least recently used idle session (no request in flight) of `client`. */
-  const ownVictim = (client: string): Session | undefined => {
+  #ownVictim(client: string): Session | undefined {
     let best: Session | undefined;
-    for (const s of sessions.values()) {
+    for (const s of this.#sessions.values()) {
       if (s.client !== client || s.inflight > 0) continue;
       if (best === undefined || s.lastSeen < best.lastSeen) best = s;
     }
     return best;
-  };
+  }
 
   /**
    * The session to evict for a newcomer from `client` when the table is full: an idle session
    * of a client holding at least as many sessions as the newcomer's, the most loaded client
    * first, then the least recently used. None when every such session has a request in flight.
    */
-  const victim = (client: string, held: Map<string, number>): Session | undefined => {
+  #victim(client: string, held: Map<string, number>): Session | undefined {
     const own = held.get(client) ?? 0;
     let best: Session | undefined;
-    for (const s of sessions.values()) {
+    for (const s of this.#sessions.values()) {
       const load = held.get(s.client)!;
       if (s.inflight > 0 || load < own) continue;
       if (
@@ -203,26 +257,27 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       ) best = s;
     }
     return best;
-  };
+  }
 
   /**
    * A request's response: the session is in flight until it has been sent in full (or closed
    * because every request it carried was answered or cancelled).
    */
-  const track = (s: Session, res: Response): Response =>
-    onBodyEnd(res, () => {
+  #track(s: Session, res: Response): Response {
+    return onBodyEnd(res, () => {
       s.inflight--;
-      s.lastSeen = options.now();
+      s.lastSeen = this.#options.now();
     });
+  }
 
-  const serveSession = async (req: Request, client: string, id: string): Promise<Response> => {
-    const s = sessions.get(id);
+  async #serveSession(req: Request, client: string, id: string): Promise<Response> {
+    const s = this.#sessions.get(id);
     // A session belongs to the client that opened it; to anyone else it does not exist.
     if (!s || s.client !== client) {
       return jsonRpcError(404, { code: -32001, message: "Session not found" });
     }
     s.used = true;
-    s.lastSeen = options.now();
+    s.lastSeen = this.#options.now();
     s.inflight++;
     let res: Response;
     try {
@@ -234,7 +289,7 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
     const method = req.method.toUpperCase();
     if (method === "DELETE") {
       s.inflight--;
-      await closeSession(id);
+      await this.#closeSession(id);
       return res;
     }
     // The standalone GET stream is not a request in flight: it stays open as long as the
@@ -244,10 +299,11 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       s.inflight--;
       return res;
     }
-    return track(s, res);
-  };
+    return this.#track(s, res);
+  }
 
-  const open = async (req: Request, client: string, authInfo?: AuthInfo): Promise<Response> => {
+  /** Opens a session for an `initialize` from `client`, if the table has room for it. */
+  async #open(req: Request, client: string, authInfo?: AuthInfo): Promise<Response> {
     let body: unknown;
     try {
       body = await req.clone().json();
@@ -255,95 +311,101 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
       return jsonRpcError(400, { code: -32700, message: "Parse error" });
     }
     const isInit = !Array.isArray(body) && (body as { method?: unknown })?.method === "initialize";
-    if (!isInit) {
-      return jsonRpcError(400, {
-        code: -32000,
-        message: "Bad Request: Mcp-Session-Id header is required (send initialize first)",
-      });
-    }
-    const held = holdings();
-    let v: Session | undefined | null = null;
-    if ((held.get(client) ?? 0) >= share) {
-      // At its share: a client replaces its own sessions, never anyone else's.
-      v = ownVictim(client);
-    } else if (sessions.size + pendingTotal >= options.maxSessions) v = victim(client, held);
-    if (v === undefined) {
+    if (!isInit) return notInitialize();
+    if (!this.#admit(client)) {
       return jsonRpcError(503, {
         code: -32000,
         message: "Too many open sessions, all in use; close one (DELETE) or retry later",
       }, { "retry-after": String(SESSIONS_FULL_RETRY_AFTER_S) });
     }
-    // Out of the table at once, so a concurrent newcomer cannot pick the same victim.
-    if (v !== null) void closeSession(v.id);
-    pending.set(client, (pending.get(client) ?? 0) + 1);
-    pendingTotal++;
-    let isPending = true;
-    /** The initialization is no longer pending (it is in the table, or it failed). */
-    const settle = () => {
-      if (!isPending) return;
-      isPending = false;
-      pendingTotal--;
-      const left = pending.get(client)! - 1;
-      if (left === 0) pending.delete(client);
-      else pending.set(client, left);
-    };
-    let created: Session | undefined;
+    const settle = this.#reserve(client);
     try {
-      const server = options.factory({ era: "legacy", requestInfo: req, authInfo });
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => newSessionId(options.instance),
-        onsessioninitialized: (id) => {
-          const now = options.now();
-          created = {
-            id,
-            client,
-            transport,
-            server,
-            createdAt: now,
-            lastSeen: now,
-            used: false,
-            inflight: 1, // its initialize response, until that is sent
-          };
-          sessions.set(id, created);
-          settle();
-          timer ??= setInterval(() => void sweep(), sweepEveryMs);
-        },
-        onsessionclosed: (id) => void closeSession(id),
-        maxRequestBodySize: options.maxBodyBytes,
-        keepAliveMs: options.keepAliveMs,
-      });
-      transport.onerror = options.onError;
-      await server.connect(transport);
-      cancelClosesStreams(transport);
-      const res = await transport.handleRequest(req, { parsedBody: body });
-      return created === undefined ? res : track(created, res);
+      return await this.#connect(req, body, client, authInfo, settle);
     } finally {
       settle();
     }
-  };
+  }
 
-  return {
-    serve: async (req, client, authInfo) => {
-      await sweep();
-      const id = req.headers.get("mcp-session-id");
-      if (id !== null) return await serveSession(req, client, id);
-      if (req.method.toUpperCase() !== "POST") {
-        return jsonRpcError(400, {
-          code: -32000,
-          message: "Bad Request: Mcp-Session-Id header is required",
-        });
-      }
-      return await open(req, client, authInfo);
-    },
-    servers: () => [...sessions.values()].map((s) => s.server),
-    size: () => sessions.size,
-    closeIdleStreams: () => {
-      for (const s of sessions.values()) s.transport.closeStandaloneSSEStream();
-    },
-    close: async () => {
-      if (timer !== undefined) clearInterval(timer);
-      timer = undefined;
-      await Promise.all([...sessions.keys()].map(closeSession));
-    },
-  };
+  /**
+   * Makes room for a newcomer from `client`: false when there is none (every session it may
+   * replace has a request in flight). A victim leaves the table at once, so a concurrent newcomer
+   * cannot pick the same one.
+   */
+  #admit(client: string): boolean {
+    const held = this.#holdings();
+    let v: Session | undefined | null = null;
+    if ((held.get(client) ?? 0) >= this.#share) {
+      // At its share: a client replaces its own sessions, never anyone else's.
+      v = this.#ownVictim(client);
+    } else if (this.#sessions.size + this.#pendingTotal >= this.#options.maxSessions) {
+      v = this.#victim(client, held);
+    }
+    if (v === undefined) return false;
+    if (v !== null) void this.#closeSession(v.id);
+    return true;
+  }
+
+  /**
+   * Counts an initialization of `client` as pending; the function returned ends that (it is in
+   * the table, or it failed), once however often it is called.
+   */
+  #reserve(client: string): () => void {
+    this.#pending.set(client, (this.#pending.get(client) ?? 0) + 1);
+    this.#pendingTotal++;
+    let isPending = true;
+    return () => {
+      if (!isPending) return;
+      isPending = false;
+      this.#pendingTotal--;
+      const left = this.#pending.get(client)! - 1;
+      if (left === 0) this.#pending.delete(client);
+      else this.#pending.set(client, left);
+    };
+  }
+
+  /** Builds the session's server and transport and serves its `initialize` on them. */
+  async #connect(
+    req: Request,
+    body: unknown,
+    client: string,
+    authInfo: AuthInfo | undefined,
+    settle: () => void,
+  ): Promise<Response> {
+    const options = this.#options;
+    let created: Session | undefined;
+    const server = options.factory({ era: "legacy", requestInfo: req, authInfo });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => newSessionId(options.instance),
+      onsessioninitialized: (id) => {
+        const now = options.now();
+        // In flight: its initialize response, until that is sent.
+        created = {
+          id,
+          client,
+          transport,
+          server,
+          createdAt: now,
+          lastSeen: now,
+          used: false,
+          inflight: 1,
+        };
+        this.#sessions.set(id, created);
+        settle();
+        this.#timer ??= setInterval(() => void this.#sweep(), this.#sweepEveryMs);
+      },
+      onsessionclosed: (id) => void this.#closeSession(id),
+      maxRequestBodySize: options.maxBodyBytes,
+      keepAliveMs: options.keepAliveMs,
+    });
+    transport.onerror = options.onError;
+    await server.connect(transport);
+    cancelClosesStreams(transport);
+    const res = await transport.handleRequest(req, { parsedBody: body });
+    return created === undefined ? res : this.#track(created, res);
+  }
+}
+
+/** Creates the legacy session table. */
+export function createLegacySessions(options: LegacySessionsOptions): LegacySessions {
+  return new LegacySessionTable(options);
 }
