@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
-import { literalByteFinder, requiredLiteral } from "../../src/workspace/byte_scan.ts";
+import { literalByteFinder } from "../../src/workspace/byte_scan.ts";
+import { requiredLiteral } from "../../src/workspace/regex/required_literal.ts";
 import { matchJsonBytes, type SearchMatch } from "../../src/workspace/search.ts";
 import { jsonBytes } from "../../src/workspace/budget.ts";
 import { run, withTempDir } from "./_helpers.ts";
