@@ -1,6 +1,9 @@
 /**
  * Glob matching for find_files and search_text: globs are translated to RE2 (re2js), so
  * matching is linear in the path's length whatever the pattern (no slash = match the base name).
+ * This is the entry: the cheap checks, the compiled predicate and its errors; the parts are in
+ * glob/ (limits.ts the bounds, braces.ts the expansion, classes.ts bracket expressions,
+ * translate.ts one glob as RE2 source), compiled through regex/compile.ts.
  */
 import { WorkspaceError } from "./errors.ts";
 import { compileRe2, type Re2Program } from "./regex/compile.ts";
