@@ -130,10 +130,36 @@ interface ListPage {
   truncatedReason?: "maxVisited" | "maxResultBytes";
 }
 
+/** What a list job is given: the listing's shape and the page asked for. */
+interface ListJobArgs {
+  depth: number;
+  includeHidden: boolean;
+  limit: number;
+  offset: number;
+}
+
 /** The listing itself, as an engine job: walk (sizes and times from the walk's lstat), then cut one page. */
 export async function listJob(spec: JobSpec, cp: Checkpoint): Promise<ListPage> {
-  const a = spec.args as { depth: number; includeHidden: boolean; limit: number; offset: number };
+  const a = spec.args as unknown as ListJobArgs;
   const stats: WalkStats = { visited: 0, unreadable: 0, capped: false };
+  const all = await listAll(spec, a, cp, stats);
+  if (a.offset > all.length) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      "cursor points past the end of this listing (it changed); start again",
+      { argument: "cursor" },
+    );
+  }
+  return cutPage(spec, a, all, stats.capped ? "maxVisited" : undefined);
+}
+
+/** Every entry of the walk, each accepted once the walk re-verified its directory. */
+async function listAll(
+  spec: JobSpec,
+  a: ListJobArgs,
+  cp: Checkpoint,
+  stats: WalkStats,
+): Promise<ListEntry[]> {
   const all: ListEntry[] = [];
   let pending: ListEntry[] = [];
   const walker = new Walker({
@@ -164,18 +190,21 @@ export async function listJob(spec: JobSpec, cp: Checkpoint): Promise<ListPage> 
   }
   walker.verifyCurrent();
   for (const x of pending) all.push(x);
-  if (a.offset > all.length) {
-    throw new WorkspaceError(
-      "INVALID_ARGUMENT",
-      "cursor points past the end of this listing (it changed); start again",
-      { argument: "cursor" },
-    );
-  }
+  return all;
+}
+
+/** The page of `all` from the offset, cut at the limit or where the byte budget ends. */
+function cutPage(
+  spec: JobSpec,
+  a: ListJobArgs,
+  all: ListEntry[],
+  capped: ListPage["truncatedReason"],
+): ListPage {
   // The fixed fields: path, total, a cursor.
   const budget = new ResultBudget(spec.limits.maxResultBytes, 512 + jsonBytes(spec.base.rel));
   const end = Math.min(all.length, a.offset + a.limit);
   const entries: ListEntry[] = [];
-  let truncatedReason: ListPage["truncatedReason"] = stats.capped ? "maxVisited" : undefined;
+  let truncatedReason = capped;
   for (let i = a.offset; i < end; i++) {
     if (!budget.takeItem(all[i])) {
       truncatedReason = "maxResultBytes";

@@ -1,14 +1,17 @@
 /**
  * search_text's query matcher: one compiled form of (query, regex, caseSensitive,
  * wholeWord) that the search scans text with. The engine behind it is chosen here and
- * nowhere else: user regexes run on RE2 (re2js, linear time in the text), literal queries
- * on V8 (escaped literals, which have no backtracking choice points). Decision 0013.
+ * nowhere else: user regexes run on RE2 (regex/, re2js, linear time in the text), literal
+ * queries on V8 (escaped literals, which have no backtracking choice points). Decision 0013.
  */
-import { type Matcher, RE2JS, RE2JSException } from "re2js";
 import { WorkspaceError } from "./errors.ts";
 import { kmpFinder } from "./text.ts";
-import { type ByteFind, literalByteFinder, requiredLiteral, windowFor } from "./byte_scan.ts";
-import { skipRe2Token } from "./re2_syntax.ts";
+import { type ByteFind, literalByteFinder, windowFor } from "./byte_scan.ts";
+import { checkRegexLength, MAX_REGEX_LENGTH } from "./regex/compile.ts";
+import { re2LineFinder, WORD_CLASS } from "./regex/line_finder.ts";
+import { requiredLiteral } from "./regex/required_literal.ts";
+
+export { MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM } from "./regex/compile.ts";
 
 /** Arguments that shape a query. */
 export interface QueryArgs {
@@ -45,27 +48,12 @@ export interface QueryMatcher {
   readonly bytes?: { find: ByteFind; pad: number; exact: boolean };
 }
 
-/**
- * Longest regex (UTF-16 units). RE2 compilation is linear in the expanded pattern, and
- * counted repeats expand it: at this length a pattern of repeats compiles in at most a
- * couple of seconds (measured), and MAX_REGEX_PROGRAM then refuses it.
- */
-export const MAX_REGEX_LENGTH = 4096;
-/**
- * Largest compiled regex program (re2js programSize, about one instruction per matched
- * character position). RE2's fallback NFA costs O(line length x program size), so this
- * bounds the work per character.
- */
-export const MAX_REGEX_PROGRAM = 5000;
 /** Longest literal query (UTF-16 units). */
 export const MAX_LITERAL_LENGTH = 4096;
 /** Characters of text one literal scan covers between two stop checks. */
 export const SCAN_WINDOW = 1 << 16;
 /** Literal queries longer than this are scanned with KMP (linear) instead of indexOf. */
 const KMP_FROM = 64;
-
-/** A "word" character for wholeWord: a letter, a digit or underscore (any script). */
-const WORD_CLASS = "\\p{L}\\p{N}_";
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
@@ -83,137 +71,14 @@ function literalRegExp(args: QueryArgs): RegExp {
   return new RegExp(body, "gu" + (args.caseSensitive === false ? "i" : ""));
 }
 
-/** What RE2 does not support, named from the pattern when it can be told. */
-function unsupportedHint(pattern: string): string | undefined {
-  if (/\(\?<?[=!]/.test(pattern)) return "lookaround assertions ((?=, (?!, (?<=, (?<!)";
-  if (/\\[1-9]|\\k</.test(pattern)) return "backreferences (\\1, \\k<name>)";
-  if (/\(\?>/.test(pattern)) return "atomic groups ((?>...))";
-  if (/[*+?}]\+/.test(pattern)) return "possessive quantifiers (*+, ++, ?+)";
-  if (/\\u[0-9a-fA-F{]/.test(pattern)) return "\\uXXXX escapes (write \\x{XXXX})";
-  if (/\\c[A-Za-z]/.test(pattern)) return "\\cX control escapes (write \\x{..})";
-  if (/\\Z/.test(pattern)) return "\\Z (write $ or \\z)";
-  return undefined;
-}
-
-function invalid(message: string, details: Record<string, unknown>): WorkspaceError {
-  return new WorkspaceError("INVALID_ARGUMENT", message, {
-    argument: "query",
-    details: { syntax: "RE2", ...details },
-  });
-}
-
-function compileRe2(pattern: string, flags: number, original: string): RE2JS {
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(pattern, flags);
-  } catch (err) {
-    if (!(err instanceof RE2JSException)) {
-      // RangeError (stack, memory) or anything else while compiling: the pattern is refused.
-      throw invalid(`query could not be compiled: ${(err as Error)?.message ?? err}`, {
-        reason: String((err as Error)?.message ?? err),
-      });
-    }
-    const hint = unsupportedHint(original);
-    const reason = (err as Error).message.replace(/^error parsing regexp: /, "");
-    throw invalid(
-      `query is not a valid RE2 regular expression: ${reason}` +
-        (hint ? `; RE2 syntax has no ${hint}` : ""),
-      hint ? { reason, unsupported: hint } : { reason },
-    );
-  }
-  const size = re.programSize();
-  if (size > MAX_REGEX_PROGRAM) {
-    throw invalid(
-      `query compiles to a program of ${size} instructions; the limit is ${MAX_REGEX_PROGRAM} ` +
-        "(counted repeats such as {1000} expand the program)",
-      { limit: MAX_REGEX_PROGRAM, name: "MAX_REGEX_PROGRAM", programSize: size },
-    );
-  }
-  return re;
-}
-
-/**
- * True when `pattern` (a valid RE2 pattern) ends inside an unterminated \Q...: its quote
- * must be closed with \E before anything is appended. A syntactic scan, no compile.
- */
-function endsInQuote(pattern: string): boolean {
-  for (let i = 0; i < pattern.length;) {
-    i = skipRe2Token(pattern, i);
-    if (i === -1) return true;
-  }
-  return false;
-}
-
-/** An RE2 line matcher: finds the first match in one line (no "\n"), or -1. */
-function re2LineFinder(args: QueryArgs, flags: number): (line: string, from: number) => number {
-  const pattern = args.query;
-  if (!args.wholeWord) {
-    const re = compileRe2(pattern, flags, pattern);
-    const m: Matcher = re.matcher("");
-    return (line, from) => {
-      // test() runs the DFA without captures; the matcher only runs on lines that match.
-      if (!re.test(line)) return -1;
-      m.resetMatcherInput(line);
-      return m.find(from) ? m.start() : -1;
-    };
-  }
-  // wholeWord: RE2 has no lookarounds, so the boundaries are consumed instead: a non-word
-  // character (or the line's start/end) on each side, the query's own match in group 1.
-  // One search finds the leftmost start whose match has some end at a word boundary, as
-  // the lookaround form did, in one linear pass; "^" is the first alternative, so it is
-  // preferred when the query matches at 0, and "^" never matches when the search starts
-  // inside the line (from > 0), where the character before `from` is consumed instead.
-  // A "\Q" left open by the query is closed first so it cannot swallow the suffix. One
-  // compile; the query alone is compiled again only to word an error.
-  const closed = endsInQuote(pattern) ? pattern + "\\E" : pattern;
-  let re: RE2JS;
-  try {
-    re = compileRe2(
-      `(?-i:^|[^${WORD_CLASS}])(${closed})(?-i:[^${WORD_CLASS}]|$)`,
-      flags,
-      pattern,
-    );
-  } catch (err) {
-    compileRe2(pattern, flags, pattern); // the query's own error, when it has one
-    throw err;
-  }
-  const m: Matcher = re.matcher("");
-  // From position 1 the consumed boundary is character 0, where "^" would be preferred:
-  // that rare case uses a second form without "^" (compiled when first needed).
-  let noStart: Matcher | undefined;
-  return (line, from) => {
-    if (!re.test(line)) return -1;
-    const prev = from === 0 ? 0 : from > 1 && isLowSurrogate(line, from - 1) ? from - 2 : from - 1;
-    let matcher = m;
-    if (prev === 0 && from > 0) {
-      noStart ??= compileRe2(
-        `(?-i:[^${WORD_CLASS}])(${closed})(?-i:[^${WORD_CLASS}]|$)`,
-        flags,
-        pattern,
-      ).matcher("");
-      matcher = noStart;
-    }
-    matcher.resetMatcherInput(line);
-    return matcher.find(prev) ? matcher.start(1) : -1;
-  };
-}
-
-function isLowSurrogate(s: string, i: number): boolean {
-  const c = s.charCodeAt(i);
-  return c >= 0xdc00 && c <= 0xdfff;
-}
-
 /** The regex matcher: RE2, given one line at a time (as search_text reads them). */
 function regexMatcher(args: QueryArgs): QueryMatcher {
   const pattern = args.query;
-  if (pattern.length > MAX_REGEX_LENGTH) {
-    throw invalid(
-      `query is ${pattern.length} characters; regexes are limited to ${MAX_REGEX_LENGTH}`,
-      { limit: MAX_REGEX_LENGTH },
-    );
-  }
-  const flags = args.caseSensitive === false ? RE2JS.CASE_INSENSITIVE : 0;
-  const findInLine = re2LineFinder(args, flags);
+  checkRegexLength(pattern);
+  const findInLine = re2LineFinder(pattern, {
+    ignoreCase: args.caseSensitive === false,
+    wholeWord: !!args.wholeWord,
+  });
   const find = (line: string, from: number) => (from > line.length ? -1 : findInLine(line, from));
   // Every match contains the pattern's required literal, and matches never span lines: only
   // lines holding it can match (found on bytes; case-insensitive only for ASCII literals).

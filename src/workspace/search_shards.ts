@@ -52,6 +52,25 @@ export function pathHash(s: string): number {
   return h >>> 0;
 }
 
+/** One file a shard read, at its walk position. */
+interface FileEvent {
+  at: number;
+  kind: number;
+  shard: number;
+}
+
+/** Every shard's files in walk order (ties by shard). */
+function fileEvents(shards: SearchShard[]): FileEvent[] {
+  const events: FileEvent[] = [];
+  shards.forEach((sh, shard) => {
+    for (let i = 0; i < sh.files.length; i += 2) {
+      events.push({ at: sh.files[i], kind: sh.files[i + 1], shard });
+    }
+  });
+  events.sort((x, y) => x.at - y.at || x.shard - y.shard);
+  return events;
+}
+
 /**
  * Replays the shards' files and matches in walk order under the caps and the byte budget,
  * giving exactly what one walk reading every file would have returned: the same matches,
@@ -72,16 +91,8 @@ export function mergeShards(
     truncated: false,
   };
   const budget = new ResultBudget(o.limits.maxResultBytes);
-  const events: { at: number; kind: number; shard: number }[] = [];
-  shards.forEach((sh, shard) => {
-    for (let i = 0; i < sh.files.length; i += 2) {
-      events.push({ at: sh.files[i], kind: sh.files[i + 1], shard });
-    }
-  });
-  events.sort((x, y) => x.at - y.at || x.shard - y.shard);
   const next = shards.map(() => 0); // each shard's next match
-  let stoppedAt = -1;
-  for (const ev of events) {
+  for (const ev of fileEvents(shards)) {
     if (ev.kind === FILE_BINARY) result.filesSkipped.binary++;
     else if (ev.kind === FILE_TOO_LARGE) result.filesSkipped.tooLarge++;
     else if (ev.kind === FILE_UNREADABLE) result.filesSkipped.unreadable++;
@@ -112,18 +123,23 @@ export function mergeShards(
     if (found > 0) result.filesMatched++;
     if (result.truncatedReason !== undefined) {
       result.truncated = true;
-      stoppedAt = ev.at;
-      break;
+      return stoppedAt(result, shards[0], ev.at);
     }
   }
-  const first = shards[0];
-  if (stoppedAt !== -1) {
-    result.visited = stoppedAt;
-    result.filesSkipped.unreadable += first.unreadableDirs.filter((at) => at < stoppedAt).length;
-    return result;
-  }
+  return walkedThrough(result, shards);
+}
+
+/** The counters of a search that a cap stopped at walk position `at`. */
+function stoppedAt(result: SearchTextResult, first: SearchShard, at: number): SearchTextResult {
+  result.visited = at;
+  result.filesSkipped.unreadable += first.unreadableDirs.filter((u) => u < at).length;
+  return result;
+}
+
+/** The counters of a search that read every file its walks met, and why a walk was cut. */
+function walkedThrough(result: SearchTextResult, shards: SearchShard[]): SearchTextResult {
   result.visited = Math.max(...shards.map((sh) => sh.visited));
-  result.filesSkipped.unreadable += first.unreadableDirs.length;
+  result.filesSkipped.unreadable += shards[0].unreadableDirs.length;
   if (shards.some((sh) => sh.capped)) {
     result.truncated = true;
     result.truncatedReason = "maxVisited";

@@ -206,6 +206,9 @@ function infoType(info: FsInfo): EntryType {
     : "other";
 }
 
+/** What #classify returns when the visited cap stops the walk. */
+const CAPPED = Symbol("capped");
+
 /** A walk in progress: `entries()` yields entries and VERIFIED; `verifyCurrent()` re-verifies on demand. */
 export class Walker {
   readonly #o: WalkOptions;
@@ -263,6 +266,7 @@ export class Walker {
     yield* this.#walkDir(chain, "", 1, layers);
   }
 
+  /** Walks one directory of `chain` (its last link): its entries, then each subdirectory's. */
   *#walkDir(
     chain: readonly PinnedDir[],
     dirRelToBase: string,
@@ -274,57 +278,19 @@ export class Walker {
     o.checkpoint.check();
     if (stats.capped) return;
     this.#current = chain;
-    const dir = chain[chain.length - 1];
-    let dirents: FsDirEntry[];
-    try {
-      dirents = [...o.fs.readDirSync(dir.abs)];
-    } catch {
-      verifyChain(chain, o.fs);
-      stats.unreadable++;
-      o.onUnreadable?.(stats.visited);
-      return;
-    }
-    o.checkpoint.check();
-    let here = layers;
-    if (o.respectGitignore && dirents.some((e) => e.name === ".gitignore")) {
-      const layer = readGitignore(dir, o);
-      if (layer) here = [...layers, layer];
-    }
-    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    // The listing (and the .gitignore read with it) is accepted only if the chain still holds.
-    verifyChain(chain, o.fs);
+    const listing = this.#list(chain, layers);
+    if (listing === null) return;
     yield VERIFIED;
+    const { dirents, here } = listing;
+    const dir = chain[chain.length - 1];
     let pending = false;
     for (const d of dirents) {
-      const name = d.name;
-      if (!o.includeHidden && name.startsWith(".")) continue;
-      const listedType = direntType(d);
-      if (o.respectGitignore && name === ".git" && listedType === "directory") continue;
-      const rel = joinRel(dir.rel, name);
-      if (o.respectGitignore && isIgnored(here, rel, listedType === "directory")) continue;
-      if (stats.visited >= o.maxVisited) {
-        stats.capped = true;
-        break;
-      }
-      stats.visited++;
-      if ((stats.visited & 63) === 0) o.checkpoint.check();
-      const abs = joinAbs(dir.abs, name);
-      const needStat = listedType === "directory" || listedType === "other" ||
-        (typeof o.statEntries === "function" ? o.statEntries(rel) : o.statEntries !== false);
-      const info = needStat ? lstatOrNullSync(o.fs, abs) : null;
-      const type = info === null ? listedType : infoType(info);
-      const entry: WalkEntry = {
-        rel,
-        relToBase: dirRelToBase === "" ? name : `${dirRelToBase}/${name}`,
-        abs,
-        name,
-        type,
-        depth,
-        info,
-      };
-      if (type === "directory" && o.pruneDir?.(entry)) continue;
+      const entry = this.#classify(d, dir, dirRelToBase, depth, here);
+      if (entry === CAPPED) break;
+      if (entry === null) continue;
       yield entry;
       pending = true;
+      const { type, info } = entry;
       if (type !== "directory" || info === null) continue;
       if (depth >= o.maxDepth) {
         stats.depthLimited = true;
@@ -336,7 +302,7 @@ export class Walker {
       // Should that listing fail (no VERIFIED), `pending` stays set and this directory's own
       // verification at its end accepts it.
       yield* this.#walkDir(
-        [...chain, { rel, abs, dev: info.dev, ino: info.ino }],
+        [...chain, { rel: entry.rel, abs: entry.abs, dev: info.dev, ino: info.ino }],
         entry.relToBase,
         depth + 1,
         here,
@@ -348,6 +314,80 @@ export class Walker {
       verifyChain(chain, o.fs);
       yield VERIFIED;
     }
+  }
+
+  /**
+   * Lists the chain's last directory, sorted by code unit, with the .gitignore layers that apply
+   * in it, the chain re-verified after; null (counted unreadable) when it cannot be listed.
+   */
+  #list(
+    chain: readonly PinnedDir[],
+    layers: IgnoreLayer[],
+  ): { dirents: FsDirEntry[]; here: IgnoreLayer[] } | null {
+    const o = this.#o;
+    const dir = chain[chain.length - 1];
+    let dirents: FsDirEntry[];
+    try {
+      dirents = [...o.fs.readDirSync(dir.abs)];
+    } catch {
+      verifyChain(chain, o.fs);
+      this.#stats.unreadable++;
+      o.onUnreadable?.(this.#stats.visited);
+      return null;
+    }
+    o.checkpoint.check();
+    let here = layers;
+    if (o.respectGitignore && dirents.some((e) => e.name === ".gitignore")) {
+      const layer = readGitignore(dir, o);
+      if (layer) here = [...layers, layer];
+    }
+    dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // The listing (and the .gitignore read with it) is accepted only if the chain still holds.
+    verifyChain(chain, o.fs);
+    return { dirents, here };
+  }
+
+  /**
+   * One listed name of `dir`: its entry (counted, classified by lstat when needed), null when it
+   * is skipped (hidden, .git, ignored, a pruned directory), CAPPED when the visited cap is reached.
+   */
+  #classify(
+    d: FsDirEntry,
+    dir: PinnedDir,
+    dirRelToBase: string,
+    depth: number,
+    here: IgnoreLayer[],
+  ): WalkEntry | null | typeof CAPPED {
+    const o = this.#o;
+    const stats = this.#stats;
+    const name = d.name;
+    if (!o.includeHidden && name.startsWith(".")) return null;
+    const listedType = direntType(d);
+    if (o.respectGitignore && name === ".git" && listedType === "directory") return null;
+    const rel = joinRel(dir.rel, name);
+    if (o.respectGitignore && isIgnored(here, rel, listedType === "directory")) return null;
+    if (stats.visited >= o.maxVisited) {
+      stats.capped = true;
+      return CAPPED;
+    }
+    stats.visited++;
+    if ((stats.visited & 63) === 0) o.checkpoint.check();
+    const abs = joinAbs(dir.abs, name);
+    const needStat = listedType === "directory" || listedType === "other" ||
+      (typeof o.statEntries === "function" ? o.statEntries(rel) : o.statEntries !== false);
+    const info = needStat ? lstatOrNullSync(o.fs, abs) : null;
+    const type = info === null ? listedType : infoType(info);
+    const entry: WalkEntry = {
+      rel,
+      relToBase: dirRelToBase === "" ? name : `${dirRelToBase}/${name}`,
+      abs,
+      name,
+      type,
+      depth,
+      info,
+    };
+    if (type === "directory" && o.pruneDir?.(entry)) return null;
+    return entry;
   }
 }
 

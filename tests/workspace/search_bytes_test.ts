@@ -5,8 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { Workspace } from "../../mod.ts";
-import { literalByteFinder, requiredLiteral } from "../../src/workspace/byte_scan.ts";
-import { matchJsonBytes, type SearchMatch } from "../../src/workspace/search.ts";
+import { literalByteFinder } from "../../src/workspace/byte_scan.ts";
+import { requiredLiteral } from "../../src/workspace/regex/required_literal.ts";
+import type { SearchMatch } from "../../src/workspace/search.ts";
+import { matchJsonBytes } from "../../src/workspace/search_matches.ts";
 import { jsonBytes } from "../../src/workspace/budget.ts";
 import { run, withTempDir } from "./_helpers.ts";
 
