@@ -3,7 +3,7 @@
  * For models, grep-style lines and a summary; for people, the same lines with the match lit.
  */
 import { z } from "zod";
-import { RE2JS } from "re2js";
+import { compileRe2 } from "../workspace/regex/compile.ts";
 import {
   defineOperation,
   defineTool,
@@ -172,13 +172,10 @@ export function matchLength(args: Record<string, unknown>, text: string, at: num
       : seg === query;
     return same ? seg.length : 0;
   }
-  try {
-    const flags = args.caseSensitive === false ? RE2JS.CASE_INSENSITIVE : 0;
-    const m = RE2JS.compile(query, flags).matcher(text);
-    return m.find(at) && m.start() === at ? m.end() - at : 0;
-  } catch {
-    return 0;
-  }
+  const compiled = compileRe2(query, args.caseSensitive === false);
+  if (!compiled.ok) return 0;
+  const m = compiled.re.matcher(text);
+  return m.find(at) && m.start() === at ? m.end() - at : 0;
 }
 
 /** One match line for people: path magenta, numbers green, the match highlighted. */
