@@ -89,6 +89,7 @@ function readOnlyReason(target: Target, values: ClientValues, name: string): str
   return getOperation(name)?.needsWrite === true ? readOnlyMessage(name) : undefined;
 }
 
+/** How input requests are answered: a responses file, none (non-interactive), or a person. */
 async function chooseInteraction(values: ClientValues, asker: Asker): Promise<Interaction> {
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
@@ -97,6 +98,7 @@ async function chooseInteraction(values: ClientValues, asker: Asker): Promise<In
   return terminalPrompts(asker);
 }
 
+/** The --output value (default: pretty on a terminal, else mcp-json), or a usage error. */
 function chooseOutput(v: string | undefined): ClientOutput {
   if (v === undefined) return Deno.stdout.isTerminal() ? "pretty" : "mcp-json";
   if (v === "mcp-json" || v === "json" || v === "jsonl" || v === "pretty") return v;

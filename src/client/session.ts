@@ -1,7 +1,9 @@
 /**
- * One client connection: transport, negotiation, and a tap below the SDK that keeps
- * every raw JSON-RPC response as received (the lossless output reads those, never the
- * SDK's reshaped objects).
+ * One client connection: the transport of the target, negotiation, the connect attempts (again
+ * after an authorization; once more straight into initialize when a stdio server ended on the
+ * discover probe), and the tap below the SDK (tap.ts) that keeps every raw JSON-RPC response as
+ * received (the lossless output reads those, never the SDK's reshaped objects). The stdio child
+ * is child_transport.ts; why a connect failed, in words, connect_failure.ts.
  */
 import {
   Client,
@@ -20,6 +22,8 @@ import { cappedFetch, type ResponseCap } from "./response_cap.ts";
 import { ChildTransport } from "./child_transport.ts";
 import { closedOnProbe, describeFailure } from "./connect_failure.ts";
 import { type RawMessage, type Tap, tapTransport } from "./tap.ts";
+
+export type { RawMessage } from "./tap.ts";
 
 /** The modern revision. */
 export const MODERN_VERSION = "2026-07-28";
@@ -50,8 +54,6 @@ export interface SessionOptions {
    */
   maxMessageBytes?: number;
 }
-
-export type { RawMessage } from "./tap.ts";
 
 /** An open connection. */
 export interface Session {
