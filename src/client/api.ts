@@ -118,7 +118,7 @@ const MAX_INPUT_ROUNDS = 8;
  * import { connect } from "@wmcp/wmcp";
  *
  * const client = await connect({
- *   command: Deno.execPath(),
+ *   command: "deno",
  *   args: ["run", "-A", "serve_stdio.ts", "--root", "."],
  * });
  * try {
