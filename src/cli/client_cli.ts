@@ -1,17 +1,13 @@
-/** The ad hoc MCP tool client commands: server-info, tools list|show|call|run. */
+/**
+ * The ad hoc MCP tool client commands: server-info, tools list|show|call|run. A run is a sequence
+ * of steps: parse argv by the command's declaration, connect (target, interaction, authorization,
+ * session), run the command, and on failure report the classified error and its exit code.
+ */
 import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./commands.ts";
-import { type CommandDecl, parseCommand, type ValuesOf, wordIndices } from "./declare.ts";
-import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
-import {
-  normalized,
-  refuseBroadDefault,
-  resolveFromInvocation,
-  rootFlag,
-  UsageError,
-} from "../config.ts";
-import { serverPermissions } from "./server_permissions.ts";
+import { type CommandDecl, parseCommand, wordIndices } from "./declare.ts";
+import { resolveFromInvocation, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
-import { type Target, targetFromConfig } from "../client/config_file.ts";
+import type { Target } from "../client/config_file.ts";
 import {
   type Asker,
   fromResponsesFile,
@@ -22,20 +18,11 @@ import {
 import { openSession, type Session } from "../client/session.ts";
 import { authSettingsFrom } from "./auth_flags.ts";
 import { authProviderFor } from "../client/auth/setup.ts";
-import {
-  callTool,
-  CONTRACT_VERSION,
-  flatten,
-  listToolsPages,
-  serverInfo,
-  showTool,
-} from "../client/commands.ts";
-import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
+import { listToolsPages, serverInfo, showTool } from "../client/commands.ts";
 import { readArguments } from "./arguments.ts";
 import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
-import { palette, stderrColor, stdoutColor } from "./colors.ts";
-import { serverInfoText, terminalJson, terminalSafe } from "./pretty.ts";
+import { terminalSafe } from "./pretty.ts";
 import {
   connectionWords,
   helpText,
@@ -45,35 +32,21 @@ import {
   SUBCOMMANDS,
 } from "./help.ts";
 import { shellQuote } from "./shell_quote.ts";
-import {
-  didYouMean,
-  shorthandTypeHint,
-  unknownArgumentMessage,
-  unknownKey,
-  withPointer,
-} from "./suggest.ts";
-import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
-import { denoPath } from "../launch/deno.ts";
-import { denoArgs } from "../launch/child.ts";
+import { didYouMean, shorthandTypeHint, withPointer } from "./suggest.ts";
 import { getOperation } from "../operations/registry.ts";
 import { readOnlyMessage } from "../workspace/workspace.ts";
-
+import { type ClientValues, resolveTarget } from "./client_target.ts";
+import { callCommand, type CallContext, runCommand } from "./client_calls.ts";
 import {
   type ClientOutput,
-  line,
-  renderCall,
   renderList,
+  renderServerInfo,
+  renderShow,
   reportError,
-  warn,
 } from "./client_render.ts";
 
 export type { ClientOutput };
-
-/** The values of any client command's flags (a flag the command does not take is absent). */
-type Values =
-  & ValuesOf<typeof TOOLS_LIST>
-  & ValuesOf<typeof TOOLS_CALL>
-  & ValuesOf<typeof TOOLS_RUN>;
+export { endpointUrl } from "./client_target.ts";
 
 /** The declaration of `server-info` or `tools SUB`. */
 const CLIENT_COMMANDS: Readonly<Record<string, CommandDecl>> = {
@@ -94,7 +67,7 @@ async function parse(decl: CommandDecl, argv: readonly string[], subAt: number |
       decl,
       subAt === undefined ? argv : argv.toSpliced(subAt, 1),
     );
-    return { values: values as unknown as Values, positionals: words };
+    return { values: values as unknown as ClientValues, positionals: words };
   } catch (err) {
     if (err instanceof UsageError) throw new ClientError("usage", err.message);
     throw err;
@@ -106,118 +79,18 @@ function millis(v: string | undefined): number | undefined {
   return v === undefined ? undefined : Math.round(Number(v) * 1000);
 }
 
-/** The `--endpoint` value as an http(s) URL, or a usage error. */
-export function endpointUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ClientError("usage", `--endpoint ${JSON.stringify(value)} is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new ClientError("usage", "--endpoint must be http(s)");
-  }
-  return url;
-}
-
-/**
- * The bundled stdio server on --root, started through the same launcher as every server entry
- * (`serve.ts stdio`, what `cli.ts serve stdio` runs, without the CLI's module graph; decision
- * 0036): permissions scoped to the root, inside bubblewrap when available.
- */
-function bundledTarget(values: Values): Target {
-  const given = rootFlag(values.root);
-  const root = normalized(resolveFromInvocation(given ?? "."));
-  // The servers' broad-root rule, checked here: a usage error (exit 2) before anything starts.
-  refuseBroadDefault(given, root);
-  const serverArgs = ["--root", root, ...(values.write ? ["--write"] : [])];
-  const args = denoArgs({
-    // Exactly the launcher's permissions, as in the serve:* tasks.
-    flags: serverPermissions("stdio", serverArgs, { via: "launcher" }),
-    module: new URL("../../serve.ts", import.meta.url),
-    args: ["stdio", ...serverArgs],
-  });
-  return { kind: "stdio", command: denoPath(), args, label: "bundled" };
-}
-
-async function resolveTarget(values: Values): Promise<Target> {
-  if (values.transport !== undefined && !["stdio", "http", "sse"].includes(values.transport)) {
-    throw new ClientError(
-      "usage",
-      `--transport must be stdio, http or sse, got ${JSON.stringify(values.transport)}`,
-    );
-  }
-  if (values.config !== undefined || values.server !== undefined) {
-    if (values.config === undefined || values.server === undefined) {
-      throw new ClientError("usage", "--config and --server go together");
-    }
-    if (values.endpoint !== undefined) {
-      throw new ClientError("usage", "give --endpoint or --config, not both");
-    }
-    if (values["bearer-token-env"] !== undefined) {
-      throw new ClientError(
-        "usage",
-        "--bearer-token-env applies to --endpoint only; a config entry gives its own headers",
-      );
-    }
-    const t = await targetFromConfig(resolveFromInvocation(values.config), values.server, {
-      onWarning: warn,
-    });
-    if (values.transport !== undefined && values.transport !== t.kind) {
-      throw new ClientError(
-        "usage",
-        `--transport ${values.transport} contradicts server ${values.server} (${t.kind})`,
-      );
-    }
-    return t;
-  }
-  if (values.endpoint !== undefined) {
-    if (
-      values.transport !== undefined && values.transport !== "http" && values.transport !== "sse"
-    ) {
-      throw new ClientError(
-        "usage",
-        "--endpoint takes --transport http (Streamable HTTP, the default) or sse (HTTP+SSE)",
-      );
-    }
-    const url = endpointUrl(values.endpoint);
-    const headers: Record<string, string> = {};
-    if (values["bearer-token-env"] !== undefined) {
-      const token = Deno.env.get(values["bearer-token-env"]);
-      if (!token) {
-        throw new ClientError(
-          "usage",
-          `environment variable ${values["bearer-token-env"]} is not set`,
-        );
-      }
-      headers.authorization = `Bearer ${token}`;
-    }
-    const kind = values.transport === "sse" ? "sse" : "http";
-    return { kind, url, headers, label: url.origin };
-  }
-  if (values.transport === "http" || values.transport === "sse") {
-    throw new ClientError("usage", `--transport ${values.transport} needs --endpoint URL`);
-  }
-  if (values.transport !== undefined && values.transport !== "stdio") {
-    throw new ClientError("usage", "--transport must be stdio, http or sse");
-  }
-  if (values["bearer-token-env"] !== undefined) {
-    throw new ClientError("usage", "--bearer-token-env applies to --endpoint only");
-  }
-  return bundledTarget(values);
-}
-
 /**
  * Why the server lists no tool `name` when it is the bundled server started read-only and `name`
  * one of the write operations (the registry says which write): `op NAME`'s sentence for the same
  * mistake. Undefined otherwise.
  */
-function readOnlyReason(target: Target, values: Values, name: string): string | undefined {
+function readOnlyReason(target: Target, values: ClientValues, name: string): string | undefined {
   if (target.label !== "bundled" || values.write === true) return undefined;
   return getOperation(name)?.needsWrite === true ? readOnlyMessage(name) : undefined;
 }
 
-async function chooseInteraction(values: Values, asker: Asker): Promise<Interaction> {
+/** How input requests are answered: a responses file, none (non-interactive), or a person. */
+async function chooseInteraction(values: ClientValues, asker: Asker): Promise<Interaction> {
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
   }
@@ -225,6 +98,7 @@ async function chooseInteraction(values: Values, asker: Asker): Promise<Interact
   return terminalPrompts(asker);
 }
 
+/** The --output value (default: pretty on a terminal, else mcp-json), or a usage error. */
 function chooseOutput(v: string | undefined): ClientOutput {
   if (v === undefined) return Deno.stdout.isTerminal() ? "pretty" : "mcp-json";
   if (v === "mcp-json" || v === "json" || v === "jsonl" || v === "pretty") return v;
@@ -234,67 +108,102 @@ function chooseOutput(v: string | undefined): ClientOutput {
   );
 }
 
+/** A client command as parsed: its subcommand (`tools SUB`), flag values, the words after it. */
+interface Invocation {
+  sub: string | undefined;
+  values: ClientValues;
+  rest: string[];
+}
+
+/** What the command works with once the session is open. */
+interface Connected {
+  session: Session;
+  target: Target;
+  interaction: Interaction;
+  /** `tools call`'s arguments, read before connecting. */
+  callArgs: Record<string, unknown> | undefined;
+  listOptions: CallContext["listOptions"];
+}
+
 /** Runs one client command; returns the exit code. stdout gets the result, stderr errors and warnings. */
 export async function runClient(command: string, argv: string[]): Promise<number> {
-  let output: ClientOutput = "mcp-json";
-  let session: Session | undefined;
-  let authorization: Awaited<ReturnType<typeof authProviderFor>> | undefined;
-  const abort = new AbortController();
-  let interrupt: InterruptListener | undefined;
-  const prog = programName();
-  // The command a usage error points to, from the words as typed (before parsing can fail).
-  const typed = argv.find((w) => !w.startsWith("-"));
-  let path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
-    ? [command, typed]
-    : [command];
-  // Where a usage error points instead of help: an unknown tool points at the tool list.
-  let pointer: string | undefined;
-  const toolsList = `see \`${prog} tools list\``;
-  // A flag error is reported in the format the command would have used (pretty on a terminal).
-  output = outputBeforeParse(argv, chooseOutput);
+  const run = new ClientRun(command, argv);
   try {
-    let sub: string | undefined;
-    let subAt: number | undefined;
-    if (command === "tools") {
-      subAt = wordIndices(TOOLS_CALL, argv)[0];
-      sub = subAt === undefined ? undefined : argv[subAt];
-      const subs = SUBCOMMANDS.tools;
-      if (sub === undefined || !subs.includes(sub)) {
-        throw new ClientError(
-          "usage",
-          sub === undefined
-            ? `tools takes ${subs.join(", ")}`
-            : `unknown subcommand tools ${JSON.stringify(sub)}${
-              didYouMean(sub, subs)
-            }; tools takes ${subs.join(", ")}`,
-        );
-      }
-      path = [command, sub];
-    }
+    return await run.execute();
+  } catch (err) {
+    return run.failed(err);
+  } finally {
+    await run.close();
+  }
+}
+
+/**
+ * One client command's run: its steps, what its failure report needs (the output, the command a
+ * usage error points to, or the tool list instead), and what closing releases (the interrupt
+ * listener, the session, the authorization).
+ */
+class ClientRun {
+  readonly #command: string;
+  readonly #argv: string[];
+  readonly #abort = new AbortController();
+  readonly #prog = programName();
+  #output: ClientOutput;
+  /** The command a usage error's help pointer names. */
+  #path: string[];
+  /** Where a usage error points instead of help: an unknown tool points at the tool list. */
+  #pointer: string | undefined;
+  #session: Session | undefined;
+  #authorization: Awaited<ReturnType<typeof authProviderFor>> | undefined;
+  #interrupt: InterruptListener | undefined;
+
+  constructor(command: string, argv: string[]) {
+    this.#command = command;
+    this.#argv = argv;
+    // The command a usage error points to, from the words as typed (before parsing can fail).
+    const typed = argv.find((w) => !w.startsWith("-"));
+    this.#path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
+      ? [command, typed]
+      : [command];
+    // A flag error is reported in the format the command would have used (pretty on a terminal).
+    this.#output = outputBeforeParse(argv, chooseOutput);
+  }
+
+  /** Parses, connects and runs the command; returns its exit code. */
+  async execute(): Promise<number> {
+    const invocation = await this.#parse();
+    if (invocation === undefined) return CLIENT_EXIT.ok;
+    const connected = await this.#connect(invocation);
+    return await this.#dispatch(invocation, connected);
+  }
+
+  /** Parses argv by the command's declaration; undefined when help was asked for (and written). */
+  async #parse(): Promise<Invocation | undefined> {
+    const command = this.#command, argv = this.#argv;
+    const { sub, subAt } = command === "tools" ? toolsSubcommand(argv) : {};
+    if (sub !== undefined) this.#path = [command, sub];
     const { values, positionals: rest } = await parse(
       CLIENT_COMMANDS[sub ?? command],
       argv,
       subAt,
     );
-    output = chooseOutput(values.output);
+    this.#output = chooseOutput(values.output);
     if (values.help && !(sub === "call" && rest.length >= 1)) {
       // main.ts answers every other --help; kept here for direct callers of runClient.
-      await writeStdout(helpText(path, prog, argv) ?? "");
-      return CLIENT_EXIT.ok;
+      await writeStdout(helpText(this.#path, this.#prog, argv) ?? "");
+      return undefined;
     }
-    const want = command === "server-info" || sub === "list" ? 0 : 1;
-    // `tools call NAME key=value ...`: the words after NAME are argument shorthand.
-    if (sub === "call" ? rest.length < 1 : rest.length !== want) {
-      throw new ClientError(
-        "usage",
-        `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
-      );
-    }
-    if (sub === "call") path = [command, sub, rest[0]];
+    checkArity(command, sub, rest);
+    if (sub === "call") this.#path = [command, sub, rest[0]];
+    return { sub, values, rest };
+  }
+
+  /**
+   * Reads a call's arguments, resolves the target, chooses how input is answered, and opens the
+   * session (authorized when the flags ask for it), in that order.
+   */
+  async #connect({ sub, values, rest }: Invocation): Promise<Connected> {
     const timeoutMs = millis(values.timeout)!;
     const maxTimeoutMs = millis(values["max-timeout"]);
-    const maxPages = Number(values["max-pages"]);
-    const maxInputRounds = Number(values["max-input-rounds"]);
     const callArgs = sub === "call" && !values.help
       ? await readArguments(values, rest.slice(1))
       : undefined;
@@ -302,269 +211,191 @@ export async function runClient(command: string, argv: string[]): Promise<number
     const authSettings = await authSettingsFrom(values, target);
     const interaction = await chooseInteraction(values, {
       label: target.label,
-      serverName: () => session?.client.getServerVersion()?.name,
+      serverName: () => this.#session?.client.getServerVersion()?.name,
     });
-    interrupt = onInterrupt(() => abort.abort());
+    this.#interrupt = onInterrupt(() => this.#abort.abort());
     if (authSettings && target.kind !== "stdio") {
-      authorization = await authProviderFor(target.url, authSettings);
+      this.#authorization = await authProviderFor(target.url, authSettings);
     }
-    session = await openSession({
-      authProvider: authorization?.provider,
+    const session = this.#session = await openSession({
+      authProvider: this.#authorization?.provider,
       target,
       protocolVersion: values["protocol-version"],
       interaction,
-      maxInputRounds,
+      maxInputRounds: Number(values["max-input-rounds"]),
       connectTimeoutMs: millis(values["connect-timeout"])!,
       serverLogs: values["server-logs"] === true,
       maxMessageBytes: Number(values["max-message-bytes"]),
     });
-    const meta = { era: session.era, protocolVersion: session.protocolVersion };
-    const listOptions = { maxPages, signal: abort.signal, timeoutMs, maxTimeoutMs };
+    const maxPages = Number(values["max-pages"]);
+    const listOptions = { maxPages, signal: this.#abort.signal, timeoutMs, maxTimeoutMs };
+    return { session, target, interaction, callArgs, listOptions };
+  }
 
-    if (command === "server-info") {
-      const info = serverInfo(session);
-      await writeStdout(
-        output === "pretty" ? serverInfoText(info, palette(stdoutColor())) : line(
-          output === "mcp-json"
-            ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
-            : info,
-        ),
-      );
+  /** Runs the parsed command on the open session and writes its result; returns the exit code. */
+  async #dispatch({ sub, values, rest }: Invocation, c: Connected): Promise<number> {
+    const { session } = c;
+    const meta = { era: session.era, protocolVersion: session.protocolVersion };
+    if (this.#command === "server-info") {
+      await writeStdout(renderServerInfo(serverInfo(session), this.#output));
       return CLIENT_EXIT.ok;
     }
     if (sub === "list") {
       const pages = await listToolsPages(session, {
-        ...listOptions,
+        ...c.listOptions,
         singlePage: values["single-page"] === true,
         cursor: values.cursor,
       });
-      await writeStdout(renderList(pages, meta, output, session.sendsToolHeaders));
+      await writeStdout(renderList(pages, meta, this.#output, session.sendsToolHeaders));
       return CLIENT_EXIT.ok;
     }
-    // A tool the server does not list: the error points at the list, not at help. A write
-    // tool of the bundled read-only server says to pass --write (as `op` does) and points at
-    // the list with it.
-    const noTool = (name: string, fallback: () => ClientError): ClientError => {
-      const reason = readOnlyReason(target, values, name);
-      pointer = reason === undefined ? toolsList : `see \`${prog} tools list --write\``;
-      return reason === undefined
-        ? fallback()
-        : new ClientError("usage", `no tool named ${JSON.stringify(name)}: ${reason}`);
-    };
-    const findTool = (name: string) =>
-      showTool(session!, name, listOptions).catch((err) => {
-        if (err instanceof ClientError && err.failure === "usage") throw noTool(name, () => err);
-        throw err;
-      });
-    if (sub === "call" && values.help) {
-      // `tools call NAME --help`: NAME's arguments as the server lists them. Its example
-      // carries the connection flags given, so pasted it calls the same server; the server's
-      // words are shell-quoted there and made safe for a terminal everywhere.
-      const { tool } = await findTool(rest[0]);
-      await writeStdout(terminalSafe(schemaHelp({
-        usage: `${prog} tools call ${shellQuote(String(tool.name))}`,
-        name: String(tool.name),
-        title: typeof tool.title === "string" ? tool.title : undefined,
-        description: typeof tool.description === "string" ? tool.description : undefined,
-        inputSchema: tool.inputSchema,
-        annotations: tool.annotations as Record<string, unknown> | undefined,
-        flags: connectionWords(TOOLS_CALL, argv),
-      })));
-      return CLIENT_EXIT.ok;
-    }
+    if (sub === "call" && values.help) return await this.#toolHelp(c, values, rest[0]);
     if (sub === "show") {
-      const { tool, pages } = await findTool(rest[0]);
-      await writeStdout(
-        output === "pretty" ? terminalJson(JSON.stringify(tool, null, 2)) + "\n" : line({
-          contractVersion: CONTRACT_VERSION,
-          operation: "tools/show",
-          tool,
-          metadata: { ...meta, pageCount: pages.length },
-        }),
-      );
+      const { tool, pages } = await this.#findTool(c, values, rest[0]);
+      await writeStdout(renderShow(tool, pages, meta, this.#output));
       return CLIENT_EXIT.ok;
     }
-    // call and run need the tools' schemas (validation) and warm the SDK's header mirroring.
-    const inventory = new Map(
-      flatten(await listToolsPages(session, listOptions), {
-        headers: session.sendsToolHeaders,
-      }).map((t) => [String(t.tool.name), t]),
-    );
-    if (session.sendsToolHeaders) {
-      // The SDK mirrors x-mcp-header arguments into Mcp-Param-* only for tools it has listed.
-      // Its warning per excluded tool is held back: we already said so once.
-      const client = session.client;
-      await withoutSdkToolExclusionWarnings(() =>
-        client.listTools().catch((err) =>
-          warn(`tools/list for header mirroring failed: ${err.message}`)
-        )
-      );
-    }
-    // Progress of a running call: one updating line on stderr when it is a terminal, cleared
-    // when the call ends and before any prompt.
-    // Drawn only once a call has run for PROGRESS_DELAY_MS: an instant call draws nothing.
-    const progress = progressLine(undefined, {
-      noColor: !stderrColor(),
-      delayMs: PROGRESS_DELAY_MS,
-    });
-    session.onElicitation.add(() => {
-      progress.clear();
-      return () => {};
-    });
-    const callOne = (name: string, args: Record<string, unknown>) => {
-      const listed = inventory.get(name);
-      if (!listed) {
-        throw noTool(name, () =>
-          new ClientError(
-            "usage",
-            `no tool named ${JSON.stringify(name)}${didYouMean(name, inventory.keys())}`,
-          ));
-      }
-      if (listed.problems.length > 0) {
-        // A tool the flattened inventory leaves out is never called.
-        throw new ClientError("usage", `refusing to call ${name}: ${listed.problems.join("; ")}`);
-      }
-      const tool = listed.tool;
-      const unknown = values["skip-local-validation"]
-        ? undefined
-        : unknownKey(tool.inputSchema, args);
-      if (unknown !== undefined) {
-        // The same sentence (and exit code 2) as `op` gives for the same mistake.
-        throw new ClientError(
-          "usage",
-          `arguments do not match ${name}'s inputSchema: ${
-            unknownArgumentMessage(unknown.key, unknown.known)
-          }`,
-          { details: { argument: unknown.key, known: unknown.known } },
-        );
-      }
-      return callTool(session!, name, args, {
-        timeoutMs,
-        maxTimeoutMs,
-        signal: abort.signal,
-        skipLocalValidation: values["skip-local-validation"] === true,
-        returnInputRequired: !interaction.advertisesElicitation,
-        tool,
-        onWarning: warn,
-        onProgress: (p) => progress.update(name, p),
-      }).finally(() => progress.clear());
+    const calls: CallContext = {
+      session,
+      interaction: c.interaction,
+      listOptions: c.listOptions,
+      skipLocalValidation: values["skip-local-validation"] === true,
+      noTool: (name, fallback) => this.#noTool(c.target, values, name, fallback),
     };
-    if (sub === "call") {
-      const outcome = await callOne(rest[0], callArgs!);
-      await writeStdout(renderCall(outcome.envelope, output, { name: rest[0], args: callArgs! }));
-      if (outcome.error) reportError(outcome.error, output);
-      return outcome.exitCode;
-    }
+    if (sub === "call") return await callCommand(calls, rest[0], c.callArgs!, this.#output);
     // run: JSONL of {"name","arguments"}; one tools/call each, in order, never a batch.
-    return await runCalls(rest[0], callOne, {
-      keepGoing: values["keep-going"] === true,
-      signal: abort.signal,
+    return await runCommand(calls, rest[0], values["keep-going"] === true);
+  }
+
+  /**
+   * `tools call NAME --help`: NAME's arguments as the server lists them. Its example carries the
+   * connection flags given, so pasted it calls the same server; the server's words are
+   * shell-quoted there and made safe for a terminal everywhere.
+   */
+  async #toolHelp(c: Connected, values: ClientValues, name: string): Promise<number> {
+    const { tool } = await this.#findTool(c, values, name);
+    await writeStdout(terminalSafe(schemaHelp({
+      usage: `${this.#prog} tools call ${shellQuote(String(tool.name))}`,
+      name: String(tool.name),
+      title: typeof tool.title === "string" ? tool.title : undefined,
+      description: typeof tool.description === "string" ? tool.description : undefined,
+      inputSchema: tool.inputSchema,
+      annotations: tool.annotations as Record<string, unknown> | undefined,
+      flags: connectionWords(TOOLS_CALL, this.#argv),
+    })));
+    return CLIENT_EXIT.ok;
+  }
+
+  /** NAME from every page; a name the server does not list is #noTool's error. */
+  #findTool(c: Connected, values: ClientValues, name: string): ReturnType<typeof showTool> {
+    return showTool(c.session, name, c.listOptions).catch((err) => {
+      if (err instanceof ClientError && err.failure === "usage") {
+        throw this.#noTool(c.target, values, name, () => err);
+      }
+      throw err;
     });
-  } catch (err) {
+  }
+
+  /**
+   * A tool the server does not list: the error points at the list, not at help. A write tool of
+   * the bundled read-only server says to pass --write (as `op` does) and points at the list
+   * with it.
+   */
+  #noTool(
+    target: Target,
+    values: ClientValues,
+    name: string,
+    fallback: () => ClientError,
+  ): ClientError {
+    const reason = readOnlyReason(target, values, name);
+    this.#pointer = reason === undefined
+      ? `see \`${this.#prog} tools list\``
+      : `see \`${this.#prog} tools list --write\``;
+    return reason === undefined
+      ? fallback()
+      : new ClientError("usage", `no tool named ${JSON.stringify(name)}: ${reason}`);
+  }
+
+  /** Reports what ended the run on stderr, in the run's output; returns the exit code. */
+  failed(err: unknown): number {
     // The reader of stdout went away (`| head`): end quietly, exit 0 (INTERFACES.md).
     if (err instanceof StdoutClosed) return CLIENT_EXIT.ok;
-    // readArguments (shared with `op`) reports bad argument sources as UsageError.
     // A response over the message cap ended the connection: that, not "connection closed".
-    const e = session?.failure() !== undefined
-      ? session.failure()!
-      : err instanceof ClientError
-      ? err
-      : err instanceof UsageError
-      ? new ClientError("usage", err.message)
-      : new ClientError("protocol", (err as Error).message);
+    const e = this.#session?.failure() ?? asClientError(err);
+    const interrupted = this.#abort.signal.aborted && e.failure !== "usage";
     reportError(
-      abort.signal.aborted && e.failure !== "usage"
+      interrupted
         ? new ClientError("timeout", `interrupted: ${e.message}`)
         : e.failure === "usage"
-        ? new ClientError(
-          "usage",
-          withPointer(
-            e.message + shorthandTypeHint(e.message, shorthandWords(argv)),
-            pointer ?? seeHelp(path, prog),
-          ),
-          {
-            details: e.details,
-            cause: e,
-          },
-        )
+        ? this.#pointed(e)
         : e,
-      output,
+      this.#output,
     );
-    return abort.signal.aborted && e.failure !== "usage" ? CLIENT_EXIT.timeout : e.exitCode;
-  } finally {
-    interrupt?.dispose();
-    await session?.close();
-    await authorization?.close();
+    return interrupted ? CLIENT_EXIT.timeout : e.exitCode;
+  }
+
+  /** A usage error with a `key:=` hint when it fits, pointing at the tool list or the help. */
+  #pointed(e: ClientError): ClientError {
+    return new ClientError(
+      "usage",
+      withPointer(
+        e.message + shorthandTypeHint(e.message, shorthandWords(this.#argv)),
+        this.#pointer ?? seeHelp(this.#path, this.#prog),
+      ),
+      {
+        details: e.details,
+        cause: e,
+      },
+    );
+  }
+
+  /** Releases what the run holds: the interrupt listener, then the session, the authorization. */
+  async close(): Promise<void> {
+    this.#interrupt?.dispose();
+    await this.#session?.close();
+    await this.#authorization?.close();
   }
 }
 
-/** One tools/call of `tools run`: its envelope, the client error beside it, and its exit code. */
-type CallOne = (name: string, args: Record<string, unknown>) => Promise<{
-  envelope: Record<string, unknown>;
-  error?: ClientError;
-  exitCode: number;
-}>;
+/** Any error as a client error: readArguments (shared with `op`) throws UsageError. */
+function asClientError(err: unknown): ClientError {
+  return err instanceof ClientError
+    ? err
+    : err instanceof UsageError
+    ? new ClientError("usage", err.message)
+    : new ClientError("protocol", (err as Error).message);
+}
+
+/** The subcommand word of `tools` and its index in argv; an unknown or missing one is a usage error. */
+function toolsSubcommand(argv: readonly string[]): { sub: string; subAt: number } {
+  const subAt = wordIndices(TOOLS_CALL, argv)[0];
+  const sub = subAt === undefined ? undefined : argv[subAt];
+  const subs = SUBCOMMANDS.tools;
+  if (sub === undefined || !subs.includes(sub)) {
+    throw new ClientError(
+      "usage",
+      sub === undefined
+        ? `tools takes ${subs.join(", ")}`
+        : `unknown subcommand tools ${JSON.stringify(sub)}${didYouMean(sub, subs)}; tools takes ${
+          subs.join(", ")
+        }`,
+    );
+  }
+  return { sub, subAt };
+}
 
 /**
- * `tools run FILE|-`: one call per JSON line `{"name", "arguments"}`, in order (never a batch),
- * one envelope line each; stops at the first failure unless keepGoing, or when interrupted.
- * Returns the worst exit code.
+ * The words after the subcommand: none for server-info and list, one for show and run, a name
+ * and its `key=value` argument shorthand for call.
  */
-async function runCalls(
-  source: string,
-  callOne: CallOne,
-  options: { keepGoing: boolean; signal: AbortSignal },
-): Promise<number> {
-  const text = source === "-"
-    ? await new Response(Deno.stdin.readable).text()
-    : await readOptionFile(resolveFromInvocation(source), "tools run").catch((err) => {
-      throw new ClientError("usage", err.message);
-    });
-  const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
-    x.l !== ""
-  );
-  let worst: number = CLIENT_EXIT.ok;
-  for (const [index, { l, n }] of items.entries()) {
-    let code: number;
-    let envelope: Record<string, unknown>;
-    try {
-      const item = parseJsonText(l, `line ${n}`) as { name?: unknown; arguments?: unknown };
-      if (
-        typeof item.name !== "string" ||
-        (item.arguments !== undefined &&
-          (typeof item.arguments !== "object" || item.arguments === null ||
-            Array.isArray(item.arguments)))
-      ) {
-        throw new ClientError(
-          "usage",
-          `line ${n}: expected {"name": string, "arguments": object}`,
-        );
-      }
-      const outcome = await callOne(item.name, (item.arguments ?? {}) as Record<string, unknown>);
-      envelope = { index, line: n, ...outcome.envelope };
-      if (outcome.error) envelope.clientError = outcome.error.toJSON();
-      code = outcome.exitCode;
-    } catch (err) {
-      const e = err instanceof ClientError
-        ? err
-        : err instanceof OptionFileError
-        ? new ClientError("usage", err.message)
-        : new ClientError("usage", `line ${n}: ${(err as Error).message}`);
-      envelope = {
-        index,
-        line: n,
-        contractVersion: CONTRACT_VERSION,
-        operation: "tools/call",
-        clientError: e.toJSON(),
-      };
-      code = e.exitCode;
-    }
-    await writeStdout(line(envelope));
-    worst = Math.max(worst, code);
-    if (code !== CLIENT_EXIT.ok && !options.keepGoing) break;
-    if (options.signal.aborted) break;
+function checkArity(command: string, sub: string | undefined, rest: readonly string[]): void {
+  const want = command === "server-info" || sub === "list" ? 0 : 1;
+  if (sub === "call" ? rest.length < 1 : rest.length !== want) {
+    throw new ClientError(
+      "usage",
+      `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
+    );
   }
-  return worst;
 }
 
 /** The `key=value` shorthand words of argv (for the `key:=` hint of a type mismatch). */

@@ -1,6 +1,6 @@
 /**
- * How the client commands write what they got: the tools list and a call's result in each output
- * (mcp-json, json, jsonl, pretty), and an error line. Server-supplied text reaches a terminal only
+ * How the client commands write what they got: server-info, the tools list, one tool and a call's
+ * result in each output (mcp-json, json, jsonl, pretty), and an error line. Server-supplied text reaches a terminal only
  * through src/client/terminal_text.ts (terminalSafe, terminalLine, terminalJson; decision 0042).
  */
 import type { ClientError } from "../client/errors.ts";
@@ -8,7 +8,7 @@ import { CONTRACT_VERSION, flatten, type ToolsPage } from "../client/commands.ts
 import { terminalColumns } from "./output.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
 import { redacted } from "../client/redaction.ts";
-import { errorLine, prettyToolResult } from "./pretty.ts";
+import { errorLine, prettyToolResult, serverInfoText } from "./pretty.ts";
 import { terminalJson, terminalLine, terminalSafe } from "../client/terminal_text.ts";
 import { toolTable } from "./table.ts";
 
@@ -22,6 +22,30 @@ export function warn(message: string): void {
 
 /** One JSON line (safe for a terminal: see terminalJson). */
 export const line = (v: unknown): string => terminalJson(JSON.stringify(v)) + "\n";
+
+/** server-info in the chosen output (rows for people, else one JSON line). */
+export function renderServerInfo(info: Record<string, unknown>, output: ClientOutput): string {
+  return output === "pretty" ? serverInfoText(info, palette(stdoutColor())) : line(
+    output === "mcp-json"
+      ? { contractVersion: CONTRACT_VERSION, operation: "server-info", ...info }
+      : info,
+  );
+}
+
+/** tools show: the tool as listed (indented JSON for people, else the envelope line). */
+export function renderShow(
+  tool: Record<string, unknown>,
+  pages: ToolsPage[],
+  meta: Record<string, unknown>,
+  output: ClientOutput,
+): string {
+  return output === "pretty" ? terminalJson(JSON.stringify(tool, null, 2)) + "\n" : line({
+    contractVersion: CONTRACT_VERSION,
+    operation: "tools/show",
+    tool,
+    metadata: { ...meta, pageCount: pages.length },
+  });
+}
 
 /** The tools list in the chosen output (mcp-json pages, json, jsonl, or a table). */
 export function renderList(

@@ -4,6 +4,7 @@
  * session and commands the `tools` CLI uses (same negotiation, validation and timeouts).
  */
 import type { Target } from "./config_file.ts";
+import type { Session } from "./session.ts";
 import { ClientError } from "./errors.ts";
 
 /** Where to connect: a stdio server to start, or a Streamable HTTP endpoint. */
@@ -117,7 +118,7 @@ const MAX_INPUT_ROUNDS = 8;
  * import { connect } from "@wmcp/wmcp";
  *
  * const client = await connect({
- *   command: Deno.execPath(),
+ *   command: "deno",
  *   args: ["run", "-A", "serve_stdio.ts", "--root", "."],
  * });
  * try {
@@ -133,39 +134,45 @@ export async function connect(
   target: ConnectTarget,
   options: ConnectOptions = {},
 ): Promise<McpClient> {
-  // Loaded on first use: the SDK's stdio client reads the environment as it loads (cross-spawn),
-  // which would make importing the library need env permission.
-  const [
-    { openSession },
-    { callTool: callOnSession, flatten, listToolsPages },
-    { nonInteractive },
-    { withoutSdkToolExclusionWarnings },
-  ] = await Promise.all([
+  const modules = await loadModules();
+  const session = await modules.session.openSession({
+    target: toTarget(target),
+    protocolVersion: options.protocolVersion ?? "auto",
+    interaction: modules.interaction.nonInteractive(),
+    maxInputRounds: MAX_INPUT_ROUNDS,
+    connectTimeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    serverLogs: options.serverLogs === true,
+  });
+  return clientOver(session, modules);
+}
+
+/** The client modules connect() uses, loaded on its first call. */
+interface Modules {
+  session: typeof import("./session.ts");
+  commands: typeof import("./commands.ts");
+  interaction: typeof import("./interaction.ts");
+  warnings: typeof import("../workarounds/sdk_console_warn.ts");
+}
+
+/**
+ * Loads the client modules. Loaded on first use: the SDK's stdio client reads the environment
+ * as it loads (cross-spawn), which would make importing the library need env permission.
+ */
+async function loadModules(): Promise<Modules> {
+  const [session, commands, interaction, warnings] = await Promise.all([
     import("./session.ts"),
     import("./commands.ts"),
     import("./interaction.ts"),
     import("../workarounds/sdk_console_warn.ts"),
   ]);
-  const session = await openSession({
-    target: toTarget(target),
-    protocolVersion: options.protocolVersion ?? "auto",
-    interaction: nonInteractive(),
-    maxInputRounds: MAX_INPUT_ROUNDS,
-    connectTimeoutMs: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
-    serverLogs: options.serverLogs === true,
-  });
+  return { session, commands, interaction, warnings };
+}
+
+/** The McpClient over an open session. */
+function clientOver(session: Session, modules: Modules): McpClient {
+  const { callTool: callOnSession, flatten, listToolsPages } = modules.commands;
   const known = new Map<string, Record<string, unknown>>();
-  // The SDK mirrors x-mcp-header arguments into Mcp-Param-* headers only for tools its own
-  // client.listTools() has seen; without that a call with such an argument is refused (400)
-  // and retried. Warmed once, as the tools CLI does (a failure only costs that retry).
-  let mirroring: Promise<void> | undefined;
-  const warmHeaderMirroring = () => {
-    if (!session.sendsToolHeaders) return Promise.resolve();
-    mirroring ??= withoutSdkToolExclusionWarnings(async () => {
-      await session.client.listTools().catch(() => {});
-    });
-    return mirroring;
-  };
+  const warmHeaderMirroring = headerMirroring(session, modules);
   const listTools = async (o: { signal?: AbortSignal } = {}) => {
     const pages = await listToolsPages(session, { maxPages: MAX_PAGES, signal: o.signal });
     const tools = flatten(pages, { headers: false }).map((t) => t.tool as ListedTool);
@@ -201,6 +208,23 @@ export async function connect(
   };
 }
 
+/**
+ * The SDK mirrors x-mcp-header arguments into Mcp-Param-* headers only for tools its own
+ * client.listTools() has seen; without that a call with such an argument is refused (400)
+ * and retried. Warmed once, as the tools CLI does (a failure only costs that retry).
+ */
+function headerMirroring(session: Session, modules: Modules): () => Promise<void> {
+  let mirroring: Promise<void> | undefined;
+  return () => {
+    if (!session.sendsToolHeaders) return Promise.resolve();
+    mirroring ??= modules.warnings.withoutSdkToolExclusionWarnings(async () => {
+      await session.client.listTools().catch(() => {});
+    });
+    return mirroring;
+  };
+}
+
+/** The session's Target of a ConnectTarget; a target that names neither is a usage error. */
 function toTarget(t: ConnectTarget): Target {
   if ("command" in t) {
     if (typeof t.command !== "string" || t.command === "") {

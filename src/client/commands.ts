@@ -290,19 +290,75 @@ export async function callTool(
   args: Record<string, unknown>,
   o: CallOptions,
 ): Promise<CallOutcome> {
-  if (o.tool && !o.skipLocalValidation) {
-    const v = validate(o.tool.inputSchema, args);
-    if (v.ok === false) {
-      throw new ClientError(
-        "usage",
-        `arguments do not match ${name}'s inputSchema: ${v.errors.join("; ")}`,
-        {
-          details: { errors: v.errors },
-        },
-      );
-    }
-    if (v.ok === "skipped") o.onWarning(`not validating arguments locally: ${v.why}`);
+  checkArguments(name, args, o);
+  const sent = await sendCall(s, name, args, o);
+  const { last, sdkError } = sent;
+  const meta = { ...metadataOf(s), rounds: sent.rounds };
+  if (last && "error" in last) return rpcErrorOutcome(meta, last);
+  if (!last || (sdkError !== undefined && !("result" in last))) {
+    const error = failureOf(sdkError ?? new Error("no response"), sent.context);
+    return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
   }
+  const result = last.result as Record<string, unknown>;
+  const envelope = {
+    contractVersion: CONTRACT_VERSION,
+    operation: "tools/call",
+    mcpResult: result,
+    metadata: meta,
+  };
+  const verdict = resultVerdict(name, result, o);
+  if (verdict === "tool-error") return { envelope, exitCode: 1 };
+  if (verdict !== undefined) return withError(envelope, verdict);
+  if (sdkError !== undefined) {
+    // The wire result passed every check of ours; an absent resultType means complete
+    // (the spec tells clients to assume so), so the SDK's stricter refusal is a warning.
+    if (result.resultType === undefined && missingResultType(sdkError)) {
+      o.onWarning(`the result has no resultType; treated as complete`);
+      return { envelope, exitCode: 0 };
+    }
+    return withError(envelope, failureOf(sdkError, sent.context));
+  }
+  return { envelope, exitCode: 0 };
+}
+
+/** Checks the arguments against the tool's inputSchema (unless skipped): a usage error if not. */
+function checkArguments(name: string, args: Record<string, unknown>, o: CallOptions): void {
+  if (!o.tool || o.skipLocalValidation) return;
+  const v = validate(o.tool.inputSchema, args);
+  if (v.ok === false) {
+    throw new ClientError(
+      "usage",
+      `arguments do not match ${name}'s inputSchema: ${v.errors.join("; ")}`,
+      {
+        details: { errors: v.errors },
+      },
+    );
+  }
+  if (v.ok === "skipped") o.onWarning(`not validating arguments locally: ${v.why}`);
+}
+
+/** What sending one call left: its last tools/call response, the rounds, the SDK's error. */
+interface SentCall {
+  /** The raw response to the last tools/call request sent (input rounds send several). */
+  last: RawMessage | undefined;
+  /** How many tools/call requests were sent. */
+  rounds: number;
+  /** What the SDK's callTool threw, if it did. */
+  sdkError: unknown;
+  /** What failureOf needs to name a failure (the call's timers and signal). */
+  context: { deadline: Deadline; signal: AbortSignal; limits: TimeLimits };
+}
+
+/**
+ * Sends the call through the SDK (header mirroring, cancellation, input rounds) under the
+ * client's own timers: progress resets the inactivity one, an elicitation holds them.
+ */
+async function sendCall(
+  s: Session,
+  name: string,
+  args: Record<string, unknown>,
+  o: CallOptions,
+): Promise<SentCall> {
   const before = s.sent.length;
   let sdkError: unknown;
   // The client's own timers govern (progress resets the inactivity one; the total one holds
@@ -329,94 +385,88 @@ export async function callTool(
   }
   const calls = s.sent.slice(before).filter((r) => r.method === "tools/call" && r.id !== undefined);
   const last = calls.length ? s.responses.get(calls[calls.length - 1].id!) : undefined;
-  const meta = { ...metadataOf(s), rounds: calls.length };
-  if (!last || (sdkError !== undefined && !("result" in last))) {
-    if (last && "error" in last) {
-      const e = last.error as { code?: number; message?: string; data?: unknown };
-      const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
-        rpcCode: e.code,
-        details: e.data,
-      });
-      return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
-    }
-    const error = failureOf(sdkError ?? new Error("no response"), {
-      deadline,
-      signal: o.signal,
-      limits,
-    });
-    return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
-  }
-  if ("error" in last) {
-    const e = last.error as { code?: number; message?: string; data?: unknown };
-    const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
-      rpcCode: e.code,
-      details: e.data,
-    });
-    return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
-  }
-  const result = last.result as Record<string, unknown>;
-  const envelope = {
-    contractVersion: CONTRACT_VERSION,
-    operation: "tools/call",
-    mcpResult: result,
-    metadata: meta,
+  return {
+    last,
+    rounds: calls.length,
+    sdkError,
+    context: { deadline, signal: o.signal, limits },
   };
+}
+
+/** A JSON-RPC error answered the call: a protocol error with its code and data. */
+function rpcErrorOutcome(meta: Record<string, unknown>, last: RawMessage): CallOutcome {
+  const e = last.error as { code?: number; message?: string; data?: unknown };
+  const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
+    rpcCode: e.code,
+    details: e.data,
+  });
+  return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
+}
+
+/** The outcome of a received result the client finds fault with. */
+function withError(envelope: Record<string, unknown>, error: ClientError): CallOutcome {
+  return { envelope, exitCode: error.exitCode, error };
+}
+
+/**
+ * The client's verdict on a received result, checked in this order: input required, an unknown
+ * resultType, no content array, the tool's own error (`tool-error`, exit 1), structuredContent
+ * against the outputSchema. Undefined when it passed.
+ */
+function resultVerdict(
+  name: string,
+  result: Record<string, unknown>,
+  o: CallOptions,
+): ClientError | "tool-error" | undefined {
   const resultType = result.resultType;
   if (resultType === "input_required") {
-    const error = new ClientError(
+    return new ClientError(
       "input-required",
       "the server needs input that this run did not provide",
       {
         details: { inputRequests: result.inputRequests ?? null },
       },
     );
-    return { envelope, exitCode: error.exitCode, error };
   }
   if (resultType !== undefined && resultType !== "complete") {
-    const error = new ClientError(
+    return new ClientError(
       "invalid-result",
       `unrecognized resultType ${JSON.stringify(resultType)}`,
     );
-    return { envelope, exitCode: error.exitCode, error };
   }
   if (!Array.isArray(result.content)) {
-    const error = new ClientError("invalid-result", "the tools/call result has no content array");
-    return { envelope, exitCode: error.exitCode, error };
+    return new ClientError("invalid-result", "the tools/call result has no content array");
   }
-  if (result.isError === true) return { envelope, exitCode: 1 };
+  if (result.isError === true) return "tool-error";
+  return outputVerdict(name, result, o);
+}
+
+/** structuredContent against the tool's outputSchema, when it declares one. */
+function outputVerdict(
+  name: string,
+  result: Record<string, unknown>,
+  o: CallOptions,
+): ClientError | undefined {
   const outputSchema = o.tool?.outputSchema;
-  if (outputSchema !== undefined) {
-    if (!("structuredContent" in result)) {
-      const error = new ClientError(
-        "invalid-result",
-        `${name} declares an outputSchema but sent no structuredContent`,
-      );
-      return { envelope, exitCode: error.exitCode, error };
-    }
-    const v = validate(outputSchema, result.structuredContent);
-    if (v.ok === false) {
-      const error = new ClientError(
-        "invalid-result",
-        `structuredContent does not match ${name}'s outputSchema`,
-        {
-          details: { errors: v.errors },
-        },
-      );
-      return { envelope, exitCode: error.exitCode, error };
-    }
-    if (v.ok === "skipped") o.onWarning(`not validating structuredContent: ${v.why}`);
+  if (outputSchema === undefined) return undefined;
+  if (!("structuredContent" in result)) {
+    return new ClientError(
+      "invalid-result",
+      `${name} declares an outputSchema but sent no structuredContent`,
+    );
   }
-  if (sdkError !== undefined) {
-    // The wire result passed every check of ours; an absent resultType means complete
-    // (the spec tells clients to assume so), so the SDK's stricter refusal is a warning.
-    if (resultType === undefined && missingResultType(sdkError)) {
-      o.onWarning(`the result has no resultType; treated as complete`);
-      return { envelope, exitCode: 0 };
-    }
-    const error = failureOf(sdkError, { deadline, signal: o.signal, limits });
-    return { envelope, exitCode: error.exitCode, error };
+  const v = validate(outputSchema, result.structuredContent);
+  if (v.ok === false) {
+    return new ClientError(
+      "invalid-result",
+      `structuredContent does not match ${name}'s outputSchema`,
+      {
+        details: { errors: v.errors },
+      },
+    );
   }
-  return { envelope, exitCode: 0 };
+  if (v.ok === "skipped") o.onWarning(`not validating structuredContent: ${v.why}`);
+  return undefined;
 }
 
 /** Whether the SDK refused a modern result for lacking resultType (SdkErrorCode.InvalidResult). */

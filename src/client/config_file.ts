@@ -134,6 +134,9 @@ function headerRecord(v: unknown, where: string): Record<string, string> {
   return out;
 }
 
+/** What one config entry is: the `type` field read (absent: by the entry's fields). */
+type EntryType = "stdio" | "http" | "sse" | undefined;
+
 /**
  * Loads server NAME from a config file: `{command,args,env,cwd}` (stdio) or `{url,headers}`
  * (Streamable HTTP; `"type": "sse"` for the older HTTP+SSE transport). A stdio server starts
@@ -145,6 +148,17 @@ export async function targetFromConfig(
   name: string,
   options: ConfigOptions = {},
 ): Promise<Target> {
+  const e = await readEntry(path, name);
+  const where = `mcpServers.${name}`;
+  const type = entryType(e, where);
+  if (type === "http" || type === "sse" || (type === undefined && e.url !== undefined)) {
+    return httpTarget(e, name, type);
+  }
+  return stdioTarget(e, name, options);
+}
+
+/** The entry NAME of the file's `mcpServers` object (the messages never quote the content). */
+async function readEntry(path: string, name: string): Promise<Record<string, unknown>> {
   let parsed: unknown;
   try {
     parsed = parseJsonText(await readOptionFile(path, "--config"), `--config ${path}`);
@@ -165,42 +179,52 @@ export async function targetFromConfig(
       }`,
     );
   }
-  const e = entry as Record<string, unknown>;
+  return entry as Record<string, unknown>;
+}
+
+/** The entry's `type`, as one of the transports; a value hosts do not spell is a usage error. */
+function entryType(e: Record<string, unknown>, where: string): EntryType {
+  if (e.type === undefined) return undefined;
+  const type = typeof e.type === "string" ? ENTRY_TYPES[e.type] : undefined;
+  if (type === undefined) {
+    throw new ClientError(
+      "usage",
+      `${where}.type must be one of ${Object.keys(ENTRY_TYPES).join(", ")}, got ${
+        JSON.stringify(e.type)
+      }`,
+    );
+  }
+  return type;
+}
+
+/** An HTTP entry (`url`, `headers`): Streamable HTTP unless its type is `sse`. */
+function httpTarget(e: Record<string, unknown>, name: string, type: EntryType): Target {
   const where = `mcpServers.${name}`;
-  let type: "stdio" | "http" | "sse" | undefined;
-  if (e.type !== undefined) {
-    type = typeof e.type === "string" ? ENTRY_TYPES[e.type] : undefined;
-    if (type === undefined) {
-      throw new ClientError(
-        "usage",
-        `${where}.type must be one of ${Object.keys(ENTRY_TYPES).join(", ")}, got ${
-          JSON.stringify(e.type)
-        }`,
-      );
-    }
+  if (typeof e.url !== "string") {
+    throw new ClientError("usage", `${where} of type ${type} needs "url"`);
   }
-  if (type === "http" || type === "sse" || (type === undefined && e.url !== undefined)) {
-    if (typeof e.url !== "string") {
-      throw new ClientError("usage", `${where} of type ${type} needs "url"`);
-    }
-    let url: URL;
-    try {
-      url = new URL(expandVars(e.url, `${where}.url`));
-    } catch {
-      throw new ClientError("usage", `${where}.url is not a URL`);
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw new ClientError("usage", `${where}.url must be http(s)`);
-    }
-    const shownUrl = shownUrlTemplate(e.url, `${where}.url`);
-    return {
-      kind: type ?? "http",
-      url,
-      headers: headerRecord(e.headers, `${where}.headers`),
-      label: name,
-      ...(shownUrl === undefined ? {} : { shown: { url: shownUrl } }),
-    };
+  let url: URL;
+  try {
+    url = new URL(expandVars(e.url, `${where}.url`));
+  } catch {
+    throw new ClientError("usage", `${where}.url is not a URL`);
   }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new ClientError("usage", `${where}.url must be http(s)`);
+  }
+  const shownUrl = shownUrlTemplate(e.url, `${where}.url`);
+  return {
+    kind: type === "sse" ? "sse" : "http",
+    url,
+    headers: headerRecord(e.headers, `${where}.headers`),
+    label: name,
+    ...(shownUrl === undefined ? {} : { shown: { url: shownUrl } }),
+  };
+}
+
+/** A stdio entry (`command`, `args`, `env`, `cwd`), each string with `${VAR}` expanded. */
+function stdioTarget(e: Record<string, unknown>, name: string, options: ConfigOptions): Target {
+  const where = `mcpServers.${name}`;
   if (typeof e.command !== "string" || e.command.length === 0) {
     throw new ClientError("usage", `${where} needs "command" (stdio) or "url" (HTTP)`);
   }
@@ -209,15 +233,6 @@ export async function targetFromConfig(
     throw new ClientError("usage", `${where}.args must be an array of strings`);
   }
   // ${VAR} is expanded in every string field hosts expand it in: command, args, env, cwd.
-  // command and args become the child's argv, which every local user can read (ps, /proc):
-  // a variable named like a secret expanded there is worth a warning.
-  const argv = (field: string) => ({
-    onArgvSecret: (v: string) =>
-      options.onWarning?.(
-        `${field} expands \${${v}} into the server's command line, which other local users ` +
-          `can read (ps); pass secrets through "env" instead`,
-      ),
-  });
   const env = e.env === undefined ? undefined : stringRecord(e.env, `${where}.env`);
   for (const [k, v] of Object.entries(env ?? {})) noNul(v, `${where}.env.${k}`);
   const shown: ShownFields = {};
@@ -227,16 +242,8 @@ export async function targetFromConfig(
   if (cwd !== undefined) shown.cwd = cwd;
   return {
     kind: "stdio",
-    command: noNul(
-      expandVars(e.command, `${where}.command`, argv(`${where}.command`)),
-      `${where}.command`,
-    ),
-    args: (args as string[]).map((a, i) =>
-      noNul(
-        expandVars(a, `${where}.args[${i}]`, argv(`${where}.args[${i}]`)),
-        `${where}.args[${i}]`,
-      )
-    ),
+    command: argvWord(e.command, `${where}.command`, options),
+    args: (args as string[]).map((a, i) => argvWord(a, `${where}.args[${i}]`, options)),
     env,
     cwd: e.cwd === undefined
       ? invocationDirectory()
@@ -244,6 +251,24 @@ export async function targetFromConfig(
     label: name,
     ...(Object.keys(shown).length === 0 ? {} : { shown }),
   };
+}
+
+/**
+ * A word of the child's argv (command or an arg), expanded and NUL-checked. The argv is what
+ * every local user can read (ps, /proc): a variable named like a secret expanded there is worth
+ * a warning.
+ */
+function argvWord(template: string, field: string, options: ConfigOptions): string {
+  return noNul(
+    expandVars(template, field, {
+      onArgvSecret: (v: string) =>
+        options.onWarning?.(
+          `${field} expands \${${v}} into the server's command line, which other local users ` +
+            `can read (ps); pass secrets through "env" instead`,
+        ),
+    }),
+    field,
+  );
 }
 
 function cwdOf(v: unknown, where: string): string {

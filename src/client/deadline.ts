@@ -101,60 +101,92 @@ export function startDeadline(
   limits: TimeLimits & { timeoutMs: number },
   parent?: AbortSignal,
 ): Deadline {
-  const controller = new AbortController();
-  const started = performance.now();
-  let error: ClientError | undefined;
-  let idle: ReturnType<typeof setTimeout> | undefined;
-  let total: ReturnType<typeof setTimeout> | undefined;
-  const fire = (timer: TimerKind) => {
-    if (controller.signal.aborted) return;
-    error = timeoutError(limits, { timer, elapsedMs: performance.now() - started });
-    dispose();
-    controller.abort(error);
-  };
-  // Expired: give already-received progress one turn of the event loop to reset the timer.
-  const confirmIdle = () => {
-    idle = setTimeout(() => fire("inactivity"), INACTIVITY_CONFIRM_MS);
-  };
-  const onParentAbort = () => {
-    dispose();
-    controller.abort(parent!.reason);
-  };
-  const dispose = () => {
-    clearTimeout(idle);
-    clearTimeout(total);
-    parent?.removeEventListener("abort", onParentAbort);
-  };
-  if (parent?.aborted) controller.abort(parent.reason);
-  else {
-    parent?.addEventListener("abort", onParentAbort, { once: true });
-    idle = setTimeout(confirmIdle, limits.timeoutMs);
-    if (limits.maxTimeoutMs !== undefined) {
-      total = setTimeout(() => fire("total"), limits.maxTimeoutMs);
+  return new RequestDeadline(limits, parent);
+}
+
+/**
+ * The timers of one request: the inactivity one (restarted by progress, stopped while a hold is
+ * on), the total one, and the caller's signal; whichever fires first aborts the signal.
+ */
+class RequestDeadline implements Deadline {
+  readonly sdkOptions: { timeout: number; resetTimeoutOnProgress: boolean };
+  readonly #controller = new AbortController();
+  readonly #started = performance.now();
+  readonly #limits: TimeLimits & { timeoutMs: number };
+  readonly #parent: AbortSignal | undefined;
+  #error: ClientError | undefined;
+  #idle: ReturnType<typeof setTimeout> | undefined;
+  #total: ReturnType<typeof setTimeout> | undefined;
+  #holds = 0;
+
+  constructor(limits: TimeLimits & { timeoutMs: number }, parent: AbortSignal | undefined) {
+    this.#limits = limits;
+    this.#parent = parent;
+    this.sdkOptions = {
+      timeout: limits.timeoutMs + SDK_TIMEOUT_SLACK_MS,
+      resetTimeoutOnProgress: true,
+    };
+    if (parent?.aborted) this.#controller.abort(parent.reason);
+    else {
+      parent?.addEventListener("abort", this.#onParentAbort, { once: true });
+      this.#idle = setTimeout(this.#confirmIdle, limits.timeoutMs);
+      if (limits.maxTimeoutMs !== undefined) {
+        this.#total = setTimeout(() => this.#fire("total"), limits.maxTimeoutMs);
+      }
     }
   }
-  let holds = 0;
-  const touch = () => {
-    if (controller.signal.aborted) return;
-    clearTimeout(idle);
-    if (holds === 0) idle = setTimeout(confirmIdle, limits.timeoutMs);
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  touch(): void {
+    if (this.#controller.signal.aborted) return;
+    clearTimeout(this.#idle);
+    if (this.#holds === 0) this.#idle = setTimeout(this.#confirmIdle, this.#limits.timeoutMs);
+  }
+
+  hold(): () => void {
+    this.#holds++;
+    this.touch();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#holds--;
+      this.touch();
+    };
+  }
+
+  expired(): ClientError | undefined {
+    return this.#error;
+  }
+
+  dispose(): void {
+    clearTimeout(this.#idle);
+    clearTimeout(this.#total);
+    this.#parent?.removeEventListener("abort", this.#onParentAbort);
+  }
+
+  /** A timer fired: the one timeout error, and the signal aborted with it. */
+  #fire(timer: TimerKind): void {
+    if (this.#controller.signal.aborted) return;
+    this.#error = timeoutError(this.#limits, {
+      timer,
+      elapsedMs: performance.now() - this.#started,
+    });
+    this.dispose();
+    this.#controller.abort(this.#error);
+  }
+
+  /** Expired: give already-received progress one turn of the event loop to reset the timer. */
+  readonly #confirmIdle = () => {
+    this.#idle = setTimeout(() => this.#fire("inactivity"), INACTIVITY_CONFIRM_MS);
   };
-  return {
-    signal: controller.signal,
-    touch,
-    hold() {
-      holds++;
-      touch();
-      let released = false;
-      return () => {
-        if (released) return;
-        released = true;
-        holds--;
-        touch();
-      };
-    },
-    expired: () => error,
-    sdkOptions: { timeout: limits.timeoutMs + SDK_TIMEOUT_SLACK_MS, resetTimeoutOnProgress: true },
-    dispose,
+
+  /** The caller aborted: so does the request, with the caller's reason. */
+  readonly #onParentAbort = () => {
+    this.dispose();
+    this.#controller.abort(this.#parent!.reason);
   };
 }

@@ -1,31 +1,29 @@
 /**
- * One client connection: transport, negotiation, and a tap below the SDK that keeps
- * every raw JSON-RPC response as received (the lossless output reads those, never the
- * SDK's reshaped objects).
+ * One client connection: the transport of the target, negotiation, the connect attempts (again
+ * after an authorization; once more straight into initialize when a stdio server ended on the
+ * discover probe), and the tap below the SDK (tap.ts) that keeps every raw JSON-RPC response as
+ * received (the lossless output reads those, never the SDK's reshaped objects). The stdio child
+ * is child_transport.ts; why a connect failed, in words, connect_failure.ts.
  */
 import {
   Client,
-  SdkError,
-  SdkErrorCode,
   SSEClientTransport,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { classify, ClientError, unreachableError } from "./errors.ts";
-import { timeoutError } from "./deadline.ts";
+import { ClientError } from "./errors.ts";
 import { settledWithin } from "../async.ts";
-import type { ShownFields, Target } from "./config_file.ts";
+import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
 import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
-import { reapChild } from "../workarounds/deno_child_kill.ts";
-import { shownUrl } from "./shown_url.ts";
-import { terminalSafe } from "./terminal_text.ts";
 import { cappedFetch, type ResponseCap } from "./response_cap.ts";
-import { closedDuringDiscoverProbe } from "../workarounds/sdk_error_text.ts";
-import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.ts";
+import { ChildTransport } from "./child_transport.ts";
+import { closedOnProbe, describeFailure } from "./connect_failure.ts";
+import { type RawMessage, type Tap, tapTransport } from "./tap.ts";
+
+export type { RawMessage } from "./tap.ts";
 
 /** The modern revision. */
 export const MODERN_VERSION = "2026-07-28";
@@ -57,9 +55,6 @@ export interface SessionOptions {
   maxMessageBytes?: number;
 }
 
-/** A JSON-RPC message as it crossed the wire. */
-export type RawMessage = Record<string, unknown>;
-
 /** An open connection. */
 export interface Session {
   client: Client;
@@ -90,148 +85,6 @@ export interface Session {
 
 /** Most connect attempts when each one completed an authorization. */
 const MAX_AUTHORIZED_CONNECTS = 3;
-/** How many bytes of a stdio server's stderr are kept for a failure message. */
-const STDERR_TAIL_BYTES = 4096;
-/** How many of its last stderr lines a failure message quotes. */
-const STDERR_TAIL_LINES = 12;
-
-/**
- * The SDK's stdio transport, subclassed (a subclass makes the SDK probe `server/discover` in
- * place, on the one process, instead of on a disposable sibling), with what a failure message
- * needs: the child's pid, its exit code or signal, and a bounded tail of its stderr (which is
- * also passed through to ours with --server-logs).
- */
-export class ChildTransport extends StdioClientTransport {
-  /** The child's pid once spawned (kept after the SDK forgets it). */
-  childPid: number | null = null;
-  /** How the child ended, once it did on its own (not after we closed the connection). */
-  exit: ChildExit | null = null;
-  #closing = false;
-  #ended = false;
-  #tail = "";
-  readonly #command: string;
-  readonly #cwd: string | undefined;
-  readonly #shown: ShownFields;
-
-  constructor(
-    target: Extract<Target, { kind: "stdio" }>,
-    serverLogs: boolean,
-    maxMessageBytes = MAX_MESSAGE_BYTES,
-  ) {
-    super({
-      command: target.command,
-      args: target.args,
-      env: target.env === undefined ? undefined : { ...defaultEnv(), ...target.env },
-      cwd: target.cwd,
-      stderr: "pipe",
-      // The largest response of any wmcp configuration (0022), or --max-message-bytes (0047).
-      maxBufferSize: maxMessageBytes,
-    });
-    this.#command = target.command;
-    this.#cwd = target.cwd;
-    this.#shown = target.shown ?? {};
-    const decoder = new TextDecoder();
-    const logDecoder = new TextDecoder();
-    this.stderr?.on("data", (chunk: Uint8Array | string) => {
-      const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
-      if (serverLogs) {
-        try {
-          // The server's words, shown as text: no terminal sequence of its gets through (0042).
-          writeAll(
-            new TextEncoder().encode(terminalSafe(logDecoder.decode(bytes, { stream: true }))),
-          );
-        } catch {
-          // our stderr is gone: nothing to show it on
-        }
-      }
-      this.#tail = (this.#tail + decoder.decode(bytes, { stream: true })).slice(
-        -STDERR_TAIL_BYTES,
-      );
-    });
-  }
-
-  override async start(): Promise<void> {
-    try {
-      await super.start();
-    } catch (err) {
-      throw spawnError(err, this.#command, this.cwd, this.#shown);
-    }
-    this.childPid = this.pid;
-    onStdioChildExit(this, (exit) => {
-      this.#ended = true;
-      if (!this.#closing) this.exit = exit;
-    });
-  }
-
-  override close(): Promise<void> {
-    this.#closing = true;
-    return super.close();
-  }
-
-  /** The working directory the child was given. */
-  get cwd(): string | undefined {
-    return this.#cwd;
-  }
-
-  /** The last lines of the child's stderr (at most STDERR_TAIL_LINES, bounded in bytes). */
-  stderrTail(): string[] {
-    return this.#tail.split(/\r?\n/).filter((l) => l.trim() !== "").slice(-STDERR_TAIL_LINES);
-  }
-
-  /** Sends SIGKILL to the child if it is still there (deno_child_kill.ts). */
-  kill(): void {
-    if (this.childPid === null || this.#ended) return;
-    this.#closing = true;
-    reapChild(this.childPid);
-  }
-}
-
-function writeAll(bytes: Uint8Array): void {
-  let off = 0;
-  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
-}
-
-/**
- * A spawn failure, in words: the command, and the OS reason (no such file, not executable). A
- * command or cwd that came from a `${VAR}` expansion is shown as its template and field name.
- */
-function spawnError(
-  err: unknown,
-  command: string,
-  cwd: string | undefined,
-  shown: ShownFields,
-): ClientError {
-  const shownCommand = shown.command ?? JSON.stringify(command);
-  const code = (err as { code?: unknown })?.code;
-  let why = (err as Error)?.message ?? String(err);
-  if (code === "ENOENT") {
-    let cwdMissing = false;
-    try {
-      cwdMissing = cwd !== undefined && !Deno.statSync(cwd).isDirectory;
-    } catch (e) {
-      // Not readable here (our read permission) is not "missing": then the command is.
-      cwdMissing = e instanceof Deno.errors.NotFound;
-    }
-    why = cwdMissing
-      ? `its working directory ${shown.cwd ?? cwd} does not exist`
-      : `${shownCommand} was not found (ENOENT)`;
-  } else if (code === "EACCES") why = `${shownCommand} is not executable (EACCES)`;
-  return new ClientError("transport", `cannot start the server: ${why}`, { cause: err });
-}
-
-/** How a stdio server that ended during connect ended, and what it last said on stderr. */
-function diedMessage(t: ChildTransport, during: string): string {
-  const how = t.exit?.signal
-    ? `was killed by ${t.exit.signal}`
-    : typeof t.exit?.code === "number"
-    ? `exited with code ${t.exit.code}`
-    : "closed the connection";
-  const tail = t.stderrTail();
-  return `the server ${how} ${during}` +
-    (tail.length
-      ? `; the last lines of its stderr:\n${tail.map((l) => `  ${l}`).join("\n")}`
-      : "; it wrote nothing on stderr");
-}
 
 /**
  * The HTTP transport of target. Every request goes through one capped fetch (response_cap.ts):
@@ -271,32 +124,12 @@ function hasAuthorization(headers: Record<string, string>): boolean {
   return Object.keys(headers).some((k) => k.toLowerCase() === "authorization");
 }
 
+/** A HeadersInit as a plain record. */
 function headersOf(h: HeadersInit | undefined): Record<string, string> {
   return Object.fromEntries(new Headers(h).entries());
 }
 
-/** The environment a stdio child inherits: a short allow-list, never our secrets. */
-function defaultEnv(): Record<string, string> {
-  const keep = [
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LANG",
-    "TMPDIR",
-    "DENO_DIR",
-    "XDG_CACHE_HOME",
-  ];
-  const out: Record<string, string> = {};
-  for (const k of keep) {
-    const v = Deno.env.get(k);
-    if (v !== undefined) out[k] = v;
-  }
-  return out;
-}
-
+/** An SDK client for one connect attempt: its negotiation mode, capabilities, elicitation. */
 function newClient(
   options: SessionOptions,
   mode: string,
@@ -330,6 +163,7 @@ function newClient(
   return client;
 }
 
+/** The transport of target: a stdio child, or HTTP (Streamable or HTTP+SSE) through the cap. */
 function newTransport(
   target: Target,
   serverLogs: boolean,
@@ -341,115 +175,44 @@ function newTransport(
     : httpTransportFor(target, cap, authProvider);
 }
 
-/** Whether connecting failed because the stdio server ended on the server/discover probe. */
-function closedOnProbe(err: unknown, t: ChildTransport): boolean {
-  return SdkError.isInstance(err) && err.code === SdkErrorCode.EraNegotiationFailed &&
-    t.exit !== null && closedDuringDiscoverProbe(err);
-}
-
-/**
- * The classified error of a failed connect, naming the cause: a stdio server's exit and last
- * stderr lines, an unreachable address and the OS reason, an endpoint that speaks the older
- * HTTP+SSE transport.
- */
-async function describeFailure(
-  err: unknown,
-  t: ChildTransport | StreamableHTTPClientTransport | SSEClientTransport,
-  options: SessionOptions,
-  capFailure?: ClientError,
-): Promise<ClientError> {
-  // A response over the message cap ended the connection below the SDK: that is the cause.
-  if (capFailure !== undefined) return capFailure;
-  // What failed in the authorization flow reaches us reworded (a failed negotiation probe, an
-  // UnauthorizedError): the provider's own record of it is the cause to report.
-  const authFailure = options.authProvider?.lastFailure;
-  const e = classify(authFailure !== undefined ? authFailure : err);
-  // One timeout message whichever timer fired (the SDK's connect or probe timer here).
-  if (e.failure === "timeout") {
-    return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
-      timer: "connect",
-      cause: err,
-    });
-  }
-  if (err instanceof ClientError || e.failure === "auth") return e;
-  const target = options.target;
-  if (t instanceof ChildTransport) {
-    if (t.exit === null) return e;
-    // Its last stderr bytes may still be on their way through the pipe.
-    await new Promise((r) => setTimeout(r, 50));
-    return new ClientError("transport", diedMessage(t, "before the connection was set up"), {
-      cause: err,
-      details: { exitCode: t.exit.code, signal: t.exit.signal, stderrTail: t.stderrTail() },
-    });
-  }
-  if (target.kind === "stdio") return e;
-  const unreachable = unreachableError(target.url, err, undefined, target.shown?.url);
-  if (unreachable !== undefined) return unreachable;
-  if (target.kind === "http" && await speaksSse(target)) {
-    return new ClientError(
-      "transport",
-      `${
-        target.shown?.url ?? shownUrl(target.url)
-      } speaks the older HTTP+SSE transport (MCP 2024-11-05), not Streamable ` +
-        `HTTP: give the config entry "type": "sse", or use --transport sse with --endpoint`,
-      { cause: err },
-    );
-  }
-  return e;
-}
-
-/**
- * Whether the endpoint speaks the older HTTP+SSE transport: a GET answers with an event
- * stream whose first event is `endpoint`. Bounded in time and bytes; any other answer is no.
- */
-async function speaksSse(target: { url: URL; headers: Record<string, string> }): Promise<boolean> {
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), 3000);
-  try {
-    const res = await fetch(target.url, {
-      headers: { ...target.headers, accept: "text/event-stream" },
-      signal: abort.signal,
-    });
-    if (!res.ok || !String(res.headers.get("content-type")).includes("text/event-stream")) {
-      await res.body?.cancel();
-      return false;
-    }
-    const reader = res.body!.getReader();
-    let text = "";
-    const decoder = new TextDecoder();
-    while (text.length < 4096) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-      if (/\n\r?\n/.test(text)) break; // the first event is complete
-    }
-    await reader.cancel().catch(() => {});
-    return /^event:\s*endpoint\s*$/m.test(text);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-    abort.abort();
-  }
-}
-
-/**
- * Answers an `elicitation/create` request that arrived although the client did not declare
- * elicitation (non-interactive): with the interaction's answer (a decline), below the SDK.
- */
-function declineStray(
-  message: RawMessage,
-  interaction: Interaction,
-  send: (m: RawMessage) => Promise<void>,
-): void {
-  interaction.elicit((message.params ?? {}) as never)
-    .then((result) => send({ jsonrpc: "2.0", id: message.id, result }))
-    .catch(() => {});
-}
+/** Any transport the client builds. */
+type AnyTransport = ReturnType<typeof newTransport>;
 
 /** Connects and negotiates; failures are classified (transport 3, protocol 4, timeout 7). */
 export async function openSession(options: SessionOptions): Promise<Session> {
   const { target, protocolVersion } = options;
+  checkProtocolVersion(target, protocolVersion);
+  // The HTTP+SSE transport predates server/discover: auto means the legacy handshake there.
+  const mode = protocolVersion === "auto" && target.kind !== "sse" ? "auto" : protocolVersion;
+  const connection = new Connection(options, mode);
+  await connection.connect();
+  const { client, transport } = connection;
+  const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
+  const version = client.getNegotiatedProtocolVersion() ?? "unknown";
+  if (protocolVersion !== "auto" && version !== protocolVersion) {
+    await client.close().catch(() => {});
+    throw new ClientError(
+      "protocol",
+      `the server negotiated ${version}, not the forced ${protocolVersion}`,
+    );
+  }
+  // The tap: raw responses below the SDK, and the requests we send.
+  const tap = tapTransport(transport, options.interaction);
+  return {
+    client,
+    era,
+    protocolVersion: version,
+    responses: tap.responses,
+    sent: tap.sent,
+    sendsToolHeaders: era === "modern" && target.kind === "http",
+    onElicitation: connection.onElicitation,
+    failure: () => connection.capFailure,
+    close: () => closeSession(client, transport, tap),
+  };
+}
+
+/** Refuses a --protocol-version the client cannot force, or one the transport cannot carry. */
+function checkProtocolVersion(target: Target, protocolVersion: string): void {
   const forcedLegacy = LEGACY_VERSIONS.includes(protocolVersion);
   if (protocolVersion !== "auto" && protocolVersion !== MODERN_VERSION && !forcedLegacy) {
     throw new ClientError(
@@ -464,132 +227,120 @@ export async function openSession(options: SessionOptions): Promise<Session> {
         "Streamable HTTP or stdio",
     );
   }
-  const onElicitation = new Set<() => () => void>();
-  // The HTTP+SSE transport predates server/discover: auto means the legacy handshake there.
-  const mode = protocolVersion === "auto" && target.kind !== "sse" ? "auto" : protocolVersion;
-  let client = newClient(options, mode, onElicitation);
-  // A response over the cap ends the connection at once (pending requests fail); the cap's
-  // error is what gets reported.
-  let capFailure: ClientError | undefined;
-  const cap: ResponseCap = {
-    maxBytes: options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
-    failure: "protocol",
-    what: "response",
-    onExceeded: (err) => {
-      capFailure ??= err;
-      client.close().catch(() => {});
-    },
-  };
-  let transport = newTransport(target, options.serverLogs, cap, options.authProvider);
-  // A connect that ended with a completed authorization (the HTTP+SSE stream's first GET,
-  // which the SDK does not retry itself) is tried again with the new token, a bounded number
-  // of times; the provider bounds the authorizations themselves.
-  const connectAuthorized = async () => {
+}
+
+/**
+ * The SDK client and transport being connected, replaced by fresh ones when a connect is tried
+ * again (after an authorization; a stdio server that ended on the discover probe), and the
+ * response cap they share.
+ */
+class Connection {
+  client: Client;
+  transport: AnyTransport;
+  /** What ended the connection below the SDK (a response over the cap): the first such error. */
+  capFailure: ClientError | undefined;
+  /** Called when the client starts answering an elicitation (Session.onElicitation). */
+  readonly onElicitation = new Set<() => () => void>();
+  readonly #options: SessionOptions;
+  readonly #mode: string;
+  readonly #cap: ResponseCap;
+
+  constructor(options: SessionOptions, mode: string) {
+    this.#options = options;
+    this.#mode = mode;
+    this.client = newClient(options, mode, this.onElicitation);
+    // A response over the cap ends the connection at once (pending requests fail); the cap's
+    // error is what gets reported.
+    this.#cap = {
+      maxBytes: options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
+      failure: "protocol",
+      what: "response",
+      onExceeded: (err) => {
+        this.capFailure ??= err;
+        this.client.close().catch(() => {});
+      },
+    };
+    this.transport = this.#newTransport(options.authProvider);
+  }
+
+  /** Connects, or throws the classified error of why it could not. */
+  async connect(): Promise<void> {
+    try {
+      await this.#connectAuthorized();
+    } catch (err) {
+      const t = this.transport;
+      if (!(t instanceof ChildTransport && this.#mode === "auto" && closedOnProbe(err, t))) {
+        await this.#failed(err);
+      }
+      await this.#connectWithoutProbe();
+    }
+  }
+
+  /**
+   * A connect that ended with a completed authorization (the HTTP+SSE stream's first GET,
+   * which the SDK does not retry itself) is tried again with the new token, a bounded number
+   * of times; the provider bounds the authorizations themselves.
+   */
+  async #connectAuthorized(): Promise<void> {
+    const { authProvider, connectTimeoutMs } = this.#options;
     for (let attempt = 1;; attempt++) {
-      const before = options.authProvider?.completedAuthorizations ?? 0;
+      const before = authProvider?.completedAuthorizations ?? 0;
       try {
-        return await client.connect(transport, { timeout: options.connectTimeoutMs });
+        return await this.client.connect(this.transport, { timeout: connectTimeoutMs });
       } catch (err) {
-        const after = options.authProvider?.completedAuthorizations ?? 0;
+        const after = authProvider?.completedAuthorizations ?? 0;
         if (after === before || attempt >= MAX_AUTHORIZED_CONNECTS) throw err;
-        await client.close().catch(() => {});
-        client = newClient(options, mode, onElicitation);
-        transport = newTransport(target, options.serverLogs, cap, options.authProvider);
+        await this.client.close().catch(() => {});
+        this.client = newClient(this.#options, this.#mode, this.onElicitation);
+        this.transport = this.#newTransport(authProvider);
       }
     }
-  };
-  const connectFailed = async (err: unknown, t: typeof transport): Promise<never> => {
-    // What ended the connection is read before our own close can change it.
-    const failure = await describeFailure(err, t, options, capFailure);
-    await client.close().catch(() => {});
-    if (t instanceof ChildTransport) t.kill();
-    throw failure;
-  };
-  try {
-    await connectAuthorized();
-  } catch (err) {
-    if (
-      !(transport instanceof ChildTransport && mode === "auto" && closedOnProbe(err, transport))
-    ) {
-      await connectFailed(err, transport);
-    }
-    // The server ended when it received the server/discover probe (servers built on SDKs that
-    // exit on any request before initialize): start it once more, straight into initialize.
-    await client.close().catch(() => {});
-    client = newClient(options, "auto", onElicitation);
-    transport = newTransport(target, options.serverLogs, cap);
+  }
+
+  /**
+   * The server ended when it received the server/discover probe (servers built on SDKs that
+   * exit on any request before initialize): start it once more, straight into initialize.
+   */
+  async #connectWithoutProbe(): Promise<void> {
+    await this.client.close().catch(() => {});
+    this.client = newClient(this.#options, "auto", this.onElicitation);
+    this.transport = this.#newTransport(undefined);
     try {
-      await client.connect(transport, {
-        timeout: options.connectTimeoutMs,
+      await this.client.connect(this.transport, {
+        timeout: this.#options.connectTimeoutMs,
         prior: { kind: "legacy" },
       });
     } catch (again) {
-      await connectFailed(again, transport);
+      await this.#failed(again);
     }
   }
-  const era = client.getProtocolEra() === "modern" ? "modern" : "legacy";
-  const version = client.getNegotiatedProtocolVersion() ?? "unknown";
-  if (protocolVersion !== "auto" && version !== protocolVersion) {
-    await client.close().catch(() => {});
-    throw new ClientError(
-      "protocol",
-      `the server negotiated ${version}, not the forced ${protocolVersion}`,
-    );
-  }
-  // The tap: raw responses below the SDK, and the requests we send.
-  const responses = new Map<string | number, RawMessage>();
-  const sent: Session["sent"] = [];
-  const inner = transport.onmessage!;
-  const send = transport.send.bind(transport);
-  transport.onmessage = ((message: RawMessage, extra?: unknown) => {
-    if ("id" in message && ("result" in message || "error" in message)) {
-      responses.set(message.id as string | number, structuredClone(message));
-    }
-    if (
-      message.method === "elicitation/create" && "id" in message &&
-      !options.interaction.advertisesElicitation
-    ) {
-      // The SDK refuses a handler for a capability we did not declare and would answer -32601;
-      // a server that asks anyway gets what --non-interactive promises: a decline.
-      declineStray(message, options.interaction, send as (m: RawMessage) => Promise<void>);
-      return;
-    }
-    (inner as (m: unknown, e?: unknown) => void)(message, extra);
-  }) as typeof transport.onmessage;
-  // Notifications (notifications/cancelled above all) are sent without being awaited by the
-  // SDK; closing must not abort them in flight.
-  const inFlight = new Set<Promise<void>>();
-  transport.send = ((message: RawMessage, opts?: unknown) => {
-    if (typeof message.method === "string") {
-      sent.push({ id: message.id as string | number | undefined, method: message.method });
-    }
-    const p = (send as (m: unknown, o?: unknown) => Promise<void>)(message, opts);
-    if (!("id" in message)) {
-      const tracked = p.catch(() => {}).finally(() => inFlight.delete(tracked));
-      inFlight.add(tracked);
-    }
-    return p;
-  }) as typeof transport.send;
 
-  return {
-    client,
-    era,
-    protocolVersion: version,
-    responses,
-    sent,
-    sendsToolHeaders: era === "modern" && target.kind === "http",
-    onElicitation,
-    failure: () => capFailure,
-    close: async () => {
-      await settledWithin(Promise.allSettled([...inFlight]), 1000);
-      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
-        // A legacy HTTP session is ended explicitly (DELETE), not left to expire.
-        await transport.terminateSession().catch(() => {});
-      }
-      await client.close().catch(() => {});
-      // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
-      // last step does nothing (src/workarounds/deno_child_kill.ts), so make sure it is gone.
-      if (transport instanceof ChildTransport) transport.kill();
-    },
-  };
+  /** A transport for the next attempt, sharing the connection's cap. */
+  #newTransport(authProvider: WmcpAuthProvider | undefined): AnyTransport {
+    const { target, serverLogs } = this.#options;
+    return newTransport(target, serverLogs, this.#cap, authProvider);
+  }
+
+  /** Closes what a failed connect left and throws the error naming its cause. */
+  async #failed(err: unknown): Promise<never> {
+    const t = this.transport;
+    // What ended the connection is read before our own close can change it.
+    const failure = await describeFailure(err, t, this.#options, this.capFailure);
+    await this.client.close().catch(() => {});
+    if (t instanceof ChildTransport) t.kill();
+    throw failure;
+  }
+}
+
+/** Closes an open session: notifications in flight first, a legacy HTTP session's DELETE, the child. */
+async function closeSession(client: Client, transport: AnyTransport, tap: Tap): Promise<void> {
+  await settledWithin(Promise.allSettled([...tap.inFlight]), 1000);
+  if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    // A legacy HTTP session is ended explicitly (DELETE), not left to expire.
+    await transport.terminateSession().catch(() => {});
+  }
+  await client.close().catch(() => {});
+  // The SDK's close ends stdin, waits, SIGTERMs, waits, then SIGKILLs; under Deno the
+  // last step does nothing (src/workarounds/deno_child_kill.ts), so make sure it is gone.
+  if (transport instanceof ChildTransport) transport.kill();
 }
