@@ -22,7 +22,10 @@
  * both (decision 0044).
  *
  * Flags: `--peers` (the real-peer suites instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
- * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times). Other
+ * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times, keeping
+ * the other files' entries; refresh it on an idle machine with both commands, `deno task -q test
+ * --write-durations` and `deno task -q test:peers --write-durations`: the shards are balanced by the
+ * files' relative weights, which a loaded run distorts). Other
  * arguments go to every shard's `deno test` (`--filter X`, `--fail-fast`); paths among them replace
  * the suite's own files (any test file, of either suite).
  */
@@ -364,8 +367,11 @@ async function main(): Promise<number> {
     for (const r of results) {
       for (const [f, s] of Object.entries(r.seconds)) merged[f] = Math.round(s * 10) / 10;
     }
+    // Entries of either suite's files are kept (a `test:peers` run keeps the first suite's and
+    // the reverse); only files that no longer exist are dropped.
+    const existing = new Set(await testFiles("tests"));
     const sorted = Object.fromEntries(
-      Object.entries(merged).filter(([f]) => files.includes(f) || paths.length > 0).sort(),
+      Object.entries(merged).filter(([f]) => existing.has(f)).sort(),
     );
     await Deno.writeTextFile(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
   }
