@@ -1,7 +1,10 @@
-/** The suite's event waits (wait.ts): each ends on its event, and false only when none came. */
+/**
+ * The suite's event waits (tests/_support/wait.ts): each ends on its event, and is false only
+ * when none came.
+ */
 import assert from "node:assert/strict";
-import { Changes, GrowingText, waitForFile } from "./wait.ts";
-import { withTempDir } from "./fs.ts";
+import { Changes, GrowingText, waitForFile } from "../_support/wait.ts";
+import { withTempDir } from "../_support/fs.ts";
 
 Deno.test("waitForFile: a file already there, one made later, one renamed in, and none", async () => {
   await withTempDir(async (dir) => {
