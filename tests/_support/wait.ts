@@ -29,7 +29,19 @@ async function present(path: string): Promise<boolean> {
  */
 export async function waitForFile(path: string, ms = 30_000): Promise<boolean> {
   const dir = path.slice(0, path.lastIndexOf("/")) || "/";
-  const watcher = Deno.watchFs(dir, { recursive: false });
+  let watcher: Deno.FsWatcher;
+  try {
+    watcher = Deno.watchFs(dir, { recursive: false });
+  } catch {
+    // No watcher to be had (the machine's inotify instances are shared and capped): look every
+    // 25 ms instead, within the same limit.
+    const end = Date.now() + ms;
+    while (!(await present(path))) {
+      if (Date.now() > end) return false;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return true;
+  }
   const timer = deadline(ms);
   try {
     if (await present(path)) return true;
