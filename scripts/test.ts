@@ -7,8 +7,8 @@
  * Deno's permission state; every test file here was written to run alone in its process
  * (decision 0040). Separate processes share only the machine.
  *
- * The suite is type-checked once (`deno check`), then each shard runs `deno test --no-check` on
- * its files. Files are assigned to shards longest first by the durations in tests/durations.json
+ * The suite is type-checked once (`deno check`, beside the shards: a failed check stops them and
+ * fails the run), and each shard runs `deno test --no-check` on its files. Files are assigned to shards longest first by the durations in tests/durations.json
  * (unknown files count DEFAULT_SECONDS); files of one directory listed in TOGETHER stay in one shard
  * (they build and use the same artefacts). Each file's output is printed whole once the file is
  * done, so the two shards' lines never interleave; a shard's closing part (errors, failures, its
@@ -22,7 +22,10 @@
  * both (decision 0044).
  *
  * Flags: `--peers` (the real-peer suites instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
- * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times). Other
+ * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times, keeping
+ * the other files' entries; refresh it on an idle machine with both commands, `deno task -q test
+ * --write-durations` and `deno task -q test:peers --write-durations`: the shards are balanced by the
+ * files' relative weights, which a loaded run distorts). Other
  * arguments go to every shard's `deno test` (`--filter X`, `--fail-fast`); paths among them replace
  * the suite's own files (any test file, of either suite).
  */
@@ -286,6 +289,18 @@ export function splitArgs(args: string[]): {
   return { shards, writeDurations, peers, extra, paths };
 }
 
+/** `deno check` of the files, its output (both streams) collected for one block. */
+async function typeCheck(files: string[]): Promise<{ success: boolean; output: string }> {
+  const out = await new Deno.Command("/bin/sh", {
+    args: ["-c", 'exec "$0" "$@" 2>&1', Deno.execPath(), "check", "--quiet", ...files],
+    cwd: REPO,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "inherit",
+  }).output();
+  return { success: out.success, output: new TextDecoder().decode(out.stdout) };
+}
+
 async function main(): Promise<number> {
   const { shards: shardsFlag, writeDurations, peers, extra, paths } = splitArgs(Deno.args);
   const asked = shardsFlag ?? Deno.env.get("WMCP_TEST_SHARDS") ?? "2";
@@ -301,36 +316,39 @@ async function main(): Promise<number> {
     .then((t) => JSON.parse(t), () => ({}));
 
   const t0 = performance.now();
-  const check = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "--quiet", ...files],
-    cwd: REPO,
-    stdin: "null",
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!check.success) {
-    console.error("test: the tests do not type-check (deno check above)");
-    return 1;
-  }
-
-  const shards = assignShards(files, recorded, shardCount);
-  await emit(
-    `running ${files.length} test files in ${shards.length} processes (` +
-      shards.map((s, i) => `shard ${i + 1}: ${s.length} files`).join(", ") + ")",
-  );
   const children = new Set<Deno.ChildProcess>();
+  let stopped = false;
   const stop = () => {
+    stopped = true;
     for (const c of children) {
       try {
         c.kill("SIGTERM");
       } catch { /* already gone */ }
     }
   };
+  // The type-check runs beside the shards (they run with --no-check): most of a shard's time is
+  // spent waiting on its tests' children, so the check's CPU overlaps that instead of delaying
+  // the first test. A check that fails stops the shards at once and fails the run.
+  const check = typeCheck(files).then(async (r) => {
+    if (r.output.trim() !== "") await emit(r.output);
+    if (!r.success) {
+      await emit("test: the tests do not type-check (deno check above); stopping the shards");
+      stop();
+    }
+    return r.success;
+  });
+
+  const shards = assignShards(files, recorded, shardCount);
+  await emit(
+    `running ${files.length} test files in ${shards.length} processes (` +
+      shards.map((s, i) => `shard ${i + 1}: ${s.length} files`).join(", ") + ")",
+  );
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  const results = await Promise.all(shards.map((s) => runShard(s, extra, children)));
+  const results = stopped ? [] : await Promise.all(shards.map((s) => runShard(s, extra, children)));
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
+  const checked = await check;
 
   const sum: Totals = { passed: 0, failed: 0, ignored: 0, steps: 0, ignoredSteps: 0, filtered: 0 };
   let ok = true;
@@ -343,14 +361,17 @@ async function main(): Promise<number> {
     }
     for (const k of Object.keys(sum) as (keyof Totals)[]) sum[k] += r.totals[k];
   }
-  if (sum.failed > 0) ok = false;
-  if (writeDurations) {
+  if (sum.failed > 0 || !checked) ok = false;
+  if (writeDurations && checked) {
     const merged: Record<string, number> = { ...recorded };
     for (const r of results) {
       for (const [f, s] of Object.entries(r.seconds)) merged[f] = Math.round(s * 10) / 10;
     }
+    // Entries of either suite's files are kept (a `test:peers` run keeps the first suite's and
+    // the reverse); only files that no longer exist are dropped.
+    const existing = new Set(await testFiles("tests"));
     const sorted = Object.fromEntries(
-      Object.entries(merged).filter(([f]) => files.includes(f) || paths.length > 0).sort(),
+      Object.entries(merged).filter(([f]) => existing.has(f)).sort(),
     );
     await Deno.writeTextFile(DURATIONS, JSON.stringify(sorted, null, 2) + "\n");
   }

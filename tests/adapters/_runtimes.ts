@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { type InstalledNpmFixture, installNpmFixture } from "../client/_npm_fixture.ts";
 import { type HttpServerProcess, readReadyLine } from "../server/_harness.ts";
+import { GrowingText } from "../_support/wait.ts";
 
 const REPO = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
@@ -89,21 +90,18 @@ export async function startAdapter(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let errText = "";
-  const errDone = (async () => {
-    const dec = new TextDecoder();
-    for await (const chunk of child.stderr) errText += dec.decode(chunk, { stream: true });
-  })();
+  const err = new GrowingText();
+  const errDone = err.drain(child.stderr);
   const killer = setTimeout(() => child.kill("SIGKILL"), 30_000);
   let ready;
   try {
     ready = await readReadyLine(child.stdout, `${runtime.name} adapter`);
-  } catch (err) {
+  } catch (e) {
     try {
       child.kill("SIGKILL");
     } catch { /* gone */ }
     await errDone;
-    throw new Error(`${(err as Error).message}: ${errText}`);
+    throw new Error(`${(e as Error).message}: ${err.text}`);
   } finally {
     clearTimeout(killer);
   }
@@ -120,7 +118,8 @@ export async function startAdapter(
     url: ready.ready.url,
     pid: ready.ready.pid,
     child,
-    stderr: () => errText,
+    stderr: () => err.text,
+    waitStderr: (holds, ms) => err.waitFor(holds, ms),
     status,
     stop: async () => {
       try {

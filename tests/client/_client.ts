@@ -1,6 +1,7 @@
 /** Test helper: runs the bundled MCP tool client (`cli.ts server-info|tools ...`) as a real child. */
 import assert from "node:assert/strict";
 import { cliArgv, type CliResult, spawnCli, type SpawnedCli } from "../_support/cli.ts";
+import { Changes } from "../_support/wait.ts";
 
 /** Parsed JSON read from the client's output (shape asserted by the tests). */
 // deno-lint-ignore no-explicit-any
@@ -171,6 +172,8 @@ export interface RecordingProxy {
 export function startRecordingProxy(upstream: string): RecordingProxy {
   const requests: ProxiedRequest[] = [];
   const progress = { count: 0 };
+  // Each request and each progress notification wakes the waits below (no polling).
+  const changes = new Changes();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req) => {
@@ -181,6 +184,7 @@ export function startRecordingProxy(upstream: string): RecordingProxy {
         rpc = (Array.isArray(parsed) ? parsed : [parsed]).map((m) => m?.method ?? "").join(",");
       } catch { /* not JSON */ }
       requests.push({ httpMethod: req.method, rpc, sessionId: req.headers.get("mcp-session-id") });
+      changes.notify();
       const headers = new Headers(req.headers);
       headers.delete("host");
       const res = await fetch(upstream, { method: req.method, headers, body });
@@ -194,6 +198,7 @@ export function startRecordingProxy(upstream: string): RecordingProxy {
               decoder.decode(chunk, { stream: true }).split('"notifications/progress"').length -
               1;
             out.enqueue(chunk);
+            changes.notify();
           },
         }),
       );
@@ -205,17 +210,13 @@ export function startRecordingProxy(upstream: string): RecordingProxy {
     url,
     requests,
     async seen(rpc, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!requests.some((r) => r.rpc === rpc)) {
-        if (Date.now() > deadline) throw new Error(`no ${rpc} request within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
+      if (!await changes.until(() => requests.some((r) => r.rpc === rpc), timeoutMs)) {
+        throw new Error(`no ${rpc} request within ${timeoutMs} ms`);
       }
     },
     async seenProgress(timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (progress.count === 0) {
-        if (Date.now() > deadline) throw new Error(`no progress within ${timeoutMs} ms`);
-        await new Promise((r) => setTimeout(r, 20));
+      if (!await changes.until(() => progress.count > 0, timeoutMs)) {
+        throw new Error(`no progress within ${timeoutMs} ms`);
       }
     },
     async close() {

@@ -8,6 +8,7 @@ import { progressLine, progressText } from "../../src/client/progress.ts";
 import { runClient } from "./_client.ts";
 import { cliArgv, shellQuote } from "../_support/cli.ts";
 import { exists } from "../_support/fs.ts";
+import { GrowingText } from "../_support/wait.ts";
 
 const HOLD_SERVER = new URL("./fixtures/hold_server.ts", import.meta.url).pathname;
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
@@ -62,26 +63,17 @@ async function holdOnTerminal(dir: string, env: Record<string, string>): Promise
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  let screen = "";
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const read = (async () => {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      screen += value;
-    }
-  })();
-  // Release the call once two progress redraws were on the screen (bounded wait).
-  const deadline = Date.now() + 30_000;
-  while (screen.split(ERASE).length < 3 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const screen = new GrowingText();
+  const read = screen.drain(child.stdout);
+  // Release the call once two progress redraws were on the screen (woken by each read; the
+  // limit only bounds a failure).
+  await screen.waitFor((text) => text.split(ERASE).length >= 3, 30_000);
   await Deno.writeTextFile(`${dir}/release`, "");
   const watchdog = setTimeout(() => child.kill("SIGKILL"), 30_000);
   await child.status;
   clearTimeout(watchdog);
   await read;
-  return screen;
+  return screen.text;
 }
 
 for (const noColor of [false, true]) {

@@ -1,6 +1,7 @@
 /** Test harness: real server processes on 127.0.0.1 and stdio, with scoped permissions. */
 import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { cliArgv } from "../_support/cli.ts";
+import { GrowingText } from "../_support/wait.ts";
 
 export const SERVE_HTTP = new URL("../../serve_http.ts", import.meta.url).pathname;
 export const SERVE_STDIO = new URL("../../serve_stdio.ts", import.meta.url).pathname;
@@ -47,6 +48,8 @@ export interface HttpServerProcess {
   pid: number;
   child: Deno.ChildProcess;
   stderr: () => string;
+  /** Resolves true once `holds(stderr so far)` is true (woken by each chunk read), false after ms. */
+  waitStderr: (holds: (stderr: string) => boolean, ms?: number) => Promise<boolean>;
   /** Sends SIGTERM and waits for the exit status. */
   stop: () => Promise<Deno.CommandStatus>;
   status: Promise<Deno.CommandStatus>;
@@ -94,21 +97,18 @@ export async function startHttpServer(
     stderr: "piped",
     env: options.env,
   }).spawn();
-  let errText = "";
-  const errDone = (async () => {
-    const dec = new TextDecoder();
-    for await (const chunk of child.stderr) errText += dec.decode(chunk, { stream: true });
-  })();
+  const err = new GrowingText();
+  const errDone = err.drain(child.stderr);
   let ready: ReadyLine;
   let reader: ReadableStreamDefaultReader<string>;
   try {
     ({ ready, reader } = await readReadyLine(child.stdout));
-  } catch (err) {
+  } catch (e) {
     try {
       child.kill("SIGKILL");
     } catch { /* gone */ }
     await errDone;
-    throw new Error(`${(err as Error).message}: ${errText}`);
+    throw new Error(`${(e as Error).message}: ${err.text}`);
   }
   // Keep draining stdout so the child never blocks on a full pipe.
   (async () => {
@@ -124,7 +124,8 @@ export async function startHttpServer(
     url: ready.url,
     pid: ready.pid,
     child,
-    stderr: () => errText,
+    stderr: () => err.text,
+    waitStderr: (holds, ms) => err.waitFor(holds, ms),
     status,
     stop: async () => {
       try {

@@ -9,6 +9,7 @@ import { makeLongSearchTree } from "../_support/fs.ts";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { events, permissionFlags, SERVE_STDIO, startHttpServer, until } from "./_harness.ts";
+import { Changes, GrowingText } from "../_support/wait.ts";
 
 /**
  * A workspace whose search outlasts the 4 s time budget the reader runs under on any machine:
@@ -20,6 +21,8 @@ const bigTree = () => makeLongSearchTree("wmcp-wcancel-");
 interface Connected {
   client: Client;
   stderr: () => string;
+  /** Resolves true once `holds(stderr so far)` is true (woken by each chunk), false after ms. */
+  waitStderr: (holds: (stderr: string) => boolean, ms?: number) => Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -45,18 +48,19 @@ function stdioTarget(mode: "auto" | "legacy"): Target {
         ],
         stderr: "pipe",
       });
-      let err = "";
+      const err = new GrowingText();
       const client = new Client({ name: "t", version: "0" }, {
         versionNegotiation: { mode, probe: { timeoutMs: 5000 } },
       });
       await client.connect(transport);
       const stream = transport.stderr as unknown as AsyncIterable<Uint8Array> | null;
-      if (stream) {
-        (async () => {
-          for await (const c of stream) err += new TextDecoder().decode(c);
-        })().catch(() => {});
-      }
-      return { client, stderr: () => err, close: () => client.close() };
+      if (stream) err.drain(stream);
+      return {
+        client,
+        stderr: () => err.text,
+        waitStderr: (holds, ms) => err.waitFor(holds, ms),
+        close: () => client.close(),
+      };
     },
   };
 }
@@ -71,6 +75,7 @@ function httpTarget(mode: "auto" | "legacy"): Target {
       return {
         client,
         stderr: server.stderr,
+        waitStderr: server.waitStderr,
         close: async () => {
           await client.close();
           await server.stop();
@@ -100,7 +105,7 @@ async function cancelBehindReader(
   await Deno.writeTextFile(`${root}/a.txt`, "old\n");
   // The reader: a regex search longer than its time budget on this tree, so it holds the
   // workspace's read lock for the budget's 4 s.
-  const { client, stderr, close } = await target.connect(root, [
+  const { client, stderr, waitStderr, close } = await target.connect(root, [
     "--limit",
     "maxOperationMs=4000",
   ]);
@@ -108,13 +113,20 @@ async function cancelBehindReader(
     // Six searches at once share the read lock and the machine's cores, so together they
     // hold the lock for seconds.
     const started = new Set<number>();
+    const progressed = new Changes();
     let searchDone = 0;
     const searches = Promise.all(Array.from({ length: 6 }, (_, i) =>
       client.callTool(
         { name: "search_text", arguments: { query: `([a-z]+ ?){1,100}Q${i}`, regex: true } },
-        { onprogress: () => started.add(i), timeout: 120_000 },
+        {
+          onprogress: () => {
+            started.add(i);
+            progressed.notify();
+          },
+          timeout: 120_000,
+        },
       ))).finally(() => (searchDone = performance.now()));
-    assert.ok(await until(() => started.size === 6), "the searches started");
+    assert.ok(await progressed.until(() => started.size === 6), "the searches started");
     const ac = new AbortController();
     const write = client.callTool({
       name: "write_file",
@@ -146,7 +158,10 @@ async function cancelBehindReader(
     }
     assert.equal(content, "old\n");
     assert.ok(
-      await until(() => events(stderr(), "write_file").some((e) => e.event === "cancelled")),
+      await waitStderr(
+        (text) => events(text, "write_file").some((e) => e.event === "cancelled"),
+        10_000,
+      ),
       `the server logs the cancellation; stderr:\n${stderr()}`,
     );
     const ev = events(stderr(), "write_file").find((e) => e.event === "cancelled")!;

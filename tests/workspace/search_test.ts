@@ -398,83 +398,94 @@ async function bigTree(dir: string, n: number): Promise<void> {
   await Promise.all(jobs);
 }
 
-Deno.test("search_text: cancellation rejects with CANCELLED promptly (abort after 20 ms)", async () => {
-  await withTempDir(async (dir) => {
+/**
+ * One 5,000-file tree for the tests below (they only search it), made on first use and removed
+ * when the test module unloads.
+ */
+let shared: Promise<string> | undefined;
+function sharedBigTree(): Promise<string> {
+  shared ??= (async () => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-search-big-" }));
+    globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
     await bigTree(dir, 5000);
-    const ws = await openWorkspace(dir, { limits: { maxMatches: 100_000 } });
-    const controller = new AbortController();
-    let abortedAt = 0;
-    const timer = setTimeout(() => {
-      abortedAt = performance.now();
-      controller.abort();
-    }, 20);
-    try {
-      const p = searchText(ws, { query: "needle", maxMatches: 100_000 }, {
-        signal: controller.signal,
-      });
-      const e = await expectError(p, "CANCELLED");
-      const elapsed = performance.now() - abortedAt;
-      assert.ok(abortedAt > 0, "the search was still running when aborted");
-      assert.ok(elapsed < 100, `rejected ${elapsed.toFixed(1)} ms after the abort`);
-      assert.ok(e.message.length > 0);
-    } finally {
-      clearTimeout(timer);
-    }
-  });
+    return dir;
+  })();
+  return shared;
+}
+
+Deno.test("search_text: cancellation rejects with CANCELLED promptly (abort after 20 ms)", async () => {
+  const dir = await sharedBigTree();
+  const ws = await openWorkspace(dir, { limits: { maxMatches: 100_000 } });
+  const controller = new AbortController();
+  let abortedAt = 0;
+  const timer = setTimeout(() => {
+    abortedAt = performance.now();
+    controller.abort();
+  }, 20);
+  try {
+    const p = searchText(ws, { query: "needle", maxMatches: 100_000 }, {
+      signal: controller.signal,
+    });
+    const e = await expectError(p, "CANCELLED");
+    const elapsed = performance.now() - abortedAt;
+    assert.ok(abortedAt > 0, "the search was still running when aborted");
+    assert.ok(elapsed < 100, `rejected ${elapsed.toFixed(1)} ms after the abort`);
+    assert.ok(e.message.length > 0);
+  } finally {
+    clearTimeout(timer);
+  }
 });
 
 Deno.test("search_text: progress is reported, and abort from the first progress callback cancels", async () => {
-  await withTempDir(async (dir) => {
-    await bigTree(dir, 5000);
-    const ws = await openWorkspace(dir, {
-      limits: { maxMatches: 100_000, maxResultBytes: 64 * 1024 * 1024 },
-    });
-    // First a full run: progress is reported on a run this long, and counts grow.
-    const seen: { filesSearched: number; matches: number }[] = [];
-    const t0 = performance.now();
-    const full = await searchText(ws, { query: "needle", maxMatches: 100_000 }, {
-      onProgress: (p) => seen.push(p),
-    });
-    const took = performance.now() - t0;
-    assert.equal(full.filesSearched, 5000);
-    assert.equal(full.matches.length, 100_000);
-    assert.equal(full.truncated, false);
-    if (took > 150) {
-      assert.ok(seen.length >= 1, `progress reported during a ${took.toFixed(0)} ms search`);
-    }
-    for (let i = 1; i < seen.length; i++) {
-      assert.ok(seen[i].filesSearched >= seen[i - 1].filesSearched);
-    }
-    if (seen.length > 0) assert.ok(seen[0].filesSearched > 0 && seen[0].filesSearched < 5000);
-
-    // Then abort on the first progress callback.
-    const controller = new AbortController();
-    let abortedAt = 0;
-    let calls = 0;
-    const p = searchText(ws, { query: "needle", maxMatches: 100_000 }, {
-      signal: controller.signal,
-      onProgress: () => {
-        calls++;
-        if (abortedAt === 0) {
-          abortedAt = performance.now();
-          controller.abort();
-        }
-      },
-    });
-    let resolved = false;
-    try {
-      await p;
-      resolved = true;
-    } catch (err) {
-      const elapsed = performance.now() - abortedAt;
-      assert.equal((err as { code?: string }).code, "CANCELLED");
-      assert.ok(elapsed < 100, `rejected ${elapsed.toFixed(1)} ms after the abort`);
-      assert.equal(calls, 1, "no progress after the abort");
-    }
-    // Only a run too short to report progress may complete.
-    if (resolved) assert.equal(calls, 0, "a search that reported progress was aborted");
-    if (took > 300) assert.ok(!resolved, `a ${took.toFixed(0)} ms search was not cancelled`);
+  const dir = await sharedBigTree();
+  const ws = await openWorkspace(dir, {
+    limits: { maxMatches: 100_000, maxResultBytes: 64 * 1024 * 1024 },
   });
+  // First a full run: progress is reported on a run this long, and counts grow.
+  const seen: { filesSearched: number; matches: number }[] = [];
+  const t0 = performance.now();
+  const full = await searchText(ws, { query: "needle", maxMatches: 100_000 }, {
+    onProgress: (p) => seen.push(p),
+  });
+  const took = performance.now() - t0;
+  assert.equal(full.filesSearched, 5000);
+  assert.equal(full.matches.length, 100_000);
+  assert.equal(full.truncated, false);
+  if (took > 150) {
+    assert.ok(seen.length >= 1, `progress reported during a ${took.toFixed(0)} ms search`);
+  }
+  for (let i = 1; i < seen.length; i++) {
+    assert.ok(seen[i].filesSearched >= seen[i - 1].filesSearched);
+  }
+  if (seen.length > 0) assert.ok(seen[0].filesSearched > 0 && seen[0].filesSearched < 5000);
+
+  // Then abort on the first progress callback.
+  const controller = new AbortController();
+  let abortedAt = 0;
+  let calls = 0;
+  const p = searchText(ws, { query: "needle", maxMatches: 100_000 }, {
+    signal: controller.signal,
+    onProgress: () => {
+      calls++;
+      if (abortedAt === 0) {
+        abortedAt = performance.now();
+        controller.abort();
+      }
+    },
+  });
+  let resolved = false;
+  try {
+    await p;
+    resolved = true;
+  } catch (err) {
+    const elapsed = performance.now() - abortedAt;
+    assert.equal((err as { code?: string }).code, "CANCELLED");
+    assert.ok(elapsed < 100, `rejected ${elapsed.toFixed(1)} ms after the abort`);
+    assert.equal(calls, 1, "no progress after the abort");
+  }
+  // Only a run too short to report progress may complete.
+  if (resolved) assert.equal(calls, 0, "a search that reported progress was aborted");
+  if (took > 300) assert.ok(!resolved, `a ${took.toFixed(0)} ms search was not cancelled`);
 });
 
 Deno.test("search_text: through runOperation, an aborted signal cancels and progress is mapped", async () => {
