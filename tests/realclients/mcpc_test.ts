@@ -47,6 +47,23 @@ async function step(home: string, s: Step): Promise<StepsReport["steps"][number]
   return { thrown: `exit ${out.code}: ${out.stderr.trim()} ${out.stdout.trim()}` };
 }
 
+/**
+ * `mcpc connect`, again (at most twice more) when mcpc's own bridge did not start. mcpc gives the
+ * Node process it spawns as its bridge a fixed 5 s to create its socket, before the bridge talks to
+ * any MCP server (bridge-manager.js, `waitForFile(socketPath, { timeoutMs: 5000 })`): on a loaded
+ * machine Node's first load of mcpc's modules can take longer. That is mcpc's start-up, not
+ * wmcp's, so it is retried; any other failure is not.
+ */
+async function connect(home: string, server: string) {
+  for (let attempt = 1;; attempt++) {
+    const connected = await mcpc(home, ["connect", server, "@wmcp"]);
+    const bridgeLate = connected.code !== 0 &&
+      /Bridge failed to start: socket file not created/.test(connected.stdout + connected.stderr);
+    if (!bridgeLate || attempt === 3) return connected;
+    console.log(`mcpc's bridge missed its 5 s start-up (attempt ${attempt}); connecting again`);
+  }
+}
+
 for (const transport of ["stdio", "http"] as const) {
   // One Node process per command: the reads and the write over stdio only.
   const reads = transport === "stdio";
@@ -63,7 +80,7 @@ for (const transport of ["stdio", "http"] as const) {
         );
         server = `${config}:wmcp`;
       }
-      const connected = await mcpc(home, ["connect", server, "@wmcp"]);
+      const connected = await connect(home, server);
       if (connected.code !== 0) {
         throw new Error(`mcpc connect failed (${connected.code}): ${connected.stderr}`);
       }
