@@ -14,14 +14,17 @@
  * done, so the two shards' lines never interleave; a shard's closing part (errors, failures, its
  * summary) is printed when it ends, and the last line is the suite's, in deno's own summary form.
  *
- * Two suites. The default (`deno task -q test`, the README's command) is every test but the
- * real-peer suites in REAL_PEERS: the third-party clients and servers installed from npm (MCP
- * Inspector, mcpc, mcp-remote, the AI SDK, the v1 and v2 SDK clients, server-everything,
- * server-filesystem), Node and Bun running the adapters, and nginx in front of several servers.
- * Those take minutes and run as the second command, `deno task -q test:peers` (`--peers`); CI runs
- * both (decision 0044).
+ * Two suites. The default (`deno task -q test`, the README's command) is every test but those in
+ * SECOND_SUITE, which take minutes and run as the second command, `deno task -q test:peers`
+ * (`--peers`); CI runs both (decisions 0044 and 0052). The second suite is the real peers (the
+ * third-party clients and servers installed from npm: MCP Inspector, mcpc, mcp-remote, the AI SDK,
+ * the v1 and v2 SDK clients, server-everything, server-filesystem; Node and Bun running the
+ * adapters; nginx in front of several servers) and the end-to-end suites of this project's own
+ * parts that drive several real processes per case for minutes: the bundled client against real
+ * servers, the docs' commands in a fresh clone, host entries started as hosts start them, real
+ * terminals and shells.
  *
- * Flags: `--peers` (the real-peer suites instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
+ * Flags: `--peers` (the second suite instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
  * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times, keeping
  * the other files' entries; refresh it on an idle machine with both commands, `deno task -q test
  * --write-durations` and `deno task -q test:peers --write-durations`: the shards are balanced by the
@@ -44,10 +47,11 @@ export const TEST_PERMISSIONS = [
 /** Directories whose files share build artefacts (dist/ for the adapters): one shard each. */
 const TOGETHER = ["tests/adapters/"];
 /**
- * The real-peer suites (directories end in "/"): what `--peers` runs and the default suite leaves
- * out. Each installs or starts a third-party program and talks to it through real processes.
+ * The second suite (directories end in "/"): what `--peers` runs and the default suite leaves out.
+ * Each file either installs or starts a third-party program and talks to it through real
+ * processes, or runs this project's own parts end to end through several real processes per case.
  */
-export const REAL_PEERS: readonly string[] = [
+export const SECOND_SUITE: readonly string[] = [
   "tests/realclients/",
   "tests/adapters/",
   // nginx in front of real instances (tests/deploy/'s other files, config.ts's help, start none).
@@ -56,11 +60,20 @@ export const REAL_PEERS: readonly string[] = [
   "tests/client/peers_test.ts",
   "tests/client/more_peers_test.ts",
   "tests/client/filesystem_peer_test.ts",
+  // End to end, this project's own parts (about 8 minutes of the first suite's 20 on two cores).
+  "tests/client/own_server_test.ts",
+  "tests/client/connect_test.ts",
+  "tests/client/contract_edges_test.ts",
+  "tests/client/auth_flow_test.ts",
+  "tests/docs/doc_commands_test.ts",
+  "tests/cli/host_config_test.ts",
+  "tests/cli/pretty_test.ts",
+  "tests/cli/completion_test.ts",
 ];
 
-/** Whether a test file belongs to the real-peer suite. */
-export function isRealPeer(file: string): boolean {
-  return REAL_PEERS.some((p) => (p.endsWith("/") ? file.startsWith(p) : file === p));
+/** Whether a test file belongs to the second suite (`--peers`). */
+export function inSecondSuite(file: string): boolean {
+  return SECOND_SUITE.some((p) => (p.endsWith("/") ? file.startsWith(p) : file === p));
 }
 
 /** The weight of a test file with no recorded duration (seconds). */
@@ -311,7 +324,7 @@ async function main(): Promise<number> {
   }
   const files: string[] = [];
   if (paths.length > 0) { for (const p of paths) files.push(...await testFiles(p)); }
-  else files.push(...(await testFiles("tests")).filter((f) => isRealPeer(f) === peers));
+  else files.push(...(await testFiles("tests")).filter((f) => inSecondSuite(f) === peers));
   const recorded: Record<string, number> = await Deno.readTextFile(DURATIONS)
     .then((t) => JSON.parse(t), () => ({}));
 

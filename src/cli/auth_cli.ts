@@ -3,6 +3,7 @@
  * This file reads the subcommand and its flags, re-launches when the credentials directory is
  * out of reach, runs the subcommand (auth_subcommands.ts) and reports a failure.
  */
+import { streams, writeTextSync } from "../std_streams.ts";
 import { AUTH_LOGIN, AUTH_LOGOUT, AUTH_STATUS } from "./commands.ts";
 import { type CommandDecl, parseCommand, wordIndices } from "./declare.ts";
 import { UsageError } from "../config.ts";
@@ -83,17 +84,16 @@ function reportFailure(err: unknown, path: string[], useJson: boolean): number {
       cause: e,
     });
   }
-  Deno.stderr.writeSync(
-    new TextEncoder().encode(
-      useJson ? jsonLine({ error: e.toJSON() }) : `error (${e.failure}): ${e.message}\n`,
-    ),
+  writeTextSync(
+    streams().stderr,
+    useJson ? jsonLine({ error: e.toJSON() }) : `error (${e.failure}): ${e.message}\n`,
   );
   return e.exitCode;
 }
 
 /** Runs `auth login|status|logout`; returns the exit code (INTERFACES.md). */
 export async function runAuth(argv: string[]): Promise<number> {
-  let useJson = !Deno.stdout.isTerminal();
+  let useJson = !streams().stdout.isTerminal();
   const path = helpPath(argv);
   try {
     const { sub, values } = await parseAuth(argv);

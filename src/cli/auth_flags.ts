@@ -1,4 +1,5 @@
 /** The MCP authorization flags of the client commands, read into AuthSettings. */
+import { streams } from "../std_streams.ts";
 import { readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation } from "../config.ts";
 import { ClientError } from "../client/errors.ts";
@@ -131,7 +132,7 @@ export async function authSettingsFrom(
     scope: values.scope?.trim() || undefined,
     noStore: values["no-auth-store"] === true,
     followRedirects: values["auth-follow-redirects"] === true,
-    interactive: !values["non-interactive"] && Deno.stdin.isTerminal(),
+    interactive: !values["non-interactive"] && streams().stdinIsTerminal(),
     noBrowser: values["no-browser"] === true,
   };
 }

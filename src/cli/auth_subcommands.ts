@@ -1,4 +1,5 @@
 /** The work of `auth status`, `auth logout` and `auth login`, once their flags are read. */
+import { errLine } from "../std_streams.ts";
 import { endpointUrl } from "./client_cli.ts";
 import type { AUTH_LOGIN, AUTH_LOGOUT } from "./commands.ts";
 import type { ValuesOf } from "./declare.ts";
@@ -87,7 +88,7 @@ function number(v: string | undefined, flag: string, min: number, max: number): 
 
 /** Lines on stderr; they may quote a server or its authorization server (decision 0042). */
 export function say(lines: string): void {
-  console.error(terminalSafe(lines));
+  errLine(terminalSafe(lines));
 }
 
 export const jsonLine = (v: unknown) => terminalJson(JSON.stringify(v)) + "\n";

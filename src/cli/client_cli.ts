@@ -3,6 +3,7 @@
  * of steps: parse argv by the command's declaration, connect (target, interaction, authorization,
  * session), run the command, and on failure report the classified error and its exit code.
  */
+import { streams } from "../std_streams.ts";
 import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./commands.ts";
 import { type CommandDecl, parseCommand, wordIndices } from "./declare.ts";
 import { resolveFromInvocation, UsageError } from "../config.ts";
@@ -94,13 +95,13 @@ async function chooseInteraction(values: ClientValues, asker: Asker): Promise<In
   if (values["input-responses-file"] !== undefined) {
     return await fromResponsesFile(resolveFromInvocation(values["input-responses-file"]));
   }
-  if (values["non-interactive"] || !Deno.stdin.isTerminal()) return nonInteractive();
+  if (values["non-interactive"] || !streams().stdinIsTerminal()) return nonInteractive();
   return terminalPrompts(asker);
 }
 
 /** The --output value (default: pretty on a terminal, else mcp-json), or a usage error. */
 function chooseOutput(v: string | undefined): ClientOutput {
-  if (v === undefined) return Deno.stdout.isTerminal() ? "pretty" : "mcp-json";
+  if (v === undefined) return streams().stdout.isTerminal() ? "pretty" : "mcp-json";
   if (v === "mcp-json" || v === "json" || v === "jsonl" || v === "pretty") return v;
   throw new ClientError(
     "usage",

@@ -3,6 +3,7 @@
  * result in each output (mcp-json, json, jsonl, pretty), and an error line. Server-supplied text reaches a terminal only
  * through src/client/terminal_text.ts (terminalSafe, terminalLine, terminalJson; decision 0042).
  */
+import { errLine, streams, writeTextSync } from "../std_streams.ts";
 import type { ClientError } from "../client/errors.ts";
 import { CONTRACT_VERSION, flatten, type ToolsPage } from "../client/commands.ts";
 import { terminalColumns } from "./output.ts";
@@ -17,7 +18,7 @@ export type ClientOutput = "mcp-json" | "json" | "jsonl" | "pretty";
 
 /** A warning on stderr, one line (it may quote a server: a tool's name, an error message). */
 export function warn(message: string): void {
-  console.error(`wmcp: warning: ${terminalLine(redacted(message))}`);
+  errLine(`wmcp: warning: ${terminalLine(redacted(message))}`);
 }
 
 /** One JSON line (safe for a terminal: see terminalJson). */
@@ -170,5 +171,5 @@ export function reportError(e: ClientError, output: ClientOutput): void {
   const text = output === "pretty"
     ? errorLine(e.failure, e.message, palette(stderrColor()))
     : line({ error: e.toJSON() });
-  Deno.stderr.writeSync(new TextEncoder().encode(text));
+  writeTextSync(streams().stderr, text);
 }

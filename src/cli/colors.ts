@@ -3,6 +3,7 @@
  * ours (NO_COLOR, FORCE_COLOR, TERM=dumb, is the stream a terminal); ansi-styles supplies only
  * the escape codes (it reads no environment, so it needs no --allow-env).
  */
+import { streams } from "../std_streams.ts";
 import styles from "ansi-styles";
 import { envIfGranted } from "../config.ts";
 
@@ -52,12 +53,12 @@ export function useColor(isTerminal: boolean, env: ColorEnv = colorEnv()): boole
 
 /** Whether stdout output is coloured (see useColor). */
 export function stdoutColor(): boolean {
-  return useColor(Deno.stdout.isTerminal());
+  return useColor(streams().stdout.isTerminal());
 }
 
 /** Whether stderr output is coloured (see useColor). */
 export function stderrColor(): boolean {
-  return useColor(Deno.stderr.isTerminal());
+  return useColor(streams().stderr.isTerminal());
 }
 
 /** One style: wraps text in its codes, or returns it as is when colour is off. */

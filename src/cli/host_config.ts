@@ -6,6 +6,7 @@
  * the launcher's scoped permissions, so it serves exactly that directory from any start
  * directory and any PATH. Formats and sources: docs/decisions/0019-host-setup-and-root-refusal.md.
  */
+import { errLine } from "../std_streams.ts";
 import { CONFIG_PRINT, HOSTS } from "./commands.ts";
 import { parseCommand } from "./declare.ts";
 import { serverPermissions } from "./server_permissions.ts";
@@ -542,6 +543,6 @@ export async function configPrint(
     : await httpInput(req, req.http, root, notes);
   const printed = hostSnippet(req.host, input);
   await out(JSON.stringify(printed.snippet, null, 2) + "\n");
-  for (const n of [...printed.notes, ...notes]) console.error(`wmcp: ${n}`);
+  for (const n of [...printed.notes, ...notes]) errLine(`wmcp: ${n}`);
   return 0;
 }

@@ -1,4 +1,5 @@
 /** Output renderers shared by every CLI command: results on stdout, errors on stderr. */
+import { streams, writeText, writeTextSync } from "../std_streams.ts";
 import { UsageError } from "../config.ts";
 import type { ErrorObject } from "../workspace/errors.ts";
 import { palette, stderrColor, stdoutColor } from "./colors.ts";
@@ -11,7 +12,7 @@ export type OutputFormat = "json" | "pretty";
 
 /** Picks the format: explicit, else pretty on a terminal and json otherwise. */
 export function chooseFormat(flag: string | undefined): OutputFormat {
-  if (flag === undefined) return Deno.stdout.isTerminal() ? "pretty" : "json";
+  if (flag === undefined) return streams().stdout.isTerminal() ? "pretty" : "json";
   if (flag === "json" || flag === "pretty") return flag;
   throw new UsageError(`--output must be json or pretty, got ${JSON.stringify(flag)}`);
 }
@@ -65,7 +66,7 @@ const DEFAULT_COLUMNS = 80;
 
 /** The terminal's width when stdout is one (80 when it reports none); else undefined. */
 export function terminalColumns(): number | undefined {
-  if (!Deno.stdout.isTerminal()) return undefined;
+  if (!streams().stdout.isTerminal()) return undefined;
   try {
     const { columns } = Deno.consoleSize();
     return columns > 0 ? columns : DEFAULT_COLUMNS;
@@ -73,8 +74,6 @@ export function terminalColumns(): number | undefined {
     return DEFAULT_COLUMNS;
   }
 }
-
-const enc = new TextEncoder();
 
 /**
  * Stdout was closed by its reader (`wmcp ... | head`): the command ends quietly with exit 0, as
@@ -95,14 +94,11 @@ export function isBrokenPipe(err: unknown): boolean {
 
 /** Writes a whole string to stdout; a closed reader throws StdoutClosed. */
 export async function writeStdout(text: string): Promise<void> {
-  const w = Deno.stdout.writable.getWriter();
   try {
-    await w.write(enc.encode(text));
+    await writeText(streams().stdout, text);
   } catch (err) {
     if (isBrokenPipe(err)) throw new StdoutClosed();
     throw err;
-  } finally {
-    w.releaseLock();
   }
 }
 
@@ -117,5 +113,5 @@ export function writeError(
     : error.code === "USAGE"
     ? errorLine("usage", error.message, c)
     : workspaceErrorLine(error, c);
-  Deno.stderr.writeSync(enc.encode(text));
+  writeTextSync(streams().stderr, text);
 }

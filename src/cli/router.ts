@@ -7,6 +7,7 @@
  * and unknown commands run in process. A router that may not run Deno (cli.ts started with
  * narrower flags) runs everything in process under the permissions it was given.
  */
+import { errLine } from "../std_streams.ts";
 import type { PathFacts } from "./path_probe.ts";
 import { cannotRunSelf, denoNames, mayRun, selfDeno } from "../launch/deno.ts";
 import { spawnDeno, supervise } from "../launch/child.ts";
@@ -57,7 +58,7 @@ async function pathFacts(paths: string[]): Promise<Map<string, PathFacts>> {
 }
 
 function usage(message: string): number {
-  console.error(JSON.stringify({ error: { code: "USAGE", message } }));
+  errLine(JSON.stringify({ error: { code: "USAGE", message } }));
   return 2;
 }
 
@@ -134,7 +135,7 @@ export async function route(argv: string[]): Promise<number> {
   if (workerDir === undefined || !mayRun(self)) {
     // Off Linux the tasks' /proc/self/exe grants nothing: say why the command may be denied.
     const cannot = Deno.build.os === "linux" ? undefined : cannotRunSelf();
-    if (cannot !== undefined) console.error(`wmcp: note: ${cannot}; running in this process`);
+    if (cannot !== undefined) errLine(`wmcp: note: ${cannot}; running in this process`);
     return await inProcess(argv);
   }
   const base = invocationDir();

@@ -3,6 +3,7 @@
  * (`wmcp serve stdio|http`): parsing with did-you-mean, number and secret validation, the
  * generated --help, and the one function that turns flags into Deno permissions.
  */
+import { streams, writeText } from "../std_streams.ts";
 import { type CommandDecl, type FlagDecl, flagTokens, parseCommand } from "./declare.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { parseLimitFlags, UsageError } from "../config.ts";
@@ -516,6 +517,6 @@ export async function answerInfoFlags(
   const asked = infoRequest(kind, args);
   if (asked === undefined) return undefined;
   const text = asked === "help" ? serverHelp(kind, options) : `${VERSION}\n`;
-  await Deno.stdout.write(new TextEncoder().encode(text));
+  await writeText(streams().stdout, text);
   return 0;
 }

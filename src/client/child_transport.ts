@@ -2,6 +2,7 @@
  * The client's stdio transport: the SDK's, subclassed, keeping what a failure message needs (the
  * child's pid, how it ended, a bounded tail of its stderr), and the words of such a failure.
  */
+import { streams, writeBytesSync } from "../std_streams.ts";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import { ClientError } from "./errors.ts";
@@ -108,8 +109,7 @@ export class ChildTransport extends StdioClientTransport {
 
 /** Writes all of bytes to our stderr. */
 function writeAll(bytes: Uint8Array): void {
-  let off = 0;
-  while (off < bytes.length) off += Deno.stderr.writeSync(bytes.subarray(off));
+  writeBytesSync(streams().stderr, bytes);
 }
 
 /**

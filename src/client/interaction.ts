@@ -3,6 +3,7 @@
  * advertised; a legacy request that arrives anyway is declined), from a responses file
  * given in advance, or by prompting on a terminal.
  */
+import { streams, writeText } from "../std_streams.ts";
 import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
 import { terminalLine } from "./terminal_text.ts";
@@ -124,7 +125,7 @@ function lineReader(): (prompt: string) => Promise<string | null> {
   const dec = new TextDecoder();
   const buf = new Uint8Array(4096);
   return async (prompt) => {
-    await Deno.stderr.write(new TextEncoder().encode(prompt));
+    await writeText(streams().stderr, prompt);
     while (true) {
       const nl = pending.indexOf("\n");
       if (nl !== -1) {
@@ -220,7 +221,7 @@ export function terminalPrompts(asker: Asker = {}): Interaction {
     async elicit(params) {
       answered++;
       if (params.mode === "url") return { action: "decline" };
-      const say = (s: string) => Deno.stderr.write(new TextEncoder().encode(s + "\n"));
+      const say = (s: string) => writeText(streams().stderr, s + "\n");
       const message = typeof params.message === "string" ? params.message : "(no message)";
       await say(`\n${askerText(asker)} asks: ${terminalLine(message)}`);
       const props = params.requestedSchema?.properties ?? {};

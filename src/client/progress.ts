@@ -4,6 +4,7 @@
  * run for delayMs (an instant call draws nothing); plain text under NO_COLOR.
  */
 
+import { streams } from "../std_streams.ts";
 import { terminalLine } from "./terminal_text.ts";
 
 /** How long a call runs before the CLI draws its progress line (ms). */
@@ -53,8 +54,8 @@ export function progressText(name: string, p: ProgressUpdate): string {
 /** A progress line on out (stderr by default); off when it is not a terminal. */
 export function progressLine(
   out: ProgressOutput = {
-    isTerminal: () => Deno.stderr.isTerminal(),
-    writeSync: (b) => Deno.stderr.writeSync(b),
+    isTerminal: () => streams().stderr.isTerminal(),
+    writeSync: (b) => streams().stderr.writeSync(b),
     columns: () => {
       try {
         return Deno.consoleSize().columns;

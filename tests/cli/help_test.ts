@@ -1,8 +1,13 @@
 /**
- * Issue 10 §2 as a user meets it, through real child processes of cli.ts: --help on every command
- * and subcommand (under WMCP_PROG), `op NAME --help` from the schema, -V everywhere, did-you-mean
- * for commands, subcommands, flags, operations, tools and argument keys (the same class and exit
- * code in `op` and `tools call`), and the key=value / key:=json shorthand.
+ * Issue 10 §2 as a user meets it: --help on every command and subcommand (under WMCP_PROG), `op
+ * NAME --help` from the schema, -V everywhere, did-you-mean for commands, subcommands, flags,
+ * operations, tools and argument keys (the same class and exit code in `op` and `tools call`), and
+ * the key=value / key:=json shorthand.
+ *
+ * What a command answers is checked with `main` run in this process (`inProcess`,
+ * tests/_support/in_process.ts) where no server is involved; each test that does so also runs one
+ * of its cases through a real child of cli.ts and asserts the same output, and what involves a
+ * server, the top-level -V of cli.ts, a broad root or a closed pipe runs real children only.
  */
 import assert from "node:assert/strict";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -13,6 +18,22 @@ import { closest, didYouMean } from "../../src/cli/suggest.ts";
 import { UsageError } from "../../src/config.ts";
 import { pool } from "../_support/pool.ts";
 import { cliArgv, shellQuote } from "../_support/cli.ts";
+import { runInProcess } from "../_support/in_process.ts";
+
+/** A run of main in this process, with runClient's options (the read list is for real runs). */
+const inProcess = (args: string[], options: { env?: Record<string, string>; cwd?: string } = {}) =>
+  runInProcess(args, { env: options.env, cwd: options.cwd });
+
+/** The same case through a real child gives the same answer as in process. */
+async function sameAsReal(
+  args: string[],
+  options: { read: string[]; env?: Record<string, string> },
+) {
+  const [real, here] = [await runClient(args, options), await inProcess(args, options)];
+  assert.equal(here.code, real.code, describe(real));
+  assert.equal(here.stdout, real.stdout);
+  assert.equal(here.stderr, real.stderr);
+}
 
 /** The one JSON error object on stderr of a failed run (nothing on stdout). */
 // deno-lint-ignore no-explicit-any
@@ -50,9 +71,10 @@ Deno.test("help: every command and subcommand answers --help and -h on stdout, e
     const runs = HELP_PATHS.flatMap((p) => [[...p, "--help"], [...p, "-h"]]);
     const results = await pool(
       runs,
-      3,
-      (args) => runClient(args, { read: [dir], env: { WMCP_PROG: "mywmcp" } }),
+      1,
+      (args) => inProcess(args, { env: { WMCP_PROG: "mywmcp" } }),
     );
+    await sameAsReal(["tools", "call", "--help"], { read: [dir], env: { WMCP_PROG: "mywmcp" } });
     for (const [i, args] of runs.entries()) {
       const r = results[i];
       const label = args.join(" ");
@@ -75,8 +97,8 @@ Deno.test("help: every command and subcommand answers --help and -h on stdout, e
     assert.match(at(["auth", "logout"]).stdout, /--all/);
     // `help COMMAND` is the same text; the program name defaults to wmcp.
     const [viaWord, plain] = await Promise.all([
-      runClient(["help", "tools"], { read: [dir], env: { WMCP_PROG: "mywmcp" } }),
-      runClient(["op", "--help"], { read: [dir] }),
+      inProcess(["help", "tools"], { env: { WMCP_PROG: "mywmcp" } }),
+      inProcess(["op", "--help"]),
     ]);
     assert.equal(viaWord.stdout, at(["tools"]).stdout);
     assert.match(plain.stdout, /^ {2}wmcp op read_file path=README\.md/m);
@@ -86,11 +108,12 @@ Deno.test("help: every command and subcommand answers --help and -h on stdout, e
 Deno.test("help: op NAME --help lists the operation's arguments from its JSON Schema", async () => {
   await withTempDir(async (dir) => {
     const [read, list, write, unknown] = await Promise.all([
-      runClient(["op", "read_file", "--help"], { read: [dir] }),
-      runClient(["op", "list_directory", "-h", "--root", dir], { read: [dir] }),
-      runClient(["op", "write_file", "--help"], { read: [dir] }),
-      runClient(["op", "reed_file", "--help"], { read: [dir] }),
+      inProcess(["op", "read_file", "--help"]),
+      inProcess(["op", "list_directory", "-h", "--root", dir]),
+      inProcess(["op", "write_file", "--help"]),
+      inProcess(["op", "reed_file", "--help"]),
     ]);
+    await sameAsReal(["op", "reed_file", "--help"], { read: [dir] });
     assert.equal(read.code, 0, describe(read));
     assert.match(read.stdout, /^Usage: wmcp op read_file /);
     assert.match(read.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
@@ -113,9 +136,10 @@ Deno.test("help: op NAME --help lists the operation's arguments from its JSON Sc
 Deno.test("help: tools call NAME --help shows the tool's arguments as the server lists them", async () => {
   await withTempDir(async (dir) => {
     const [help, missing] = await Promise.all([
-      runClient(["tools", "call", "read_file", "--help", "--root", dir], { read: [dir] }),
-      runClient(["tools", "call", "raed_file", "-h", "--root", dir], { read: [dir] }),
+      inProcess(["tools", "call", "read_file", "--help", "--root", dir]),
+      inProcess(["tools", "call", "raed_file", "-h", "--root", dir]),
     ]);
+    await sameAsReal(["tools", "call", "raed_file", "-h", "--root", dir], { read: [dir] });
     assert.equal(help.code, 0, describe(help));
     assert.match(help.stdout, /^Usage: wmcp tools call read_file /);
     assert.match(help.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
@@ -259,7 +283,12 @@ Deno.test("help: -V and --version on every command print the version, exit 0", a
       ["serve", "stop", "--version"],
       ["config", "print", "-V"],
     ];
-    const results = await pool(runs, 3, (args) => runClient(args, { read: [dir] }));
+    // cli.ts answers the first two itself, before the router: real children.
+    const results = await pool(
+      runs,
+      1,
+      (args, i) => i < 2 ? runClient(args, { read: [dir] }) : inProcess(args),
+    );
     for (const [i, r] of results.entries()) {
       assert.equal(r.code, 0, `${runs[i].join(" ")}: ${describe(r)}`);
       assert.equal(r.stdout, `${denoConfig.version}\n`, runs[i].join(" "));
@@ -362,7 +391,8 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
       ],
       [["op", "read_file", "--root"], /--root needs a value/, "wmcp op --help"],
     ];
-    const results = await pool(cases, 3, ([args]) => runClient(args, { read: [dir] }));
+    const results = await pool(cases, 1, ([args]) => inProcess(args));
+    await sameAsReal(cases[0][0], { read: [dir] });
     for (const [i, [args, pattern, help]] of cases.entries()) {
       const e = errorOf(results[i], 2);
       assert.ok(e.code === "USAGE" || e.class === "usage", args.join(" "));
@@ -376,9 +406,9 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
     );
     assert.match(home.message, /serves this one on purpose; see `wmcp serve stdio --help`$/);
     // Nothing close: no suggestion, still the pointer.
-    const flag = errorOf(await runClient(["--hlep"], { read: [dir] }), 2);
+    const flag = errorOf(await inProcess(["--hlep"]), 2);
     assert.equal(flag.message, "unknown flag --hlep (did you mean --help?); see `wmcp --help`");
-    const far = errorOf(await runClient(["zzzzzz"], { read: [dir] }), 2);
+    const far = errorOf(await inProcess(["zzzzzz"]), 2);
     assert.equal(far.message, 'unknown command "zzzzzz"; see `wmcp --help`');
   });
 });
@@ -387,17 +417,17 @@ Deno.test("suggest: a write tool of the bundled read-only server says to pass --
   await withTempDir(async (dir) => {
     const root = ["--root", dir];
     const [op, call, show, help, run, misspelt, written] = await Promise.all([
-      runClient(["op", "write_file", ...root, "path=a.txt", "content=x"], { read: [dir] }),
-      runClient(["tools", "call", "write_file", ...root, "path=a.txt", "content=x"], {
-        read: [dir],
-      }),
-      runClient(["tools", "show", "delete_path", ...root], { read: [dir] }),
-      runClient(["tools", "call", "create_directory", "--help", ...root], { read: [dir] }),
+      inProcess(["op", "write_file", ...root, "path=a.txt", "content=x"]),
+      inProcess(["tools", "call", "write_file", ...root, "path=a.txt", "content=x"]),
+      inProcess(["tools", "show", "delete_path", ...root]),
+      inProcess(["tools", "call", "create_directory", "--help", ...root]),
+      // Its request comes on stdin: a real child.
       runClient(["tools", "run", "-", ...root], {
         read: [dir],
         stdin: '{"name":"move_path","arguments":{"source":"a","destination":"b"}}\n',
       }),
-      runClient(["tools", "call", "raed_file", ...root, "path=a.txt"], { read: [dir] }),
+      inProcess(["tools", "call", "raed_file", ...root, "path=a.txt"]),
+      // A real child (the write goes through the router's grants).
       runClient(["tools", "call", "write_file", ...root, "--write", "path=b.txt", "content=x"], {
         read: [dir],
       }),
@@ -440,10 +470,9 @@ Deno.test("suggest: a write tool of the bundled read-only server says to pass --
 Deno.test("suggest: the same argument mistake is the same class and exit code in op and tools call", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "one\ntwo\nthree\n" });
-    const read = { read: [dir] };
-    const op = (extra: string[]) => runClient(["op", "read_file", "--root", dir, ...extra], read);
+    const op = (extra: string[]) => inProcess(["op", "read_file", "--root", dir, ...extra]);
     const call = (extra: string[]) =>
-      runClient(["tools", "call", "read_file", "--root", dir, "--output", "json", ...extra], read);
+      inProcess(["tools", "call", "read_file", "--root", dir, "--output", "json", ...extra]);
     const [
       opKey,
       callKey,
@@ -465,9 +494,9 @@ Deno.test("suggest: the same argument mistake is the same class and exit code in
         // A refinement JSON Schema cannot express: the operation (or the server) refuses it.
         () => op(["path=a.txt", "startLine:=3", "endLine:=2"]),
         () => call(["path=a.txt", "startLine:=3", "endLine:=2"]),
-        () => runClient(["tools", "call", "raed_file", "--root", dir, "path=a.txt"], read),
+        () => inProcess(["tools", "call", "raed_file", "--root", dir, "path=a.txt"]),
       ],
-      3,
+      1,
       (f) => f(),
     );
 
@@ -514,7 +543,6 @@ Deno.test("suggest: the same argument mistake is the same class and exit code in
 Deno.test("suggest: a key=value string where the schema wants a number says to write key:=", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "one\ntwo\nthree\n" });
-    const read = { read: [dir] };
     const [op, call, text] = await pool(
       [
         ["op", "read_file", "--root", dir, "path=a.txt", "endLine=3"],
@@ -522,8 +550,8 @@ Deno.test("suggest: a key=value string where the schema wants a number says to w
         // Not JSON: no hint (there is nothing := would make of it).
         ["op", "read_file", "--root", dir, "path=a.txt", "endLine=three"],
       ],
-      3,
-      (args) => runClient(args, read),
+      1,
+      (args) => inProcess(args),
     );
     const o = errorOf(op, 2);
     assert.equal(
@@ -547,9 +575,10 @@ Deno.test("serve http|stdio --help: the command as typed (WMCP_PROG), examples t
         ["serve", "http", "--help"],
         ["serve", "stdio", "-h"],
       ],
-      2,
-      (args) => runClient(args, { read: [dir], env }),
+      1,
+      (args) => inProcess(args, { env }),
     );
+    await sameAsReal(["serve", "http", "--help"], { read: [dir], env });
     for (const [kind, r] of [["http", http], ["stdio", stdio]] as const) {
       assert.equal(r.code, 0, describe(r));
       assert.match(r.stdout, new RegExp(`^mywmcp serve ${kind} \\S+: `));
@@ -593,8 +622,7 @@ Deno.test("a closed stdout (| head) ends op and tools call quietly: exit 0, noth
 Deno.test("shorthand: key=value and key:=json in op and tools call", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "one\ntwo\nthree\n", "b.txt": "x=1\ny=2\n" });
-    const read = { read: [dir] };
-    const op = (extra: string[]) => runClient(["op", "--root", dir, ...extra], read);
+    const op = (extra: string[]) => inProcess(["op", "--root", dir, ...extra]);
     const runs = await pool(
       [
         () => op(["read_file", "--arguments", '{"path":"a.txt","startLine":2}']),
@@ -602,7 +630,7 @@ Deno.test("shorthand: key=value and key:=json in op and tools call", async () =>
         // Merged with --arguments (no key in both).
         () => op(["read_file", "--arguments", '{"path":"a.txt"}', "startLine:=2"]),
         () =>
-          runClient([
+          inProcess([
             "tools",
             "call",
             "read_file",
@@ -612,7 +640,7 @@ Deno.test("shorthand: key=value and key:=json in op and tools call", async () =>
             dir,
             "--output",
             "json",
-          ], read),
+          ]),
         // A value holding `=` (split at the first one) and a JSON array.
         () => op(["search_text", "query=x=1", 'include:=["*.txt"]']),
       ],
@@ -639,7 +667,6 @@ Deno.test("shorthand: key=value and key:=json in op and tools call", async () =>
 Deno.test("shorthand: bad words are usage errors naming the problem, in op and tools call", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "a\n" });
-    const read = { read: [dir] };
     const cases: [string[], RegExp][] = [
       [["path=a.txt", "path=b.txt"], /argument `path` is given twice/],
       [
@@ -659,7 +686,11 @@ Deno.test("shorthand: bad words are usage errors naming the problem, in op and t
       ["op", "read_file", "--root", dir, ...words],
       ["tools", "call", "read_file", "--root", dir, ...words],
     ]);
-    const results = await pool(runs, 3, (args) => runClient(args, read));
+    const results = await pool(
+      runs,
+      1,
+      (args) => inProcess(args),
+    );
     for (const [i, [words, pattern]] of cases.entries()) {
       const o = errorOf(results[2 * i], 2);
       const c = errorOf(results[2 * i + 1], 2);

@@ -2,7 +2,7 @@
  * `deno run deploy/nginx/config.ts` as docs/deployment.md has it run, through real child
  * processes: `--help` answers (usage, flags, an example), a flag it does not take or one without
  * its value is a usage error (exit 2, nothing on stdout). No nginx: this file is in the default
- * suite (scripts/test.ts REAL_PEERS names only the nginx test of tests/deploy/).
+ * suite (scripts/test.ts SECOND_SUITE names only the nginx test of tests/deploy/).
  */
 import assert from "node:assert/strict";
 

@@ -7,9 +7,10 @@ import {
   assignShards,
   failedTests,
   formatSummary,
-  isRealPeer,
+  inSecondSuite,
   parseSummary,
   plain,
+  SECOND_SUITE,
   splitArgs,
   testFiles,
 } from "../../scripts/test.ts";
@@ -205,10 +206,10 @@ Deno.test("arguments: --shards and --write-durations are the runner's; the rest 
   });
 });
 
-Deno.test("two suites: the real-peer suites are the second command's, every other file the first's", async () => {
+Deno.test("two suites: the real peers and the end-to-end suites are the second command's, every other file the first's", async () => {
   const files = await testFiles("tests");
-  const peers = files.filter(isRealPeer);
-  // Each entry of REAL_PEERS names files that exist (a renamed suite would silently move).
+  const peers = files.filter(inSecondSuite);
+  // Each entry of SECOND_SUITE names files that exist (a renamed suite would silently move).
   for (const p of ["tests/realclients/", "tests/adapters/"]) {
     assert.ok(peers.some((f) => f.startsWith(p)), p);
   }
@@ -218,20 +219,25 @@ Deno.test("two suites: the real-peer suites are the second command's, every othe
       "tests/client/peers_test.ts",
       "tests/client/more_peers_test.ts",
       "tests/client/filesystem_peer_test.ts",
+      "tests/client/own_server_test.ts",
+      "tests/docs/doc_commands_test.ts",
     ]
   ) assert.ok(peers.includes(f), f);
-  // The default suite keeps the contract, security, conformance fixture and own-server tests.
+  // Every entry names a file or a directory that holds test files.
+  for (const p of SECOND_SUITE) {
+    assert.ok(files.some((f) => inSecondSuite(f) && f.startsWith(p)), p);
+  }
+  // The default suite keeps the contract, security, sandbox and in-process client tests.
   for (
     const f of [
       "tests/contract/contract_test.ts",
       "tests/security/sandbox_test.ts",
-      "tests/client/own_server_test.ts",
+      "tests/security/client_terminal_test.ts",
+      "tests/cli/help_test.ts",
       "tests/scripts/test_runner_test.ts",
       // deploy/nginx/config.ts's own flags: no nginx, so the quick suite.
       "tests/deploy/config_help_test.ts",
-      // The docs' commands in a fresh clone (about 40 s): the quick suite, which CI runs.
-      "tests/docs/doc_commands_test.ts",
     ]
-  ) assert.ok(files.includes(f) && !isRealPeer(f), f);
-  assert.ok(!isRealPeer("tests/client/peers_test.tsx"));
+  ) assert.ok(files.includes(f) && !inSecondSuite(f), f);
+  assert.ok(!inSecondSuite("tests/client/peers_test.tsx"));
 });

@@ -1,4 +1,5 @@
 /** The terminal Redirector: a loopback redirect listener on 127.0.0.1 and the user's browser. */
+import { errLine } from "../../std_streams.ts";
 import type { Redirector } from "./types.ts";
 
 /** Why a sign-in through the browser did not produce a code. */
@@ -127,7 +128,7 @@ class LoopbackRedirector implements Redirector {
   /** Starts listening; throws an AuthFlowError ("listen") when the port cannot be had. */
   constructor(options: LoopbackOptions) {
     this.#options = options;
-    this.#say = options.say ?? ((l: string) => console.error(l));
+    this.#say = options.say ?? errLine;
     this.#timeoutMs = options.timeoutMs ?? 300_000;
     try {
       this.#server = Deno.serve({
