@@ -28,6 +28,82 @@ interface PropertySchema {
   oneOf?: { const?: unknown; title?: string }[];
   minimum?: number;
   maximum?: number;
+  /** A multi-select field (`type: "array"`): its options, untitled or titled. */
+  items?: { type?: string; enum?: unknown[]; anyOf?: { const?: unknown; title?: string }[] };
+  minItems?: number;
+  maxItems?: number;
+}
+
+/** One option of a choice field: the value sent, and what a person reads (a title, or the value). */
+interface Choice {
+  value: unknown;
+  label: string;
+}
+
+/** The options of a single-select (enum, oneOf) or multi-select (array of enum, anyOf) field. */
+function choicesOf(schema: PropertySchema): { choices: Choice[]; multiple: boolean } | undefined {
+  const titled = (list: { const?: unknown; title?: string }[]) =>
+    list.map((o) => ({
+      value: o.const,
+      label: o.title !== undefined && o.title !== String(o.const)
+        ? `${o.title} (${String(o.const)})`
+        : String(o.const),
+    }));
+  const plain = (list: unknown[]) => list.map((v) => ({ value: v, label: String(v) }));
+  if (schema.type === "array" && schema.items) {
+    const { enum: values, anyOf } = schema.items;
+    if (values) return { choices: plain(values), multiple: true };
+    if (anyOf) return { choices: titled(anyOf), multiple: true };
+    return undefined;
+  }
+  if (schema.enum) return { choices: plain(schema.enum), multiple: false };
+  if (schema.oneOf) return { choices: titled(schema.oneOf), multiple: false };
+  return undefined;
+}
+
+/** The hint a choice field's prompt shows: its numbered options, and how many to pick. */
+function choiceHint(c: { choices: Choice[]; multiple: boolean }, schema: PropertySchema): string {
+  const options = c.choices.map((o, i) => `${i + 1}=${o.label}`).join(" | ");
+  if (!c.multiple) return `one of ${options}`;
+  const bounds = [
+    schema.minItems !== undefined ? `at least ${schema.minItems}` : "",
+    schema.maxItems !== undefined ? `at most ${schema.maxItems}` : "",
+  ].filter(Boolean).join(" and ");
+  return `any of ${options}, comma-separated${bounds ? ` (${bounds})` : ""}`;
+}
+
+/** The option a word names: its value as text, or its number (from 1). */
+function pick(word: string, choices: Choice[]): Choice | undefined {
+  return choices.find((c) => String(c.value) === word) ??
+    (/^\d+$/.test(word) ? choices[Number(word) - 1] : undefined);
+}
+
+/** A multi-select answer: comma-separated options, each once, within minItems and maxItems. */
+function parseMany(
+  raw: string,
+  choices: Choice[],
+  schema: PropertySchema,
+): { ok: true; value: unknown } | { ok: false; why: string } {
+  const picked: unknown[] = [];
+  for (const word of raw.split(",").map((w) => w.trim()).filter((w) => w !== "")) {
+    const hit = pick(word, choices);
+    if (hit === undefined) {
+      return {
+        ok: false,
+        why: `${terminalLine(word)} is not an option; choose from ${
+          terminalLine(choices.map((c) => String(c.value)).join(", "))
+        }`,
+      };
+    }
+    if (!picked.includes(hit.value)) picked.push(hit.value);
+  }
+  if (schema.minItems !== undefined && picked.length < schema.minItems) {
+    return { ok: false, why: `choose at least ${schema.minItems}` };
+  }
+  if (schema.maxItems !== undefined && picked.length > schema.maxItems) {
+    return { ok: false, why: `choose at most ${schema.maxItems}` };
+  }
+  return { ok: true, value: picked };
 }
 
 /** An elicitation answer. */
@@ -149,13 +225,16 @@ function parseValue(
   raw: string,
   schema: PropertySchema,
 ): { ok: true; value: unknown } | { ok: false; why: string } {
-  const choices = schema.enum ?? schema.oneOf?.map((o) => o.const);
-  if (choices) {
-    const byIndex = /^\d+$/.test(raw) ? choices[Number(raw) - 1] : undefined;
-    const hit = choices.find((c) => String(c) === raw) ?? byIndex;
+  const choice = choicesOf(schema);
+  if (choice?.multiple) return parseMany(raw, choice.choices, schema);
+  if (choice) {
+    const hit = pick(raw, choice.choices);
     return hit === undefined
-      ? { ok: false, why: `choose one of ${terminalLine(choices.join(", "))}` }
-      : { ok: true, value: hit };
+      ? {
+        ok: false,
+        why: `choose one of ${terminalLine(choice.choices.map((c) => String(c.value)).join(", "))}`,
+      }
+      : { ok: true, value: hit.value };
   }
   switch (schema.type) {
     case "boolean":
@@ -228,10 +307,10 @@ export function terminalPrompts(asker: Asker = {}): Interaction {
       const required = new Set(params.requestedSchema?.required ?? []);
       const content: Record<string, unknown> = {};
       for (const [name, schema] of Object.entries(props)) {
-        const choices = schema.enum ?? schema.oneOf?.map((o) => o.const);
+        const choice = choicesOf(schema);
         const hint = [
           schema.type ?? "string",
-          choices ? `one of ${choices.map(String).join(" | ")}` : "",
+          choice ? choiceHint(choice, schema) : "",
           schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : "",
           required.has(name) ? "required" : "optional",
         ].filter(Boolean).join(", ");

@@ -59,20 +59,39 @@ async function onTerminal(answers: string, protocolVersion: string) {
 
 for (const version of ["2026-07-28", "2025-11-25"]) {
   Deno.test(`terminal prompts fill a form of every field kind and accept (${version})`, async () => {
-    // name: empty takes the default; age: a bad answer is asked again; enum by number.
-    const r = await onTerminal("\nold\n42\n0.5\nyes\n2\na\n", version);
+    // name: empty takes the default; age: a bad answer is asked again; enum by number;
+    // toppings: an unknown option and one too many are asked again, then a value and a number.
+    const r = await onTerminal(
+      "\nold\n42\n0.5\nyes\n2\nham\nolive,2,3\nchili, 1, chili\na\n",
+      version,
+    );
     assert.equal(r.code, 0, r.text);
     assert.deepEqual(r.result.structuredContent, {
       action: "accept",
-      content: { name: "anon", age: 42, ratio: 0.5, agree: true, color: "green" },
+      content: {
+        name: "anon",
+        age: 42,
+        ratio: 0.5,
+        agree: true,
+        color: "green",
+        toppings: ["chili", "olive"],
+      },
     });
     assert.match(r.text, /Tell me about you/);
     assert.match(r.text, /enter an integer/);
+    // The options are listed with their titles and numbers, and the bound is said.
+    assert.match(
+      r.text,
+      /Toppings \(array, any of 1=Olives \(olive\) \| 2=Basil \(basil\) \| 3=Chili \(chili\), comma-separated \(at most 2\), optional\)/,
+    );
+    assert.match(r.text, /ham is not an option; choose from olive, basil, chili/);
+    assert.match(r.text, /choose at most 2/);
+    assert.match(r.text, /Color \(string, one of 1=red \| 2=green, required\)/);
   });
 }
 
 Deno.test("terminal prompts: decline is sent as decline", async () => {
-  const r = await onTerminal("\n1\n1\nno\nred\nd\n", "2026-07-28");
+  const r = await onTerminal("\n1\n1\nno\nred\n\nd\n", "2026-07-28");
   assert.equal(r.code, 0, r.text);
   assert.deepEqual(r.result.structuredContent, { action: "decline", content: null });
 });

@@ -151,7 +151,7 @@ Deno.test("escaping: the elicitation prompt names the server and keeps each line
   assert.ok(ask.includes("ACCEPT SECOND LINE"), ask);
   const field = r.screen.split("\n").find((l) => l.includes("one of "));
   assert.ok(field, r.screen);
-  assert.ok(field.includes("ACCEPT SECOND LINE | plain"), field);
+  assert.ok(field.includes("ACCEPT SECOND LINE | 2=plain"), field);
   assert.match(r.screen, /answered/);
 });
 
