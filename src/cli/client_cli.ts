@@ -253,7 +253,12 @@ class ClientRun {
     if (sub === "call" && values.help) return await this.#toolHelp(c, values, rest[0]);
     if (sub === "show") {
       const { tool, pages } = await this.#findTool(c, values, rest[0]);
-      await writeStdout(renderShow(tool, pages, meta, this.#output));
+      // For people, the text `tools call NAME --help` shows; the JSON outputs are lossless.
+      await writeStdout(
+        this.#output === "pretty"
+          ? this.#toolText(tool, TOOLS_SHOW)
+          : renderShow(tool, pages, meta, this.#output),
+      );
       return CLIENT_EXIT.ok;
     }
     const calls: CallContext = {
@@ -275,16 +280,28 @@ class ClientRun {
    */
   async #toolHelp(c: Connected, values: ClientValues, name: string): Promise<number> {
     const { tool } = await this.#findTool(c, values, name);
-    await writeStdout(terminalSafe(schemaHelp({
-      usage: `${this.#prog} tools call ${shellQuote(String(tool.name))}`,
-      name: String(tool.name),
-      title: typeof tool.title === "string" ? tool.title : undefined,
-      description: typeof tool.description === "string" ? tool.description : undefined,
-      inputSchema: tool.inputSchema,
-      annotations: tool.annotations as Record<string, unknown> | undefined,
-      flags: connectionWords(TOOLS_CALL, this.#argv),
-    })));
+    await writeStdout(this.#toolText(tool, TOOLS_CALL));
     return CLIENT_EXIT.ok;
+  }
+
+  /**
+   * One tool for people: its arguments table, annotations, the keys of its structured result,
+   * and an example call carrying the connection flags of this command line (read by `decl`).
+   */
+  #toolText(tool: Record<string, unknown>, decl: CommandDecl): string {
+    const output = tool.outputSchema as { properties?: Record<string, unknown> } | undefined;
+    const keys = output?.properties ? Object.keys(output.properties) : [];
+    return terminalSafe(
+      schemaHelp({
+        usage: `${this.#prog} tools call ${shellQuote(String(tool.name))}`,
+        name: String(tool.name),
+        title: typeof tool.title === "string" ? tool.title : undefined,
+        description: typeof tool.description === "string" ? tool.description : undefined,
+        inputSchema: tool.inputSchema,
+        annotations: tool.annotations as Record<string, unknown> | undefined,
+        flags: connectionWords(decl, this.#argv),
+      }) + (keys.length > 0 ? `\nStructured result: ${keys.join(", ")}\n` : ""),
+    );
   }
 
   /** NAME from every page; a name the server does not list is #noTool's error. */

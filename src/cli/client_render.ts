@@ -33,14 +33,14 @@ export function renderServerInfo(info: Record<string, unknown>, output: ClientOu
   );
 }
 
-/** tools show: the tool as listed (indented JSON for people, else the envelope line). */
+/** tools show in a JSON output: the envelope line (for people, client_cli.ts renders it as help). */
 export function renderShow(
   tool: Record<string, unknown>,
   pages: ToolsPage[],
   meta: Record<string, unknown>,
-  output: ClientOutput,
+  output: Exclude<ClientOutput, "pretty">,
 ): string {
-  return output === "pretty" ? terminalJson(JSON.stringify(tool, null, 2)) + "\n" : line({
+  return line({
     contractVersion: CONTRACT_VERSION,
     operation: "tools/show",
     tool,

@@ -158,6 +158,28 @@ Deno.test("help: tools call NAME --help shows the tool's arguments as the server
   });
 });
 
+Deno.test("tools show for people is the tool's help (arguments table, example) and its result keys", async () => {
+  await withTempDir(async (dir) => {
+    const [show, help, json] = await Promise.all([
+      inProcess(["tools", "show", "read_file", "--root", dir, "--output", "pretty"]),
+      inProcess(["tools", "call", "read_file", "--help", "--root", dir]),
+      inProcess(["tools", "show", "read_file", "--root", dir, "--output", "json"]),
+    ]);
+    assert.equal(show.code, 0, describe(show));
+    assert.ok(show.stdout.startsWith(help.stdout), show.stdout);
+    assert.match(show.stdout, /^ {2}path {7}string {3}required {2}Workspace-relative path/m);
+    assert.match(show.stdout, /\nStructured result: .*\bcontent\b.*\bsha256\b/);
+    // The JSON outputs are unchanged: one lossless envelope line.
+    const envelope = JSON.parse(json.stdout);
+    assert.equal(envelope.operation, "tools/show");
+    assert.equal(envelope.tool.name, "read_file");
+    // A real run prints the same for people.
+    await sameAsReal(["tools", "show", "read_file", "--root", dir, "--output", "pretty"], {
+      read: [dir],
+    });
+  });
+});
+
 /** The words `sh` reads from a command line (the line as a user pastes it). */
 async function shellWords(line: string): Promise<string[]> {
   const out = await new Deno.Command("/bin/sh", {
