@@ -159,6 +159,21 @@ export function unreachableError(
   });
 }
 
+/**
+ * The class of a sign-in's own failure, the same in `auth login` and in a sign-in a client command
+ * starts: no answer in time or an interrupted wait is `timeout` (7), a loopback port that cannot be
+ * listened on is `transport` (3), anything else (nobody here to sign in, a state mismatch, a denied
+ * or unsafe request) is `auth` (8).
+ */
+export function authFlowFailure(err: AuthFlowError, cause: unknown = err): ClientError {
+  const cls: FailureClass = err.failure === "timeout" || err.failure === "cancelled"
+    ? "timeout"
+    : err.failure === "listen"
+    ? "transport"
+    : "auth";
+  return new ClientError(cls, err.message, { details: { auth: err.failure }, cause });
+}
+
 /** Classifies anything the SDK or the transport threw. */
 export function classify(err: unknown, aborted = false): ClientError {
   if (err instanceof ClientError) return err;
@@ -198,6 +213,7 @@ function oauthFailure(err: unknown): ClientError | undefined {
   for (let c: unknown = err; c && !seen.has(c); c = (c as { cause?: unknown }).cause) {
     seen.add(c);
     if (c instanceof ClientError) return c.failure === "auth" ? c : undefined;
+    if (c instanceof AuthFlowError) return authFlowFailure(c, err);
     if (IssuerMismatchError.isInstance(c) && c.kind === "authorization_response") {
       return new ClientError(
         "auth",

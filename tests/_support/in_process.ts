@@ -28,6 +28,11 @@ export interface InProcessOptions {
   cwd?: string;
   /** What the captured stdout says when asked whether it is a terminal (default false). */
   stdoutIsTerminal?: boolean;
+  /**
+   * What stdin says when asked whether it is a terminal (default false). True makes a client run
+   * interactive (it may sign in); nothing is read from the test's stdin unless the run prompts.
+   */
+  stdinIsTerminal?: boolean;
 }
 
 /** What one run in process produced: a real run's fields, and the permissions it gave up. */
@@ -105,7 +110,11 @@ async function once(args: string[], options: InProcessOptions): Promise<InProces
   try {
     code = await withEnv(
       env,
-      () => withStreams({ stdout, stderr, stdinIsTerminal: () => false }, () => main([...args])),
+      () =>
+        withStreams(
+          { stdout, stderr, stdinIsTerminal: () => options.stdinIsTerminal ?? false },
+          () => main([...args]),
+        ),
     );
   } finally {
     delete (permissions as Partial<typeof permissions>).revokeSync;
