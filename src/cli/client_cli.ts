@@ -257,7 +257,7 @@ class ClientRun {
       await writeStdout(
         this.#output === "pretty"
           ? this.#toolText(tool, TOOLS_SHOW)
-          : renderShow(tool, pages, meta, this.#output),
+          : renderShow(tool, pages, meta),
       );
       return CLIENT_EXIT.ok;
     }

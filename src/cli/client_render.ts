@@ -33,12 +33,11 @@ export function renderServerInfo(info: Record<string, unknown>, output: ClientOu
   );
 }
 
-/** tools show in a JSON output: the envelope line (for people, client_cli.ts renders it as help). */
+/** tools show in every JSON output: one envelope line (for people, client_cli.ts renders help). */
 export function renderShow(
   tool: Record<string, unknown>,
   pages: ToolsPage[],
   meta: Record<string, unknown>,
-  output: Exclude<ClientOutput, "pretty">,
 ): string {
   return line({
     contractVersion: CONTRACT_VERSION,
