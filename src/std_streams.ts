@@ -28,9 +28,21 @@ export interface StdStreams {
   stdinIsTerminal(): boolean;
 }
 
+/**
+ * One of the process's streams, looked up when used, never at import: the HTTP server's flag
+ * module imports this one and runs on Node and Bun too (adapters/), where `Deno` is not defined.
+ */
+function processStream(which: () => OutStream): OutStream {
+  return {
+    write: (bytes: Uint8Array) => which().write(bytes),
+    writeSync: (bytes: Uint8Array) => which().writeSync(bytes),
+    isTerminal: () => which().isTerminal(),
+  };
+}
+
 const PROCESS: StdStreams = {
-  stdout: Deno.stdout,
-  stderr: Deno.stderr,
+  stdout: processStream(() => Deno.stdout),
+  stderr: processStream(() => Deno.stderr),
   stdinIsTerminal: () => Deno.stdin.isTerminal(),
 };
 
