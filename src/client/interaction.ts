@@ -40,8 +40,19 @@ interface Choice {
   label: string;
 }
 
+/** A choice field's options, and whether several may be picked. */
+interface ChoiceField {
+  choices: Choice[];
+  multiple: boolean;
+}
+
+/** The values a wrong answer is told to choose from (escaped: a server wrote them). */
+function optionValues(choices: Choice[]): string {
+  return terminalLine(choices.map((c) => String(c.value)).join(", "));
+}
+
 /** The options of a single-select (enum, oneOf) or multi-select (array of enum, anyOf) field. */
-function choicesOf(schema: PropertySchema): { choices: Choice[]; multiple: boolean } | undefined {
+function choicesOf(schema: PropertySchema): ChoiceField | undefined {
   const titled = (list: { const?: unknown; title?: string }[]) =>
     list.map((o) => ({
       value: o.const,
@@ -62,7 +73,7 @@ function choicesOf(schema: PropertySchema): { choices: Choice[]; multiple: boole
 }
 
 /** The hint a choice field's prompt shows: its numbered options, and how many to pick. */
-function choiceHint(c: { choices: Choice[]; multiple: boolean }, schema: PropertySchema): string {
+function choiceHint(c: ChoiceField, schema: PropertySchema): string {
   const options = c.choices.map((o, i) => `${i + 1}=${o.label}`).join(" | ");
   if (!c.multiple) return `one of ${options}`;
   const bounds = [
@@ -90,9 +101,7 @@ function parseMany(
     if (hit === undefined) {
       return {
         ok: false,
-        why: `${terminalLine(word)} is not an option; choose from ${
-          terminalLine(choices.map((c) => String(c.value)).join(", "))
-        }`,
+        why: `${terminalLine(word)} is not an option; choose from ${optionValues(choices)}`,
       };
     }
     if (!picked.includes(hit.value)) picked.push(hit.value);
@@ -230,10 +239,7 @@ function parseValue(
   if (choice) {
     const hit = pick(raw, choice.choices);
     return hit === undefined
-      ? {
-        ok: false,
-        why: `choose one of ${terminalLine(choice.choices.map((c) => String(c.value)).join(", "))}`,
-      }
+      ? { ok: false, why: `choose one of ${optionValues(choice.choices)}` }
       : { ok: true, value: hit.value };
   }
   switch (schema.type) {
