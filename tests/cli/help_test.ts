@@ -554,6 +554,12 @@ Deno.test("suggest: the same argument mistake is the same class and exit code in
     assert.equal(env.isError, true);
     assert.equal(env.error.code, "INVALID_ARGUMENT");
 
+    await sameAsReal(
+      ["tools", "call", "read_file", "--root", dir, "--output", "json", "pth=a.txt"],
+      {
+        read: [dir],
+      },
+    );
     const nt = errorOf(callNoTool, 2);
     assert.equal(
       nt.message,
@@ -586,6 +592,9 @@ Deno.test("suggest: a key=value string where the schema wants a number says to w
       /endLine must be integer \(write endLine:=3 for a JSON value\); see `wmcp tools call read_file --help`$/,
     );
     assert.doesNotMatch(errorOf(text, 2).message, /:=/);
+    await sameAsReal(["op", "read_file", "--root", dir, "path=a.txt", "endLine=3"], {
+      read: [dir],
+    });
   });
 });
 
@@ -683,6 +692,9 @@ Deno.test("shorthand: key=value and key:=json in op and tools call", async () =>
     const hits = JSON.parse(withEq.stdout);
     assert.equal(hits.matches.length, 1, withEq.stdout);
     assert.equal(hits.matches[0].path, "b.txt");
+    await sameAsReal(["op", "--root", dir, "read_file", "path=a.txt", "startLine:=2"], {
+      read: [dir],
+    });
   });
 });
 
@@ -720,6 +732,7 @@ Deno.test("shorthand: bad words are usage errors naming the problem, in op and t
       assert.match(c.message, pattern, `tools call ${words.join(" ")}`);
       assert.equal(c.class, "usage");
     }
+    await sameAsReal(runs[1], { read: [dir] });
   });
 });
 
