@@ -4,7 +4,8 @@
  * sliced) when the process may not read the engine's modules. A call ends promptly when
  * it is cancelled or its time budget (maxOperationMs) runs out, whatever its worker is
  * doing: the shared flag tells the worker to stop at its next checkpoint, and a worker
- * that does not acknowledge within ACK_MS is abandoned (terminated and replaced). An
+ * that does not acknowledge within its window (ACK_MS of wall time and of the process's CPU
+ * time, at most ACK_MAX_MS) is abandoned (terminated and replaced). An
  * abandoned worker still burns a core until its synchronous call returns, so at most
  * `size` of them are counted alive (until their exit event); at that cap no thread is
  * spawned and jobs wait in the queue. The time budget runs from run(), queue included.
@@ -27,12 +28,19 @@ import {
 } from "./protocol.ts";
 import { type JobRunner, type JobTable, runJobFrom, type RunOptions } from "./runner.ts";
 import { ENGINE_READ_PATH } from "./read_path.ts";
-import { isDeno, queryPermissionSync, unrefTimer } from "../fs/runtime.ts";
+import { isDeno, processCpuMs, queryPermissionSync, unrefTimer } from "../fs/runtime.ts";
 
 type Timer = ReturnType<typeof setTimeout>;
 
-/** How long a stopped worker has to acknowledge before it is abandoned (ms). */
+/**
+ * How long a stopped worker has to acknowledge before it is abandoned (ms): this much wall time
+ * and this much of the process's CPU time since the stop, so that a worker starved of a core on
+ * a busy machine is not taken for a stuck one. A stuck worker burns CPU, so it is abandoned after
+ * about this much of its own time.
+ */
 export const ACK_MS = 100;
+/** The window's wall-clock ceiling (ms): a stopped worker is abandoned by then whatever the CPU. */
+export const ACK_MAX_MS = 5000;
 /** How long an idle worker is kept before it is closed (ms). */
 export const IDLE_MS = 5000;
 /** Most workers in one pool. */
@@ -333,11 +341,7 @@ export class Engine implements JobRunner {
       // when it is ready (its first checkpoint then sees the flag). Abandoning it instead
       // would replace it with another loading worker, which on a loaded machine is abandoned
       // in turn by the next stopped call.
-      const arm = () => {
-        slot.ackTimer = setTimeout(() => {
-          if (slot.call === call) this.#abandon(slot);
-        }, ACK_MS);
-      };
+      const arm = () => this.#awaitAck(slot, call);
       if (slot.ready) arm();
       else slot.onReady = arm;
     };
@@ -348,6 +352,22 @@ export class Engine implements JobRunner {
       flag: call.flagBuffer,
     };
     slot.worker.postMessage(message);
+  }
+
+  /**
+   * Abandons the slot's worker unless it acknowledges the stopped call within its window:
+   * ACK_MS of wall time and ACK_MS of the process's CPU time, or ACK_MAX_MS of wall time.
+   */
+  #awaitAck(slot: Slot, call: Call): void {
+    const wallStart = Date.now();
+    const cpuStart = processCpuMs();
+    const check = () => {
+      if (slot.call !== call) return;
+      const cpu = processCpuMs() - cpuStart;
+      if (cpu >= ACK_MS || Date.now() - wallStart >= ACK_MAX_MS) this.#abandon(slot);
+      else slot.ackTimer = setTimeout(check, Math.max(10, ACK_MS - cpu));
+    };
+    slot.ackTimer = setTimeout(check, ACK_MS);
   }
 
   #spawn(): Slot {

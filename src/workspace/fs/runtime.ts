@@ -1,8 +1,9 @@
 /**
  * The few runtime facts the workspace layer needs beyond its file system: which WorkspaceFs a
  * runtime gets by default, Deno's permission answers (every permission is held where there is
- * no permission layer), and unref'ing a timer.
+ * no permission layer), unref'ing a timer, and the process's CPU time.
  */
+import { cpuUsage } from "node:process";
 import { denoFs } from "./deno.ts";
 import { nodeFs } from "./node.ts";
 import type { FsKind, WorkspaceFs } from "./types.ts";
@@ -57,4 +58,13 @@ export function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
   const D = deno();
   if (D !== undefined) D.unrefTimer(timer as unknown as number);
   else (timer as unknown as { unref?: () => void }).unref?.();
+}
+
+/**
+ * CPU time (ms, user + system) used so far by every thread of this process: getrusage, which
+ * needs no permission and no /proc, on Deno, Node and Bun.
+ */
+export function processCpuMs(): number {
+  const { user, system } = cpuUsage();
+  return (user + system) / 1000;
 }
