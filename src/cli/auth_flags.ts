@@ -18,6 +18,7 @@ export interface AuthFlagValues {
   "no-auth-store"?: boolean;
   "no-browser"?: boolean;
   "auth-follow-redirects"?: boolean;
+  "auth-timeout"?: string;
   "non-interactive"?: boolean;
 }
 
@@ -31,6 +32,7 @@ const AUTH_FLAGS = [
   "no-auth-store",
   "no-browser",
   "auth-follow-redirects",
+  "auth-timeout",
 ] as const;
 
 /**
@@ -112,6 +114,23 @@ function checkClientIdentity(values: AuthFlagValues, clientSecret: string | unde
   }
 }
 
+/** The longest `--auth-timeout` (s): a day, as `auth login` takes. */
+const MAX_AUTH_TIMEOUT_S = 86_400;
+
+/** `--auth-timeout` in ms (undefined: the default), checked against MAX_AUTH_TIMEOUT_S. */
+function signInTimeoutMs(values: AuthFlagValues): number | undefined {
+  const given = values["auth-timeout"];
+  if (given === undefined) return undefined;
+  const s = Number(given);
+  if (!(s > 0) || s > MAX_AUTH_TIMEOUT_S) {
+    throw new ClientError(
+      "usage",
+      `--auth-timeout must be a number of seconds above 0, at most ${MAX_AUTH_TIMEOUT_S}`,
+    );
+  }
+  return Math.round(s * 1000);
+}
+
 /**
  * The authorization settings for `target`, or undefined when it gets none: stdio, `--no-auth`,
  * or a static Authorization header (a bearer token by flag or config wins). Secrets come from an
@@ -134,5 +153,6 @@ export async function authSettingsFrom(
     followRedirects: values["auth-follow-redirects"] === true,
     interactive: !values["non-interactive"] && streams().stdinIsTerminal(),
     noBrowser: values["no-browser"] === true,
+    signInTimeoutMs: signInTimeoutMs(values),
   };
 }

@@ -75,6 +75,13 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   #failure: unknown;
   #unsafe: unknown;
 
+  /**
+   * Called when a sign-in starts waiting for its Redirector (a person at a browser); the function
+   * returned is called when the wait ends. The connect timer holds meanwhile (session.ts): the
+   * sign-in's own timeout bounds that wait.
+   */
+  readonly onSignIn = new Set<() => () => void>();
+
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
       throw new ClientError("usage", "a client secret needs --client-id");
@@ -96,6 +103,15 @@ export class WmcpAuthProvider implements OAuthClientProvider {
     }
     this.#options = options;
     this.#serverKey = options.serverUrl.href;
+  }
+
+  /**
+   * The longest the sign-ins of one run may wait for their Redirector (ms): its own timeout
+   * times the authorizations allowed; 0 when the Redirector has no timer (it never waits).
+   */
+  get signInBoundMs(): number {
+    const max = this.#options.maxAuthorizations ?? DEFAULT_MAX_AUTHORIZATIONS;
+    return max * (this.#options.redirector.timeoutMs ?? 0);
   }
 
   /** Authorization flows completed (code exchanged) in this run. */
@@ -329,7 +345,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
     const challenge = url.searchParams.get("code_challenge") ?? "";
     const verifier = this.#verifiers.get(challenge);
     const sentState = url.searchParams.get("state");
-    const back = await this.#options.redirector.authorize(url);
+    const back = await this.#signInWait(() => this.#options.redirector.authorize(url));
     if (sentState !== null && back.state !== sentState) {
       throw new ClientError(
         "auth",
@@ -360,5 +376,15 @@ export class WmcpAuthProvider implements OAuthClientProvider {
       this.#verifiers.delete(challenge);
     }
     this.#completed++;
+  }
+
+  /** The Redirector's wait, with every onSignIn listener told when it starts and ends. */
+  async #signInWait<T>(wait: () => Promise<T>): Promise<T> {
+    const ends = [...this.onSignIn].map((start) => start());
+    try {
+      return await wait();
+    } finally {
+      for (const end of ends) end();
+    }
   }
 }
