@@ -54,6 +54,11 @@ export interface SessionOptions {
    * MAX_MESSAGE_BYTES (decision 0047).
    */
   maxMessageBytes?: number;
+  /**
+   * The run's interruption (Ctrl-C): it ends a connect that waits for a sign-in, which the
+   * connect timer no longer bounds (class timeout).
+   */
+  signal?: AbortSignal;
 }
 
 /** An open connection. */
@@ -323,7 +328,7 @@ class Connection {
     if (provider === undefined) {
       return await this.client.connect(this.transport, { timeout: connectTimeoutMs });
     }
-    const deadline = startConnectDeadline(connectTimeoutMs);
+    const deadline = startConnectDeadline(connectTimeoutMs, this.#options.signal);
     const hold = () => deadline.hold();
     provider.onSignIn.add(hold);
     const connecting = this.client.connect(this.transport, {
@@ -382,8 +387,11 @@ class Connection {
   /** Closes what a failed connect left and throws the error naming its cause. */
   async #failed(err: unknown): Promise<never> {
     const t = this.transport;
-    // What ended the connection is read before our own close can change it.
-    const failure = await describeFailure(err, t, this.#options, this.capFailure);
+    // What ended the connection is read before our own close can change it; an interrupted
+    // connect was ended by the person, whatever the attempt reports.
+    const failure = this.#options.signal?.aborted
+      ? new ClientError("timeout", "cancelled before the connection was set up", { cause: err })
+      : await describeFailure(err, t, this.#options, this.capFailure);
     await this.client.close().catch(() => {});
     if (t instanceof ChildTransport) t.kill();
     throw failure;

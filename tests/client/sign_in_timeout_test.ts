@@ -4,13 +4,20 @@
  * open, and still bounds connecting to a server that never answers. `tools list` runs in process
  * (runInProcess) against a real authorization server and MCP server on 127.0.0.1; the "person" is
  * a fake browser (WMCP_BROWSER, a shell script that records the URL) and this test, which follows
- * the URL to the loopback redirect listener over real HTTP.
+ * the URL to the loopback redirect listener over real HTTP. Interrupting a connect that waits for
+ * a sign-in is checked on the connection itself (openSession), with a Redirector that never
+ * comes back.
  */
 import assert from "node:assert/strict";
 import { startOAuthFixture } from "./fixtures/oauth_fixture.ts";
 import { runInProcess } from "../_support/in_process.ts";
 import { withTempDir } from "../_support/fs.ts";
 import { waitForFile } from "../_support/wait.ts";
+import { openSession } from "../../src/client/session.ts";
+import { nonInteractive } from "../../src/client/interaction.ts";
+import { WmcpAuthProvider } from "../../src/client/auth/provider.ts";
+import { memoryStore, type Redirector } from "../../src/client/auth/types.ts";
+import { ClientError } from "../../src/client/errors.ts";
 
 /** A fake browser in `dir`: it writes the URL it is given to `dir/url` (renamed into place). */
 async function fakeBrowser(dir: string): Promise<{ browser: string; urlFile: string }> {
@@ -147,5 +154,51 @@ Deno.test("--auth-timeout is an HTTP sign-in's: refused for stdio, with --no-aut
     const r = await runInProcess(["tools", "list", "--output", "json", ...args]);
     assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.match(JSON.parse(r.stderr.trim().split("\n").at(-1)!).error.message, message);
+  }
+});
+
+Deno.test("the run's interruption (Ctrl-C) ends a connect that waits for a sign-in", async () => {
+  const f = startOAuthFixture({});
+  let reached!: () => void;
+  const waiting = new Promise<void>((resolve) => (reached = resolve));
+  // A person who never comes back, within a sign-in timeout far beyond this test.
+  const redirector: Redirector = {
+    redirectUri: "http://127.0.0.1:9/callback",
+    timeoutMs: 300_000,
+    authorize: () => {
+      reached();
+      return new Promise(() => {});
+    },
+    close: () => Promise.resolve(),
+  };
+  try {
+    const provider = new WmcpAuthProvider({
+      serverUrl: new URL(f.mcpUrl),
+      store: memoryStore(),
+      redirector,
+    });
+    const abort = new AbortController();
+    const opening = openSession({
+      target: { kind: "http", url: new URL(f.mcpUrl), headers: {}, label: "fixture" },
+      protocolVersion: "auto",
+      interaction: nonInteractive(),
+      maxInputRounds: 8,
+      connectTimeoutMs: 500,
+      serverLogs: false,
+      authProvider: provider,
+      signal: abort.signal,
+    });
+    opening.catch(() => {});
+    await waiting;
+    abort.abort();
+    assert.ok(await settlesWithin(opening, 30_000), "the connect went on after the interruption");
+    await assert.rejects(opening, (e: unknown) => {
+      assert.ok(e instanceof ClientError, String(e));
+      assert.equal(e.failure, "timeout");
+      assert.equal(e.message, "cancelled before the connection was set up");
+      return true;
+    });
+  } finally {
+    await f.close();
   }
 });
