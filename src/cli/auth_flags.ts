@@ -1,7 +1,17 @@
-/** The MCP authorization flags of the client commands, read into AuthSettings. */
+/**
+ * The MCP authorization flags of the client commands, and a `--config` entry's `oauth` settings,
+ * read into AuthSettings.
+ */
 import { streams } from "../std_streams.ts";
-import { readOptionFile } from "../option_file.ts";
 import { resolveFromInvocation } from "../config.ts";
+import {
+  checkIdentity,
+  type ClientIdentity,
+  entryNames,
+  FLAG_NAMES,
+  type IdentityNames,
+  readClientSecret,
+} from "../client/auth/client_identity.ts";
 import { ClientError } from "../client/errors.ts";
 import type { Target } from "../client/config_file.ts";
 import type { AuthSettings } from "../client/auth/setup.ts";
@@ -18,6 +28,7 @@ export interface AuthFlagValues {
   "no-auth-store"?: boolean;
   "no-browser"?: boolean;
   "auth-follow-redirects"?: boolean;
+  "auth-timeout"?: string;
   "non-interactive"?: boolean;
 }
 
@@ -31,6 +42,15 @@ const AUTH_FLAGS = [
   "no-auth-store",
   "no-browser",
   "auth-follow-redirects",
+  "auth-timeout",
+] as const;
+
+/** The flags that identify the client: given any, the flags identify it (identityFrom). */
+const IDENTITY_FLAGS = [
+  "client-id",
+  "client-secret-env",
+  "client-secret-file",
+  "client-issuer",
 ] as const;
 
 /**
@@ -54,85 +74,74 @@ function authApplies(values: AuthFlagValues, target: Target): boolean {
   return !Object.keys(target.headers).some((k) => k.toLowerCase() === "authorization");
 }
 
-/** The client secret from `--client-secret-env` or `--client-secret-file` (never argv), if any. */
-async function clientSecretFrom(values: AuthFlagValues): Promise<string | undefined> {
-  if (values["client-secret-env"] !== undefined && values["client-secret-file"] !== undefined) {
-    throw new ClientError("usage", "give --client-secret-env or --client-secret-file, not both");
+/**
+ * Whose identity settings apply: the flags' when any of them is given (all of them then, none of
+ * the entry's: a secret never pairs with another source's client id), else the config entry's
+ * `oauth` (validated when the entry was loaded), else none.
+ */
+function identityFrom(
+  values: AuthFlagValues,
+  target: Target,
+): { identity: ClientIdentity; names: IdentityNames } {
+  const entry = target.kind === "stdio" ? undefined : target.oauth;
+  if (entry !== undefined && !IDENTITY_FLAGS.some((f) => values[f] !== undefined)) {
+    return { identity: entry, names: entryNames(entry.field) };
   }
-  let clientSecret: string | undefined;
-  if (values["client-secret-env"] !== undefined) {
-    clientSecret = Deno.env.get(values["client-secret-env"]);
-    if (!clientSecret) {
-      throw new ClientError(
-        "usage",
-        `environment variable ${values["client-secret-env"]} is not set`,
-      );
-    }
-  } else if (values["client-secret-file"] !== undefined) {
-    const path = resolveFromInvocation(values["client-secret-file"]);
-    clientSecret = (await readOptionFile(path, "--client-secret-file").catch((err) => {
-      throw new ClientError("usage", (err as Error).message);
-    })).trim();
-    if (clientSecret === "") throw new ClientError("usage", `${path} is empty`);
-  }
-  return clientSecret;
+  const file = values["client-secret-file"];
+  return {
+    identity: {
+      clientId: values["client-id"],
+      clientSecretEnv: values["client-secret-env"],
+      clientSecretFile: file === undefined ? undefined : resolveFromInvocation(file),
+      clientIssuer: values["client-issuer"],
+    },
+    names: FLAG_NAMES,
+  };
 }
 
-/** Checks that a secret has its client id and issuer, and that both are well formed. */
-function checkClientIdentity(values: AuthFlagValues, clientSecret: string | undefined): void {
-  if (clientSecret !== undefined && values["client-id"] === undefined) {
-    throw new ClientError("usage", "a client secret needs --client-id");
-  }
-  // A client secret is bound to one authorization server: whichever AS a server names must not
-  // receive it (review 12: SEP-2352's per-issuer check needs the issuer it was issued by).
-  const clientIssuer = values["client-issuer"];
-  if (clientSecret !== undefined && clientIssuer === undefined) {
+/** The longest `--auth-timeout` (s): a day, as `auth login` takes. */
+const MAX_AUTH_TIMEOUT_S = 86_400;
+
+/** `--auth-timeout` in ms (undefined: the default), checked against MAX_AUTH_TIMEOUT_S. */
+function signInTimeoutMs(values: AuthFlagValues): number | undefined {
+  const given = values["auth-timeout"];
+  if (given === undefined) return undefined;
+  const s = Number(given);
+  if (!(s > 0) || s > MAX_AUTH_TIMEOUT_S) {
     throw new ClientError(
       "usage",
-      "a client secret needs --client-issuer URL (the authorization server that issued it)",
+      `--auth-timeout must be a number of seconds above 0, at most ${MAX_AUTH_TIMEOUT_S}`,
     );
   }
-  if (clientIssuer !== undefined) {
-    if (values["client-id"] === undefined) {
-      throw new ClientError("usage", "--client-issuer needs --client-id");
-    }
-    let u: URL | undefined;
-    try {
-      u = new URL(clientIssuer);
-    } catch { /* reported below */ }
-    if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || u.search || u.hash) {
-      throw new ClientError(
-        "usage",
-        "--client-issuer must be an http(s) URL without query or fragment",
-      );
-    }
-  }
-  if (values["client-id"] !== undefined && values["client-id"].trim() === "") {
-    throw new ClientError("usage", "--client-id must not be empty");
-  }
+  return Math.round(s * 1000);
 }
 
 /**
  * The authorization settings for `target`, or undefined when it gets none: stdio, `--no-auth`,
- * or a static Authorization header (a bearer token by flag or config wins). Secrets come from an
- * environment variable or a file, never from argv.
+ * or a static Authorization header (a bearer token by flag or config wins). The flags win over a
+ * config entry's `oauth` settings (identityFrom). Secrets come from an environment variable or a
+ * file, never from argv.
  */
 export async function authSettingsFrom(
   values: AuthFlagValues,
   target: Target,
 ): Promise<AuthSettings | undefined> {
   if (!authApplies(values, target)) return undefined;
-  const clientSecret = await clientSecretFrom(values);
-  checkClientIdentity(values, clientSecret);
+  const entry = target.kind === "stdio" ? undefined : target.oauth;
+  const { identity, names } = identityFrom(values, target);
+  const clientSecret = await readClientSecret(identity, names);
+  checkIdentity(identity, clientSecret !== undefined, names);
   return {
-    clientId: values["client-id"],
+    clientId: identity.clientId,
     clientSecret,
-    clientIssuer: values["client-issuer"],
-    clientMetadataUrl: values["client-metadata-url"],
-    scope: values.scope?.trim() || undefined,
+    clientIssuer: identity.clientIssuer,
+    // The rest one by one: a flag given wins over the entry's setting.
+    clientMetadataUrl: values["client-metadata-url"] ?? entry?.clientMetadataUrl,
+    scope: values.scope?.trim() || entry?.scope?.trim() || undefined,
     noStore: values["no-auth-store"] === true,
     followRedirects: values["auth-follow-redirects"] === true,
     interactive: !values["non-interactive"] && streams().stdinIsTerminal(),
     noBrowser: values["no-browser"] === true,
+    signInTimeoutMs: signInTimeoutMs(values),
   };
 }

@@ -227,6 +227,7 @@ class ClientRun {
       connectTimeoutMs: millis(values["connect-timeout"])!,
       serverLogs: values["server-logs"] === true,
       maxMessageBytes: Number(values["max-message-bytes"]),
+      signal: this.#abort.signal,
     });
     const maxPages = Number(values["max-pages"]);
     const listOptions = { maxPages, signal: this.#abort.signal, timeoutMs, maxTimeoutMs };

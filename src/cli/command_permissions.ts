@@ -321,6 +321,8 @@ function runGrants(plan: Plan, entry: LoadedEntry | undefined): void {
   } else if (entry?.kind === "http") {
     // The sign-in may open a browser (as `auth login` does).
     if (ctx.browser) plan.grants.allow("run", [ctx.browser], "the browser opener");
+    // The entry's pre-registered client secret, read as --client-secret-file's is.
+    plan.fixed("the config entry's oauth.clientSecretFile", entry.secretFile);
   } else if (plan.has("config")) {
     // Not loaded before the child (no --server, unreadable or invalid: the client says why):
     // the entry may be a stdio server started in the invocation directory, any command.

@@ -152,7 +152,8 @@ export const CONNECTION =
     default 67108864 = 64 MiB; over it: exit 4)
   OAuth: --client-id ID --client-secret-env VAR|--client-secret-file F --client-metadata-url URL
     --client-issuer URL --scope S --no-browser --auth-follow-redirects, or --no-auth-store (sign in
-    without keeping tokens), --no-auth (never sign in)
+    without keeping tokens), --no-auth (never sign in); a --config entry's "oauth" gives the same
+    --auth-timeout S (the sign-in at the browser, default 300; --connect-timeout does not count it)
 Output: --output mcp-json|json|jsonl|pretty (pretty on a terminal, else mcp-json)
 Exit codes: 0 success, 1 tool error, 2 usage, 3 transport, 4 protocol, 5 invalid result,
   6 input required, 7 timeout or cancelled, 8 authorization.`;
@@ -207,6 +208,7 @@ export const CLIENT_FLAGS = {
   "no-auth-store": connection("bool", "sign in without keeping tokens"),
   "no-browser": connection("bool", "print the sign-in URL"),
   "auth-follow-redirects": connection("bool", "follow redirects to other origins"),
+  "auth-timeout": connection("seconds", "the sign-in at the browser (default 300)"),
   output: output("string", "the output format", { value: "mcp-json|json|jsonl|pretty" }),
   timeout: time("seconds", "inactivity", { default: "60" }),
   "max-timeout": time("seconds", "the whole request"),

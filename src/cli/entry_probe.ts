@@ -1,8 +1,9 @@
 /**
  * What one config entry needs, for the router (which may read no file): a child granted read on
  * the config file only (and env, for `${VAR}` expansion) loads the entry as the client will and
- * prints `{kind, command?, cwd?, pathEnv?}` or `{error}`. The router then grants the client run
- * on that command only (stdio), or net (HTTP), instead of both.
+ * prints `{kind, command?, cwd?, pathEnv?, secretFile?}` or `{error}`. The router then grants
+ * the client run on that command only (stdio), or net (HTTP) and read on the entry's OAuth
+ * client secret file, instead of both.
  */
 import type { Target } from "../client/config_file.ts";
 import { askProbe } from "../launch/probe.ts";
@@ -10,7 +11,7 @@ import { askProbe } from "../launch/probe.ts";
 /** What the probe learned of a config entry. */
 export type EntryFacts =
   | { kind: "stdio"; command: string; cwd?: string; pathEnv: boolean }
-  | { kind: "http" }
+  | { kind: "http"; secretFile?: string }
   | { error: string };
 
 const PROBE = new URL("./entry_probe.ts", import.meta.url);
@@ -38,7 +39,10 @@ async function factsOf(path: string, server: string): Promise<EntryFacts> {
   const { targetFromConfig } = await import("../client/config_file.ts");
   try {
     const t: Target = await targetFromConfig(path, server);
-    if (t.kind !== "stdio") return { kind: "http" };
+    if (t.kind !== "stdio") {
+      const secretFile = t.oauth?.clientSecretFile;
+      return secretFile === undefined ? { kind: "http" } : { kind: "http", secretFile };
+    }
     return {
       kind: "stdio",
       command: t.command,

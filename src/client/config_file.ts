@@ -3,6 +3,12 @@ import { ClientError } from "./errors.ts";
 import { parseJsonText, readOptionFile } from "../option_file.ts";
 import { invocationDirectory, resolveFromInvocation } from "../config.ts";
 import { noteExpansion } from "./redaction.ts";
+import {
+  checkIdentity,
+  type ClientIdentity,
+  entryNames,
+  namesSecret,
+} from "./auth/client_identity.ts";
 
 /**
  * How messages show the fields of a config entry that came from a `${VAR}` expansion: the
@@ -38,7 +44,32 @@ export type Target =
     shown?: ShownFields;
     /** Sends the Streamable HTTP requests instead of the global fetch (an in-process handler). */
     fetch?: (request: Request) => Promise<Response>;
+    /** The entry's OAuth settings (`oauth`), checked, the secret named but not read. */
+    oauth?: EntryOAuth;
   };
+
+/**
+ * A config entry's `oauth` object: the client commands' OAuth flags as fields (`clientId`,
+ * `clientSecretEnv`, `clientSecretFile`, `clientIssuer`, `clientMetadataUrl`, `scope`), each
+ * `${VAR}`-expanded, checked as the flags are (client_identity.ts). `clientSecretFile` is
+ * absolute (a relative one is taken from the invocation directory, as `cwd` is); the secret is
+ * read only when the client signs in (src/cli/auth_flags.ts).
+ */
+export interface EntryOAuth extends ClientIdentity {
+  scope?: string;
+  /** Where it came from, for messages: `mcpServers.NAME.oauth`. */
+  field: string;
+}
+
+/** The fields an entry's `oauth` object may give. */
+const OAUTH_FIELDS = [
+  "clientId",
+  "clientSecretEnv",
+  "clientSecretFile",
+  "clientIssuer",
+  "clientMetadataUrl",
+  "scope",
+] as const;
 
 /** The `type` values a config entry may give (as desktop hosts spell them). */
 const ENTRY_TYPES: Record<string, "stdio" | "http" | "sse"> = {
@@ -152,7 +183,10 @@ export async function targetFromConfig(
   const where = `mcpServers.${name}`;
   const type = entryType(e, where);
   if (type === "http" || type === "sse" || (type === undefined && e.url !== undefined)) {
-    return httpTarget(e, name, type);
+    return httpTarget(e, name, type, options);
+  }
+  if (e.oauth !== undefined) {
+    throw new ClientError("usage", `${where}.oauth applies to HTTP servers (an entry with "url")`);
   }
   return stdioTarget(e, name, options);
 }
@@ -197,8 +231,13 @@ function entryType(e: Record<string, unknown>, where: string): EntryType {
   return type;
 }
 
-/** An HTTP entry (`url`, `headers`): Streamable HTTP unless its type is `sse`. */
-function httpTarget(e: Record<string, unknown>, name: string, type: EntryType): Target {
+/** An HTTP entry (`url`, `headers`, `oauth`): Streamable HTTP unless its type is `sse`. */
+function httpTarget(
+  e: Record<string, unknown>,
+  name: string,
+  type: EntryType,
+  options: ConfigOptions,
+): Target {
   const where = `mcpServers.${name}`;
   if (typeof e.url !== "string") {
     throw new ClientError("usage", `${where} of type ${type} needs "url"`);
@@ -213,13 +252,68 @@ function httpTarget(e: Record<string, unknown>, name: string, type: EntryType): 
     throw new ClientError("usage", `${where}.url must be http(s)`);
   }
   const shownUrl = shownUrlTemplate(e.url, `${where}.url`);
+  const headers = headerRecord(e.headers, `${where}.headers`);
+  const oauth = oauthOf(e.oauth, `${where}.oauth`, options);
+  if (
+    oauth !== undefined && Object.keys(headers).some((k) => k.toLowerCase() === "authorization")
+  ) {
+    options.onWarning?.(
+      `${where}.oauth is not used: the entry's headers carry an Authorization header, which wins`,
+    );
+  }
   return {
     kind: type === "sse" ? "sse" : "http",
     url,
-    headers: headerRecord(e.headers, `${where}.headers`),
+    headers,
     label: name,
     ...(shownUrl === undefined ? {} : { shown: { url: shownUrl } }),
+    ...(oauth === undefined ? {} : { oauth }),
   };
+}
+
+/**
+ * An entry's `oauth` object (EntryOAuth), checked as the flags are: a usage error names the
+ * field, never a value. A secret written into the file itself (`clientSecret`) is refused: it
+ * belongs in a variable or a file of its own, as for the flags. A field wmcp does not know (other
+ * hosts' settings in a shared file) is a warning, not an error.
+ */
+function oauthOf(v: unknown, field: string, options: ConfigOptions): EntryOAuth | undefined {
+  if (v === undefined) return undefined;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw new ClientError("usage", `${field} must be an object`);
+  }
+  const o = v as Record<string, unknown>;
+  if (o.clientSecret !== undefined) {
+    throw new ClientError(
+      "usage",
+      `${field}.clientSecret is refused: give the secret through an environment variable ` +
+        `(${field}.clientSecretEnv) or a file (${field}.clientSecretFile), never in the config`,
+    );
+  }
+  const known: readonly string[] = OAUTH_FIELDS;
+  for (const k of Object.keys(o)) {
+    if (!known.includes(k)) {
+      options.onWarning?.(
+        `${field} has ${JSON.stringify(k)}, which wmcp does not read (it reads ${
+          OAUTH_FIELDS.join(", ")
+        }); ignored`,
+      );
+    }
+  }
+  const out: EntryOAuth = { field };
+  for (const k of OAUTH_FIELDS) {
+    const s = o[k];
+    if (s === undefined) continue;
+    if (typeof s !== "string" || s.trim() === "") {
+      throw new ClientError("usage", `${field}.${k} must be a non-empty string`);
+    }
+    out[k] = noNul(expandVars(s, `${field}.${k}`), `${field}.${k}`);
+  }
+  if (out.clientSecretFile !== undefined) {
+    out.clientSecretFile = resolveFromInvocation(out.clientSecretFile);
+  }
+  checkIdentity(out, namesSecret(out), entryNames(field));
+  return out;
 }
 
 /** A stdio entry (`command`, `args`, `env`, `cwd`), each string with `${VAR}` expanded. */

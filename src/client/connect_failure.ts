@@ -40,14 +40,15 @@ export async function describeFailure(
   // UnauthorizedError): the provider's own record of it is the cause to report.
   const authFailure = options.authProvider?.lastFailure;
   const e = classify(authFailure !== undefined ? authFailure : err);
-  // One timeout message whichever timer fired (the SDK's connect or probe timer here).
-  if (e.failure === "timeout") {
+  // One timeout message whichever timer fired (the SDK's connect or probe timer here). A sign-in
+  // that ran out of its own time, or was interrupted, says so as `auth login` does.
+  if (e.failure === "timeout" && authFailure === undefined) {
     return timeoutError({ connectTimeoutMs: options.connectTimeoutMs }, {
       timer: "connect",
       cause: err,
     });
   }
-  if (err instanceof ClientError || e.failure === "auth") return e;
+  if (err instanceof ClientError || e.failure === "auth" || authFailure !== undefined) return e;
   const target = options.target;
   if (t instanceof ChildTransport) {
     if (t.exit === null) return e;

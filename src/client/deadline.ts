@@ -1,6 +1,7 @@
 /**
  * The client's own request timers: an inactivity timer that progress resets (--timeout), a
- * total cap that nothing resets (--max-timeout), and the connect timer (--connect-timeout).
+ * total cap that nothing resets (--max-timeout), and the connect timer (--connect-timeout),
+ * which a sign-in waiting for a person holds.
  * They govern; the SDK's own request timer is set well beyond them, and if it ever fires
  * anyway its error is mapped to the same timeout error, so one message, one class and one
  * exit code (7) result whichever timer fires.
@@ -105,22 +106,55 @@ export function startDeadline(
 }
 
 /**
+ * Starts the connect timer (--connect-timeout) as a Deadline of its own: it fires as `connect`,
+ * and a hold stops it while the client waits for a person (a sign-in at the browser); released,
+ * it runs its full length again.
+ */
+export function startConnectDeadline(connectTimeoutMs: number, parent?: AbortSignal): Deadline {
+  return new RequestDeadline({ timeoutMs: connectTimeoutMs }, parent, {
+    timer: "connect",
+    limits: { connectTimeoutMs },
+  });
+}
+
+/** A promise that rejects with the signal's reason once it aborts (and never settles before). */
+export function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+/** What the restartable timer of a Deadline is when it fires, and the limits its error names. */
+interface IdleTimer {
+  timer: TimerKind;
+  limits: TimeLimits;
+}
+
+/**
  * The timers of one request: the inactivity one (restarted by progress, stopped while a hold is
- * on), the total one, and the caller's signal; whichever fires first aborts the signal.
+ * on), the total one, and the caller's signal; whichever fires first aborts the signal. The
+ * connect timer is the same machine with its restartable timer named `connect`.
  */
 class RequestDeadline implements Deadline {
   readonly sdkOptions: { timeout: number; resetTimeoutOnProgress: boolean };
   readonly #controller = new AbortController();
   readonly #started = performance.now();
   readonly #limits: TimeLimits & { timeoutMs: number };
+  readonly #idleTimer: IdleTimer;
   readonly #parent: AbortSignal | undefined;
   #error: ClientError | undefined;
   #idle: ReturnType<typeof setTimeout> | undefined;
   #total: ReturnType<typeof setTimeout> | undefined;
   #holds = 0;
 
-  constructor(limits: TimeLimits & { timeoutMs: number }, parent: AbortSignal | undefined) {
+  constructor(
+    limits: TimeLimits & { timeoutMs: number },
+    parent: AbortSignal | undefined,
+    idleTimer: IdleTimer = { timer: "inactivity", limits },
+  ) {
     this.#limits = limits;
+    this.#idleTimer = idleTimer;
     this.#parent = parent;
     this.sdkOptions = {
       timeout: limits.timeoutMs + SDK_TIMEOUT_SLACK_MS,
@@ -171,7 +205,8 @@ class RequestDeadline implements Deadline {
   /** A timer fired: the one timeout error, and the signal aborted with it. */
   #fire(timer: TimerKind): void {
     if (this.#controller.signal.aborted) return;
-    this.#error = timeoutError(this.#limits, {
+    const limits = timer === this.#idleTimer.timer ? this.#idleTimer.limits : this.#limits;
+    this.#error = timeoutError(limits, {
       timer,
       elapsedMs: performance.now() - this.#started,
     });
@@ -181,7 +216,7 @@ class RequestDeadline implements Deadline {
 
   /** Expired: give already-received progress one turn of the event loop to reset the timer. */
   readonly #confirmIdle = () => {
-    this.#idle = setTimeout(() => this.#fire("inactivity"), INACTIVITY_CONFIRM_MS);
+    this.#idle = setTimeout(() => this.#fire(this.#idleTimer.timer), INACTIVITY_CONFIRM_MS);
   };
 
   /** The caller aborted: so does the request, with the caller's reason. */

@@ -13,6 +13,7 @@ import {
 import { MAX_MESSAGE_BYTES } from "../workspace/message_limits.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { ClientError } from "./errors.ts";
+import { abortedBy, SDK_TIMEOUT_SLACK_MS, startConnectDeadline } from "./deadline.ts";
 import { settledWithin } from "../async.ts";
 import type { Target } from "./config_file.ts";
 import type { Interaction } from "./interaction.ts";
@@ -53,6 +54,11 @@ export interface SessionOptions {
    * MAX_MESSAGE_BYTES (decision 0047).
    */
   maxMessageBytes?: number;
+  /**
+   * The run's interruption (Ctrl-C): it ends a connect that waits for a sign-in, which the
+   * connect timer no longer bounds (class timeout).
+   */
+  signal?: AbortSignal;
 }
 
 /** An open connection. */
@@ -85,6 +91,14 @@ export interface Session {
 
 /** Most connect attempts when each one completed an authorization. */
 const MAX_AUTHORIZED_CONNECTS = 3;
+
+/**
+ * The SDK's connect and probe timers where the client's own connect timer governs: beyond the
+ * connect timeout plus the longest the run's sign-ins may hold it, so that they never decide.
+ */
+function sdkConnectMs(connectTimeoutMs: number, provider: WmcpAuthProvider): number {
+  return connectTimeoutMs + provider.signInBoundMs + SDK_TIMEOUT_SLACK_MS;
+}
 
 /**
  * The HTTP transport of target. Every request goes through one capped fetch (response_cap.ts):
@@ -129,17 +143,22 @@ function headersOf(h: HeadersInit | undefined): Record<string, string> {
   return Object.fromEntries(new Headers(h).entries());
 }
 
-/** An SDK client for one connect attempt: its negotiation mode, capabilities, elicitation. */
+/**
+ * An SDK client for one connect attempt: its negotiation mode, capabilities, elicitation. The
+ * SDK's probe timer is `probeTimeoutMs` (the connect timeout, or the SDK's backstop where the
+ * client's own connect timer governs: sdkConnectMs).
+ */
 function newClient(
   options: SessionOptions,
   mode: string,
   onElicitation: Set<() => () => void>,
+  probeTimeoutMs = options.connectTimeoutMs,
 ): Client {
   const forcedLegacy = LEGACY_VERSIONS.includes(mode);
   const client = new Client({ name: "wmcp-client", version: denoConfig.version }, {
     capabilities: options.interaction.advertisesElicitation ? { elicitation: { form: {} } } : {},
     versionNegotiation: mode === "auto"
-      ? { mode: "auto", probe: { timeoutMs: options.connectTimeoutMs } }
+      ? { mode: "auto", probe: { timeoutMs: probeTimeoutMs } }
       : forcedLegacy
       ? { mode: "legacy" }
       : { mode: { pin: mode } },
@@ -248,7 +267,7 @@ class Connection {
   constructor(options: SessionOptions, mode: string) {
     this.#options = options;
     this.#mode = mode;
-    this.client = newClient(options, mode, this.onElicitation);
+    this.client = this.#newClient();
     // A response over the cap ends the connection at once (pending requests fail); the cap's
     // error is what gets reported.
     this.#cap = {
@@ -282,19 +301,63 @@ class Connection {
    * of times; the provider bounds the authorizations themselves.
    */
   async #connectAuthorized(): Promise<void> {
-    const { authProvider, connectTimeoutMs } = this.#options;
+    const { authProvider } = this.#options;
     for (let attempt = 1;; attempt++) {
       const before = authProvider?.completedAuthorizations ?? 0;
       try {
-        return await this.client.connect(this.transport, { timeout: connectTimeoutMs });
+        return await this.#connectOnce();
       } catch (err) {
         const after = authProvider?.completedAuthorizations ?? 0;
         if (after === before || attempt >= MAX_AUTHORIZED_CONNECTS) throw err;
         await this.client.close().catch(() => {});
-        this.client = newClient(this.#options, this.#mode, this.onElicitation);
+        this.client = this.#newClient();
         this.transport = this.#newTransport(authProvider);
       }
     }
+  }
+
+  /**
+   * One connect under the connect timer. Where a sign-in may happen (an authorizing transport),
+   * the timer is the client's own (startConnectDeadline): it holds while a sign-in waits for its
+   * Redirector, a person at the browser, whose wait the sign-in timeout bounds; the SDK's
+   * timers are set beyond both (sdkConnectMs) and never decide. Elsewhere it is the SDK's.
+   */
+  async #connectOnce(): Promise<void> {
+    const { connectTimeoutMs } = this.#options;
+    const provider = this.#signInProvider();
+    if (provider === undefined) {
+      return await this.client.connect(this.transport, { timeout: connectTimeoutMs });
+    }
+    const deadline = startConnectDeadline(connectTimeoutMs, this.#options.signal);
+    const hold = () => deadline.hold();
+    provider.onSignIn.add(hold);
+    const connecting = this.client.connect(this.transport, {
+      timeout: sdkConnectMs(connectTimeoutMs, provider),
+    });
+    try {
+      await Promise.race([connecting, abortedBy(deadline.signal)]);
+    } finally {
+      // Past the connect timer, the attempt is abandoned (#failed closes it): its end is not news.
+      connecting.catch(() => {});
+      provider.onSignIn.delete(hold);
+      deadline.dispose();
+    }
+  }
+
+  /** The provider whose sign-ins this connection's transport may start, if any. */
+  #signInProvider(): WmcpAuthProvider | undefined {
+    const { authProvider, target } = this.#options;
+    if (authProvider === undefined || target.kind === "stdio") return undefined;
+    return hasAuthorization(target.headers) ? undefined : authProvider;
+  }
+
+  /** An SDK client for the next attempt (its probe timer: the connect timer's backstop). */
+  #newClient(mode = this.#mode): Client {
+    const provider = this.#signInProvider();
+    const probeMs = provider === undefined
+      ? this.#options.connectTimeoutMs
+      : sdkConnectMs(this.#options.connectTimeoutMs, provider);
+    return newClient(this.#options, mode, this.onElicitation, probeMs);
   }
 
   /**
@@ -303,7 +366,7 @@ class Connection {
    */
   async #connectWithoutProbe(): Promise<void> {
     await this.client.close().catch(() => {});
-    this.client = newClient(this.#options, "auto", this.onElicitation);
+    this.client = this.#newClient("auto");
     this.transport = this.#newTransport(undefined);
     try {
       await this.client.connect(this.transport, {
@@ -324,8 +387,11 @@ class Connection {
   /** Closes what a failed connect left and throws the error naming its cause. */
   async #failed(err: unknown): Promise<never> {
     const t = this.transport;
-    // What ended the connection is read before our own close can change it.
-    const failure = await describeFailure(err, t, this.#options, this.capFailure);
+    // What ended the connection is read before our own close can change it; an interrupted
+    // connect was ended by the person, whatever the attempt reports.
+    const failure = this.#options.signal?.aborted
+      ? new ClientError("timeout", "cancelled before the connection was set up", { cause: err })
+      : await describeFailure(err, t, this.#options, this.capFailure);
     await this.client.close().catch(() => {});
     if (t instanceof ChildTransport) t.kill();
     throw failure;

@@ -1,7 +1,9 @@
 /**
  * One failure class for one event (issue 20 §4): a sign-in nobody answers in time is `timeout`
- * (exit 7) whether `auth login` or a client command started it, and a sign-in a non-interactive
- * client command cannot start is `auth` (exit 8) in both.
+ * (exit 7) whether `auth login` or a client command started it, with the same message (the
+ * sign-in's own `--auth-timeout`, in both), and a sign-in a non-interactive client command cannot
+ * start is `auth` (exit 8) in both. The commands run in process (runInProcess) against a real
+ * authorization server and MCP server on 127.0.0.1.
  */
 import assert from "node:assert/strict";
 import { startOAuthFixture } from "./fixtures/oauth_fixture.ts";
@@ -19,8 +21,17 @@ Deno.test("a sign-in that runs out of time is class timeout (exit 7) in tools li
       // nobody follows it.
       const env = { WMCP_CONFIG_DIR: config };
       const base = ["--endpoint", f.mcpUrl, "--no-browser", "--output", "json"];
+      // The connect timeout is far longer than the sign-in's: the sign-in's own timeout ends it.
       const [list, login] = [
-        await runInProcess(["tools", "list", ...base, "--connect-timeout", "1"], {
+        await runInProcess([
+          "tools",
+          "list",
+          ...base,
+          "--connect-timeout",
+          "60",
+          "--auth-timeout",
+          "1",
+        ], {
           env,
           stdinIsTerminal: true,
         }),
@@ -34,6 +45,8 @@ Deno.test("a sign-in that runs out of time is class timeout (exit 7) in tools li
         assert.ok(r.stderr.includes(`${f.issuer}/authorize?`), `${name}: the URL is printed`);
         const error = JSON.parse(r.stderr.trim().split("\n").at(-1)!).error;
         assert.equal(error.class, "timeout", `${name}: ${r.stderr}`);
+        assert.equal(error.message, "no answer from the browser within 1 s", name);
+        assert.deepEqual(error.details, { auth: "timeout" }, name);
       }
       assert.deepEqual(f.log.grants, [], "no token was issued");
     } finally {

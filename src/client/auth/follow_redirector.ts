@@ -11,6 +11,8 @@ import type { Redirector } from "./types.ts";
 export const FOLLOW_REDIRECT_URI = "http://127.0.0.1/wmcp/oauth/callback";
 /** Most redirects followed before the one to the redirect URI. */
 const MAX_HOPS = 8;
+/** How long following one authorization URL may take by default (ms). */
+const FOLLOW_TIMEOUT_MS = 30_000;
 
 /** Whether `url` is the redirect URI (same origin and path; the query is the response). */
 function isCallback(url: URL, redirectUri: URL): boolean {
@@ -24,10 +26,12 @@ export function followingRedirector(
   const redirectUri = options.redirectUri ?? FOLLOW_REDIRECT_URI;
   const target = new URL(redirectUri);
   const fetchFn = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? FOLLOW_TIMEOUT_MS;
   return {
     redirectUri,
+    timeoutMs,
     async authorize(url, signal) {
-      const timeout = AbortSignal.timeout(options.timeoutMs ?? 30_000);
+      const timeout = AbortSignal.timeout(timeoutMs);
       const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
       let current = url;
       for (let hop = 0; hop < MAX_HOPS; hop++) {

@@ -22,6 +22,9 @@ export class AuthFlowError extends Error {
   }
 }
 
+/** How long a sign-in waits for the browser to come back by default (ms): `--auth-timeout 300`. */
+export const SIGN_IN_TIMEOUT_MS = 300_000;
+
 /** Options of loopbackRedirector. */
 export interface LoopbackOptions {
   /** Port to listen on, 127.0.0.1 only (default 0: any free port). */
@@ -118,9 +121,9 @@ interface Pending {
 /** The listener on 127.0.0.1 and its one flow at a time (see loopbackRedirector). */
 class LoopbackRedirector implements Redirector {
   readonly redirectUri: string;
+  readonly timeoutMs: number;
   readonly #options: LoopbackOptions;
   readonly #say: (line: string) => void;
-  readonly #timeoutMs: number;
   readonly #server: Deno.HttpServer<Deno.NetAddr>;
   #pending: Pending = { state: null, done: true };
   #closed = false;
@@ -129,7 +132,7 @@ class LoopbackRedirector implements Redirector {
   constructor(options: LoopbackOptions) {
     this.#options = options;
     this.#say = options.say ?? errLine;
-    this.#timeoutMs = options.timeoutMs ?? 300_000;
+    this.timeoutMs = options.timeoutMs ?? SIGN_IN_TIMEOUT_MS;
     try {
       this.#server = Deno.serve({
         hostname: "127.0.0.1",
@@ -232,7 +235,7 @@ class LoopbackRedirector implements Redirector {
       `wmcp: ${
         opened ? "if it did not open, visit" : "to sign in, open this URL in a browser"
       }:\n${target.href}\nwmcp: waiting for the redirect to ${this.redirectUri} (up to ${
-        Math.round(this.#timeoutMs / 1000)
+        Math.round(this.timeoutMs / 1000)
       } s)`,
     );
   }
@@ -246,10 +249,10 @@ class LoopbackRedirector implements Redirector {
       this.#fail(
         new AuthFlowError(
           "timeout",
-          `no answer from the browser within ${Math.round(this.#timeoutMs / 1000)} s`,
+          `no answer from the browser within ${Math.round(this.timeoutMs / 1000)} s`,
         ),
       );
-    }, this.#timeoutMs);
+    }, this.timeoutMs);
     const onAbort = () => {
       if (this.#pending.done) return;
       this.#fail(new AuthFlowError("cancelled", "sign-in cancelled"));

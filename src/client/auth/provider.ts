@@ -2,7 +2,9 @@
  * The bundled client's MCP authorization: the v2 SDK's OAuthClientProvider over a
  * CredentialStore (where tokens and registrations live) and a Redirector (who approves). The
  * SDK's auth() does discovery, registration, PKCE, the token exchange, refresh and the issuer
- * checks; this provider supplies state, storage, client identification and the redirect leg.
+ * checks; this provider supplies state, storage, client identification and the redirect leg,
+ * refreshes a token shortly before its known expiry, and registers again when a stored
+ * registration was made for another redirect URI.
  */
 import {
   auth,
@@ -10,6 +12,8 @@ import {
   type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
+  registerClient,
+  resolveClientMetadata,
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
@@ -41,11 +45,43 @@ export interface AuthProviderOptions {
   maxAuthorizations?: number;
   /** Fetch for the code exchange (defaults to the global fetch). */
   fetch?: typeof fetch;
+  /** The clock (ms since epoch) tokens are stamped and their expiry judged by (default Date.now). */
+  now?: () => number;
 }
 
 /** The client name sent on dynamic registration. */
 const CLIENT_NAME = "wmcp";
 const DEFAULT_MAX_AUTHORIZATIONS = 3;
+
+/**
+ * How long before its known expiry a token is refreshed (ms): a request does not go out with a
+ * token that runs out on the way. A token living shorter than twice this is refreshed at half
+ * its lifetime instead, so that not every request refreshes it.
+ */
+export const REFRESH_AHEAD_MS = 60_000;
+
+/**
+ * When tokens saved at `savedAt` (ms since epoch) are due for a refresh: REFRESH_AHEAD_MS before
+ * `expires_in` runs out, or half way for a short-lived token. Undefined when the expiry is not
+ * known (no `expires_in`, or no time it was issued at).
+ */
+export function refreshDueAt(
+  tokens: { expires_in?: unknown } | undefined,
+  savedAt: number | undefined,
+): number | undefined {
+  const expiresIn = tokens?.expires_in;
+  if (typeof expiresIn !== "number" || !(expiresIn > 0) || savedAt === undefined) return undefined;
+  const lifetime = expiresIn * 1000;
+  return savedAt + lifetime - Math.min(REFRESH_AHEAD_MS, lifetime / 2);
+}
+
+/** What a refresh ahead of expiry throws where the SDK would send a person to sign in. */
+class RefreshOnly extends Error {
+  constructor() {
+    super("a refresh ahead of expiry does not sign in");
+    this.name = "RefreshOnly";
+  }
+}
 
 /** base64url(SHA-256(text)): the S256 code challenge of a verifier. */
 async function s256(text: string): Promise<string> {
@@ -74,6 +110,18 @@ export class WmcpAuthProvider implements OAuthClientProvider {
   #queue: Promise<unknown> = Promise.resolve();
   #failure: unknown;
   #unsafe: unknown;
+  /** The refresh ahead of expiry in flight (one at a time). */
+  #refreshing: Promise<void> | undefined;
+  /** A refresh ahead of expiry failed in this run: the 401 path takes over. */
+  #refreshAheadFailed = false;
+  readonly #now: () => number;
+
+  /**
+   * Called when a sign-in starts waiting for its Redirector (a person at a browser); the function
+   * returned is called when the wait ends. The connect timer holds meanwhile (session.ts): the
+   * sign-in's own timeout bounds that wait.
+   */
+  readonly onSignIn = new Set<() => () => void>();
 
   constructor(options: AuthProviderOptions) {
     if (options.clientSecret !== undefined && options.clientId === undefined) {
@@ -96,6 +144,16 @@ export class WmcpAuthProvider implements OAuthClientProvider {
     }
     this.#options = options;
     this.#serverKey = options.serverUrl.href;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * The longest the sign-ins of one run may wait for their Redirector (ms): its own timeout
+   * times the authorizations allowed; 0 when the Redirector has no timer (it never waits).
+   */
+  get signInBoundMs(): number {
+    const max = this.#options.maxAuthorizations ?? DEFAULT_MAX_AUTHORIZATIONS;
+    return max * (this.#options.redirector.timeoutMs ?? 0);
   }
 
   /** Authorization flows completed (code exchanged) in this run. */
@@ -203,8 +261,77 @@ export class WmcpAuthProvider implements OAuthClientProvider {
     });
   }
 
-  async tokens(_ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+  /**
+   * The stored tokens. Asked without an issuer context, this is the read for a request to the
+   * resource server (the SDK's transports): tokens whose known expiry is near are refreshed
+   * first (refreshDueAt); when that fails, the tokens go out as they are and a 401 takes the
+   * usual path (refresh, else a new authorization).
+   */
+  async tokens(ctx?: OAuthClientInformationContext): Promise<StoredOAuthTokens | undefined> {
+    if (ctx === undefined) await this.#refreshIfDue();
     return (await this.#creds()).tokens as StoredOAuthTokens | undefined;
+  }
+
+  /** Refreshes the stored tokens when they are due (once at a time; not again after a failure). */
+  async #refreshIfDue(): Promise<void> {
+    if (this.#refreshAheadFailed) return;
+    const creds = await this.#creds();
+    const tokens = creds.tokens as { refresh_token?: unknown; expires_in?: unknown } | undefined;
+    const identified = creds.clientInformation !== undefined ||
+      this.#options.clientId !== undefined;
+    if (typeof tokens?.refresh_token !== "string" || !identified) return;
+    const due = refreshDueAt(tokens, creds.tokensSavedAt);
+    if (due === undefined || this.#now() < due) return;
+    this.#refreshing ??= this.#refreshAhead().finally(() => this.#refreshing = undefined);
+    await this.#refreshing;
+  }
+
+  /**
+   * The SDK's auth() with the stored refresh token, through a view of this provider that refuses
+   * to send anyone to sign in: a refresh, or nothing. Success is new tokens saved.
+   */
+  async #refreshAhead(): Promise<void> {
+    const before = (await this.#creds()).tokensSavedAt;
+    try {
+      await auth(this.#refreshOnly(), {
+        serverUrl: this.#options.serverUrl,
+        fetchFn: this.#flowFetch(),
+      });
+    } catch {
+      // Refused, unreachable, or the SDK wanted a sign-in: the 401 path decides.
+    }
+    const after = this.#loaded;
+    if (after?.tokens === undefined || after.tokensSavedAt === before) {
+      this.#refreshAheadFailed = true;
+    }
+  }
+
+  /** This provider, except that its redirect leg refuses (RefreshOnly) instead of signing in. */
+  #refreshOnly(): OAuthClientProvider {
+    const refuse = () => Promise.reject(new RefreshOnly());
+    return new Proxy(this, {
+      get(target, key) {
+        if (key === "redirectToAuthorization") return refuse;
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /**
+   * The fetch of the authorization flow's own requests (the code exchange, a refresh ahead of
+   * expiry, a new registration): http(s) only, each response capped at AUTH_RESPONSE_BYTES.
+   */
+  #flowFetch(): typeof fetch {
+    return httpOnlyFetch(
+      cappedFetch(this.#options.fetch ?? fetch, () => ({
+        maxBytes: AUTH_RESPONSE_BYTES,
+        failure: "auth",
+        what: "OAuth response",
+        onExceeded: (err) => this.refused(err),
+      })),
+      (err) => this.refused(err),
+    );
   }
 
   async saveTokens(tokens: StoredOAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
@@ -218,7 +345,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
     await this.#save({
       issuer: ctx?.issuer ?? tokens.issuer ?? creds.issuer,
       tokens: { ...tokens, ...keep } as unknown as Record<string, unknown>,
-      tokensSavedAt: Date.now(),
+      tokensSavedAt: this.#now(),
     });
   }
 
@@ -326,10 +453,11 @@ export class WmcpAuthProvider implements OAuthClientProvider {
       );
     }
     this.#authorizations++;
+    url = await this.#registeredFor(url);
     const challenge = url.searchParams.get("code_challenge") ?? "";
     const verifier = this.#verifiers.get(challenge);
     const sentState = url.searchParams.get("state");
-    const back = await this.#options.redirector.authorize(url);
+    const back = await this.#signInWait(() => this.#options.redirector.authorize(url));
     if (sentState !== null && back.state !== sentState) {
       throw new ClientError(
         "auth",
@@ -342,15 +470,7 @@ export class WmcpAuthProvider implements OAuthClientProvider {
         serverUrl: this.#options.serverUrl,
         authorizationCode: back.code,
         iss: back.iss,
-        fetchFn: httpOnlyFetch(
-          cappedFetch(this.#options.fetch ?? fetch, () => ({
-            maxBytes: AUTH_RESPONSE_BYTES,
-            failure: "auth",
-            what: "OAuth response",
-            onExceeded: (err) => this.refused(err),
-          })),
-          (err) => this.refused(err),
-        ),
+        fetchFn: this.#flowFetch(),
       });
       if (result !== "AUTHORIZED") {
         throw new ClientError("auth", "the authorization code was not exchanged for a token");
@@ -360,5 +480,53 @@ export class WmcpAuthProvider implements OAuthClientProvider {
       this.#verifiers.delete(challenge);
     }
     this.#completed++;
+  }
+
+  /** The Redirector's wait, with every onSignIn listener told when it starts and ends. */
+  async #signInWait<T>(wait: () => Promise<T>): Promise<T> {
+    const ends = [...this.onSignIn].map((start) => start());
+    try {
+      return await wait();
+    } finally {
+      for (const end of ends) end();
+    }
+  }
+
+  /**
+   * The authorization URL, for a registration made for this run's redirect URI. A stored
+   * registration (dynamic registration, RFC 7591) lists the redirect URIs it was made for; an
+   * authorization server that matches them exactly refuses another (a loopback listener gets a
+   * new port each run). Then the client registers again, keeps the new registration, and the
+   * URL names it; everything else in the URL (PKCE, state, scope, resource) stays. A refresh
+   * never gets here: it sends no redirect URI, so the old registration still serves it.
+   */
+  async #registeredFor(url: URL): Promise<URL> {
+    if (this.#options.clientId !== undefined) return url; // pre-registered: the user's own
+    const creds = await this.#creds();
+    const info = creds.clientInformation as
+      | { client_id?: unknown; redirect_uris?: unknown }
+      | undefined;
+    const uris = info?.redirect_uris;
+    const redirectUri = url.searchParams.get("redirect_uri");
+    if (
+      info?.client_id !== url.searchParams.get("client_id") || !Array.isArray(uris) ||
+      redirectUri === null || uris.includes(redirectUri)
+    ) {
+      return url;
+    }
+    const discovery = creds.discoveryState as OAuthDiscoveryState | undefined;
+    if (discovery?.authorizationServerUrl === undefined) return url;
+    const metadata = discovery.authorizationServerMetadata;
+    const issuer = metadata?.issuer ?? String(discovery.authorizationServerUrl);
+    const registered = await registerClient(discovery.authorizationServerUrl, {
+      metadata,
+      clientMetadata: resolveClientMetadata(this),
+      scope: url.searchParams.get("scope") ?? undefined,
+      fetchFn: this.#flowFetch(),
+    });
+    await this.saveClientInformation({ ...registered, issuer }, { issuer });
+    const next = new URL(url);
+    next.searchParams.set("client_id", registered.client_id);
+    return next;
   }
 }

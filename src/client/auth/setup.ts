@@ -7,7 +7,7 @@ import { ClientError } from "../errors.ts";
 import { WmcpAuthProvider } from "./provider.ts";
 import { followingRedirector } from "./follow_redirector.ts";
 import { fileStore } from "./store.ts";
-import { loopbackRedirector } from "./loopback.ts";
+import { loopbackRedirector, SIGN_IN_TIMEOUT_MS } from "./loopback.ts";
 import { type CredentialStore, memoryStore, type Redirector } from "./types.ts";
 
 /** The authorization flags of a client command (secrets already read from env or file). */
@@ -26,6 +26,11 @@ export interface AuthSettings {
   interactive: boolean;
   /** Print the URL instead of opening a browser (`--no-browser`). */
   noBrowser: boolean;
+  /**
+   * How long a sign-in waits for the browser (ms; `--auth-timeout`, default SIGN_IN_TIMEOUT_MS).
+   * The connect timer holds meanwhile: it bounds connecting, not a person signing in.
+   */
+  signInTimeoutMs?: number;
 }
 
 /**
@@ -50,7 +55,10 @@ function readTolerant(inner: CredentialStore): CredentialStore {
 
 /** The redirector for a person at a terminal (loopback listener and browser). */
 function personRedirector(settings: AuthSettings): Promise<Redirector> {
-  return loopbackRedirector({ openBrowser: !settings.noBrowser });
+  return loopbackRedirector({
+    openBrowser: !settings.noBrowser,
+    timeoutMs: settings.signInTimeoutMs ?? SIGN_IN_TIMEOUT_MS,
+  });
 }
 
 /** A redirector for runs with nobody to sign in: it fails at once, saying what to do. */
@@ -79,7 +87,7 @@ export async function authProviderFor(
     throw new ClientError("usage", "--auth-follow-redirects and --no-browser exclude each other");
   }
   const redirector = settings.followRedirects
-    ? followingRedirector()
+    ? followingRedirector({ timeoutMs: settings.signInTimeoutMs })
     : settings.interactive
     ? await personRedirector(settings)
     : refusingRedirector();

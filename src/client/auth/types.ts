@@ -26,6 +26,11 @@ export interface Redirector {
   /** The redirect_uri to register and send (known before the flow starts). */
   readonly redirectUri: string;
   /**
+   * The longest one `authorize()` waits (ms), when it is bounded by its own timer (the sign-in
+   * timeout): a caller's timers are set beyond it.
+   */
+  readonly timeoutMs?: number;
+  /**
    * Sends the user agent to `url`; resolves with the code and state the redirect brings back,
    * and its `iss` parameter (RFC 9207) when it carried one (the issuer check needs it).
    */
