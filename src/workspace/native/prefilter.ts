@@ -1,0 +1,66 @@
+/**
+ * The seam between search_text and a native engine (decision 0054): a SearchPrefilter names the
+ * files below a directory in which a query can match (a superset of those where it does), and the
+ * search reads only those (search_prefiltered.ts). The engine broker's client (client.ts)
+ * implements it; a Workspace without one searches every file itself.
+ *
+ * @module
+ */
+
+/** A search_text query as the prefilter needs it (every default applied). */
+export interface PrefilterQuery {
+  /** The directory searched, workspace-relative ("." for the root). */
+  base: string;
+  query: string;
+  regex: boolean;
+  caseSensitive: boolean;
+  includeHidden: boolean;
+  respectGitignore: boolean;
+  /** Files larger than this are not searched (tooLarge). */
+  maxFileBytes: number;
+}
+
+/**
+ * A prefilter's answer: the files (workspace-relative) in which the query can match, and the
+ * regular files larger than maxFileBytes, which were not searched.
+ */
+export interface PrefilterAnswer {
+  files: readonly string[];
+  large: readonly string[];
+}
+
+/** What serves search_text's content matching, for workspace_info. */
+export interface EngineReport {
+  /** "native" when a native prefilter is in use, "builtin" otherwise. */
+  search: "native" | "builtin";
+  /** The native engine (e.g. "ripgrep 13.0.0") when in use. */
+  native?: string;
+  /** Why the native engine is not in use (when it was asked for). */
+  reason?: string;
+}
+
+/** A native engine's file-level prefilter for search_text. */
+export interface SearchPrefilter {
+  /**
+   * Whether this query can be prefiltered at all (its pattern has a native form, and the engine
+   * has not said it cannot run): when false the search reads every file as it walks.
+   */
+  accepts(q: PrefilterQuery): boolean;
+  /**
+   * The files below `q.base` in which the query can match and those too large to search, or null
+   * when this query cannot be prefiltered (every file is then read). Rejects with CANCELLED when
+   * `signal` aborts, and with IO_ERROR when the engine itself is gone.
+   */
+  files(q: PrefilterQuery, signal?: AbortSignal): Promise<PrefilterAnswer | null>;
+  /** What serves search_text (waits for the engine to say whether it can). */
+  report(): Promise<EngineReport>;
+}
+
+/** No native engine, and why (the launcher said so): every file is read; workspace_info says why. */
+export function unavailablePrefilter(reason: string): SearchPrefilter {
+  return {
+    accepts: () => false,
+    files: () => Promise.resolve(null),
+    report: () => Promise.resolve({ search: "builtin", reason }),
+  };
+}
