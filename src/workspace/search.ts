@@ -45,10 +45,11 @@ interface SearchJobArgs {
   maxMatches: number;
   maxFileBytes: number;
   /**
-   * Skip the files a native prefilter's answer leaves out, once it comes while the job runs
-   * (search_prefiltered.ts; decision 0054). Set by the calling thread, never by a caller.
+   * Skip the files a native prefilter's answer leaves out, once it comes while the job runs,
+   * reading as it walks for `hedgeMs` first (search_prefiltered.ts; decision 0054). Set by the
+   * calling thread, never by a caller.
    */
-  prefilter?: boolean;
+  prefilter?: { hedgeMs?: number };
 }
 
 function checkedArgs(ws: WorkspaceContext, args: SearchTextArgs): SearchJobArgs {
@@ -122,7 +123,7 @@ export async function searchText(
   const spec = jobSpec(ws, {
     op: "search",
     dir,
-    args: { ...jobArgs, prefilter: prefilter !== undefined },
+    args: { ...jobArgs, ...(prefilter ? { prefilter: { hedgeMs: prefilter.hedgeMs } } : {}) },
   });
   // The prefilter's search ends with the walk's, whichever way it ends (a cap, an error).
   const done = new AbortController();
@@ -166,12 +167,12 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     excluded,
     // A shard classifies (lstats) only the files it reads; directories always. Behind a
     // prefilter no file is lstat'ed by the walk: the gate does when it reads one.
-    statEntries: a.prefilter === true ? false : shard.count === 1 ? true : mine,
+    statEntries: a.prefilter ? false : shard.count === 1 ? true : mine,
     onUnreadable: (visited) => out.result.unreadableDirs.push(visited),
     checkpoint: cp,
   }, stats);
-  const gate = a.prefilter === true
-    ? new PrefilterGate({ cp, scanner, out, fs: fsOfKind(spec.fs) })
+  const gate = a.prefilter
+    ? new PrefilterGate({ cp, scanner, out, fs: fsOfKind(spec.fs), hedgeMs: a.prefilter.hedgeMs })
     : undefined;
   let going = true;
   for (const e of walker.entries()) {

@@ -43,6 +43,8 @@ export interface GateParts {
   scanner: FileScanner;
   out: ShardCollector;
   fs: WorkspaceFs;
+  /** How long to read as the walk goes before waiting for the answer (default HEDGE_MS). */
+  hedgeMs?: number;
 }
 
 /** The answer as the gate uses it: sets, or null (read every file). */
@@ -68,7 +70,7 @@ export class PrefilterGate {
    */
   async file(e: WalkEntry, at: number, chain: readonly PinnedDir[]): Promise<boolean> {
     const only = await this.#look();
-    if (only === undefined && performance.now() - this.#started >= HEDGE_MS) {
+    if (only === undefined && performance.now() - this.#started >= (this.#p.hedgeMs ?? HEDGE_MS)) {
       this.#deferred.push({ entry: e, at, chain });
       return true;
     }

@@ -42,6 +42,11 @@ export interface EngineReport {
 /** A native engine's file-level prefilter for search_text. */
 export interface SearchPrefilter {
   /**
+   * How long a search reads files as it walks before it waits for the prefilter's answer (ms;
+   * default HEDGE_MS in search_prefiltered.ts). 0 makes every read wait for the answer.
+   */
+  readonly hedgeMs?: number;
+  /**
    * Whether this query can be prefiltered at all (its pattern has a native form, and the engine
    * has not said it cannot run): when false the search reads every file as it walks.
    */

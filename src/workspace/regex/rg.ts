@@ -3,9 +3,9 @@
  * matches on every line where the RE2 pattern matches (a superset: the built-in engine then
  * decides each line), or null when that cannot be promised and the search reads every file. The
  * required literal is preferred (a fixed string every match contains); otherwise the pattern is
- * translated token by token where ripgrep's syntax means the same or more: `\D \W \S \b \B` are
- * ASCII in RE2 and Unicode in ripgrep, so they become `(?-u:...)`; `\d \w \s` stay Unicode (more
- * than ASCII); `\Q...\E` becomes escaped text; classes pass when they hold nothing ripgrep reads
+ * translated token by token where ripgrep's syntax means the same or more: `\D \W \S` are ASCII in
+ * RE2 and Unicode in ripgrep, so they become classes of code points (`[^0-9]`...); `\b \B` become
+ * `(?-u:\b)`, ASCII boundaries, which bytes give alike; `\d \w \s` stay Unicode (more than ASCII); `\Q...\E` becomes escaped text; classes pass when they hold nothing ripgrep reads
  * differently (a nested `[`, `&&`, `--`, `~~`, a negated Perl class). Anything else unknown gives
  * null.
  *
@@ -35,8 +35,18 @@ const SAME_ESCAPES = new Set([..."dwsnrtfvapPx"]);
  */
 const LINE_ANCHORS: Record<string, string> = { A: "^", z: "$" };
 
-/** RE2's ASCII-only classes and assertions whose ripgrep form is Unicode (fewer matches). */
-const ASCII_ONLY = new Set([..."DWSbB"]);
+/**
+ * RE2's negated ASCII classes, as ripgrep classes of code points: ripgrep's own `\D \W \S` are
+ * Unicode (fewer matches), and `(?-u:\W)` would take one byte where RE2 takes one code point.
+ */
+const NEGATED_ASCII: Record<string, string> = {
+  D: "[^0-9]",
+  W: "[^0-9A-Za-z_]",
+  S: "[^\\t\\n\\f\\r ]",
+};
+
+/** RE2's ASCII word boundaries: the same on bytes, since a non-ASCII code point is no word byte. */
+const ASCII_BOUNDARY = new Set([..."bB"]);
 
 function escapeForRg(s: string): string {
   let out = "";
@@ -81,7 +91,8 @@ function translateEscape(p: string, i: number): { text: string; next: number } |
     const body = p.slice(i + 2, close === -1 ? p.length : close);
     return { text: escapeForRg(body), next: close === -1 ? p.length : close + 2 };
   }
-  if (ASCII_ONLY.has(e)) return { text: `(?-u:\\${e})`, next: i + 2 };
+  if (e in NEGATED_ASCII) return { text: NEGATED_ASCII[e], next: i + 2 };
+  if (ASCII_BOUNDARY.has(e)) return { text: `(?-u:\\${e})`, next: i + 2 };
   if (e in LINE_ANCHORS) return { text: LINE_ANCHORS[e], next: i + 2 };
   if (SAME_ESCAPES.has(e)) {
     // \p{...}, \x{...}: the braces belong to the escape.
