@@ -40,7 +40,7 @@ import {
 } from "./server_flags.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { cannotRunSelf, denoPath, selfDeno } from "../launch/deno.ts";
-import { spawnHeld, supervise } from "../launch/child.ts";
+import { signalExitCode, spawnHeld, supervise } from "../launch/child.ts";
 import { runSandboxedDeno } from "../launch/sandboxed.ts";
 import { projectDir, projectFile } from "../launch/project.ts";
 import {
@@ -361,7 +361,10 @@ function engineGrant(engine: Engine): { socket?: string } | undefined {
  * broker, or why the native engine cannot serve (auto serves with the built-in engine and says
  * so in workspace_info; native is a usage error). builtin starts nothing.
  */
-async function launchEngine(choice: EngineChoice, serverArgs: string[]): Promise<Engine> {
+async function launchEngine(
+  choice: EngineChoice,
+  serverArgs: string[],
+): Promise<Engine | { signalled: number }> {
   if (choice === "builtin") return undefined;
   const unavailable = (reason: string) => {
     if (choice === "native") throw new UsageError(`--engine native, but ${reason}`);
@@ -369,8 +372,26 @@ async function launchEngine(choice: EngineChoice, serverArgs: string[]): Promise
   };
   if (Deno.build.os !== "linux") return unavailable(`it needs Linux, this is ${Deno.build.os}`);
   const root = normalizeAbsolute(resolveFromInvocation(flagValue(serverArgs, "root") ?? "."));
-  const started = await startBroker(root);
-  return "reason" in started ? unavailable(started.reason) : started;
+  // A signal while the broker starts ends the launch at once (the broker is stopped, or ends with
+  // the launcher's stdin pipe): the launcher exits as a server it forwarded the signal to would.
+  let onSignal!: (sig: Deno.Signal) => void;
+  const signal = new Promise<Deno.Signal>((resolve) => (onSignal = resolve));
+  const listeners = SERVER_SIGNALS.map((sig) => {
+    const listener = () => onSignal(sig);
+    Deno.addSignalListener(sig, listener);
+    return [sig, listener] as const;
+  });
+  try {
+    const starting = startBroker(root);
+    const first = await Promise.race([starting, signal]);
+    if (typeof first === "string") {
+      void starting.then((b) => "reason" in b ? undefined : b.stop());
+      return { signalled: signalExitCode(first) };
+    }
+    return "reason" in first ? unavailable(first.reason) : first;
+  } finally {
+    for (const [sig, listener] of listeners) Deno.removeSignalListener(sig, listener);
+  }
 }
 
 /**
@@ -411,7 +432,9 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
   await parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(given);
-  const engine = await launchEngine(choice, serverArgs);
+  const launched = await launchEngine(choice, serverArgs);
+  if (launched !== undefined && "signalled" in launched) return launched.signalled;
+  const engine: Engine = launched;
   // A broker that exits while the server runs stops it (supervise's `stop`), and is reported.
   let serving = true;
   let brokerExit: number | undefined;

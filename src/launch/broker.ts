@@ -85,9 +85,14 @@ async function readyLine(stdout: ReadableStream<Uint8Array>): Promise<string> {
 /**
  * Starts the broker for the workspace at `root` (an absolute path) and waits until it listens:
  * the broker, or why the native engine cannot serve (its reason; the broker has ended then).
+ * `dir` names its directory instead of a fresh random one (tests: a socket path their
+ * permissions name; it must not exist).
  */
-export async function startBroker(root: string): Promise<Broker | { reason: string }> {
-  const dir = `/tmp/wmcp-engine-${randomHex(16)}`;
+export async function startBroker(
+  root: string,
+  options: { dir?: string } = {},
+): Promise<Broker | { reason: string }> {
+  const dir = options.dir ?? `/tmp/wmcp-engine-${randomHex(16)}`;
   const socket = `${dir}/${SOCKET_NAME}`;
   const token = randomHex(32);
   let child: Deno.ChildProcess;

@@ -12,6 +12,14 @@ import type {
   SearchPrefilter,
 } from "../../src/workspace/native/prefilter.ts";
 
+/**
+ * The broker directory a test uses: the one its shard's permissions name (scripts/test.ts,
+ * WMCP_TEST_ENGINE_DIR), or a fresh one when the file runs on its own with every permission.
+ */
+export function testEngineDir(): string | undefined {
+  return Deno.env.get("WMCP_TEST_ENGINE_DIR");
+}
+
 /** Whether this machine can run the native engine (bwrap and rg installed). */
 export async function nativeAvailable(): Promise<boolean> {
   const has = async (p: string) => await Deno.stat(p).then((s) => s.isFile, () => false);
@@ -37,7 +45,7 @@ export interface TestNative extends SearchPrefilter {
  * so what the search reads is decided by the answer alone.
  */
 export async function startNative(root: string, hedgeMs = 0): Promise<TestNative> {
-  const started = await startBroker(root);
+  const started = await startBroker(root, { dir: testEngineDir() });
   if ("reason" in started) throw new Error(`no native engine here: ${started.reason}`);
   const fallbacks: string[] = [];
   const client = new NativeEngine({

@@ -29,18 +29,17 @@ class Served {
   #next = 10;
 
   constructor(args: string[]) {
-    this.child = new Deno.Command(Deno.execPath(), {
+    const child = new Deno.Command(Deno.execPath(), {
       args: ["run", ...LAUNCHER, CLI, "serve", "stdio", ...args],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
     }).spawn();
-    this.#writer = this.child.stdin.getWriter();
+    this.child = child;
+    this.#writer = child.stdin.getWriter();
     void this.#read();
     void (async () => {
-      for await (const c of this.child.stderr.pipeThrough(new TextDecoderStream())) {
-        this.stderr += c;
-      }
+      for await (const c of child.stderr.pipeThrough(new TextDecoderStream())) this.stderr += c;
     })();
   }
 
@@ -87,19 +86,28 @@ class Served {
   }
 }
 
+/** The processes, as ps(1) lists them: pid, parent pid, command line (Deno may not read /proc). */
+async function processes(): Promise<{ pid: number; ppid: number; args: string }[]> {
+  const out = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,ppid=,args="],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    return m ? [{ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }] : [];
+  });
+}
+
 /** The pids of processes whose parent is `ppid` and whose command line holds `text`. */
 async function childrenOf(ppid: number, text: string): Promise<number[]> {
-  const out: number[] = [];
-  for await (const e of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(e.name)) continue;
-    try {
-      const stat = await Deno.readTextFile(`/proc/${e.name}/stat`);
-      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      const cmd = (await Deno.readTextFile(`/proc/${e.name}/cmdline`)).replaceAll("\0", " ");
-      if (parent === ppid && cmd.includes(text)) out.push(Number(e.name));
-    } catch { /* gone */ }
-  }
-  return out;
+  return (await processes()).filter((p) => p.ppid === ppid && p.args.includes(text)).map((p) =>
+    p.pid
+  );
+}
+
+/** Whether a process runs (or is yet to be reaped). */
+async function alive(pid: number): Promise<boolean> {
+  return (await processes()).some((p) => p.pid === pid);
 }
 
 async function withTree(fn: (root: string) => Promise<void>): Promise<void> {
@@ -115,7 +123,8 @@ async function withTree(fn: (root: string) => Promise<void>): Promise<void> {
 
 for (const sandbox of ["auto", "off"]) {
   Deno.test({
-    name: `--engine auto (--sandbox ${sandbox}): workspace_info says native, and search_text uses it`,
+    name:
+      `--engine auto (--sandbox ${sandbox}): workspace_info says native, and search_text uses it`,
     ignore: !available,
     async fn() {
       await withTree(async (root) => {
@@ -193,7 +202,8 @@ Deno.test({
       const status = await s.child.status;
       assert.equal(status.code, 1, s.stderr);
       assert.match(s.stderr, /broker exited .* the server was stopped/);
-      const alive = async (pid: number) => await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
+      const alive = async (pid: number) =>
+        await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
       assert.equal(await alive(servers[0]), false, "the server (and its bubblewrap) ended");
       await s.close().catch(() => {});
     });

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { startBroker } from "../../src/launch/broker.ts";
 import { BadRequest, checkRequest, MAX_REQUEST_LINE } from "../../src/workspace/native/protocol.ts";
 import { makeTempDir, removeDir } from "../_support/fs.ts";
-import { nativeAvailable } from "../_support/native.ts";
+import { nativeAvailable, testEngineDir } from "../_support/native.ts";
 
 const available = await nativeAvailable();
 
@@ -130,7 +130,7 @@ Deno.test({
     await Deno.writeTextFile(`${root}/-x/b.txt`, "needle\n");
     await Deno.writeTextFile(`${root}/--pre=sh.txt`, "needle\n");
     await Deno.writeTextFile(`${root}/big.txt`, `needle ${"x".repeat(100)}\n`);
-    const broker = await startBroker(root);
+    const broker = await startBroker(root, { dir: testEngineDir() });
     assert.ok(!("reason" in broker), JSON.stringify(broker));
     try {
       // Private: 0700, holding the socket until the server connects.

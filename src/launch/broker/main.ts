@@ -15,6 +15,9 @@ import { type BrokerAnswer, SOCKET_NAME } from "../../workspace/native/protocol.
 import { BrokerSession, readLines } from "./session.ts";
 import { FIND_CANDIDATES, RG_CANDIDATES, sandboxArgs } from "./programs.ts";
 
+/** How long `rg --version` in its sandbox may take (ms). */
+const SELF_CHECK_MS = 10_000;
+
 /** How long the first connection has to say hello (ms). */
 const HELLO_MS = 10_000;
 
@@ -60,13 +63,19 @@ async function selfCheck(
     };
   }
   try {
-    const out = await new Deno.Command("bwrap", {
+    const child = new Deno.Command("bwrap", {
       args: sandboxArgs({ root, program: rg, args: ["--version"] }),
       clearEnv: true,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-    }).output();
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
+    const out = await child.output();
+    clearTimeout(timer);
+    if (out.signal !== null) {
+      return { type: "hello", native: false, reason: "rg did not answer in its sandbox" };
+    }
     const text = new TextDecoder().decode(out.stdout).split("\n")[0].trim();
     if (out.success && text.startsWith("ripgrep ")) {
       return { type: "hello", native: true, engine: text };
