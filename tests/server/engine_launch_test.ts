@@ -202,8 +202,6 @@ Deno.test({
       const status = await s.child.status;
       assert.equal(status.code, 1, s.stderr);
       assert.match(s.stderr, /broker exited .* the server was stopped/);
-      const alive = async (pid: number) =>
-        await Deno.stat(`/proc/${pid}`).then(() => true, () => false);
       assert.equal(await alive(servers[0]), false, "the server (and its bubblewrap) ended");
       await s.close().catch(() => {});
     });

@@ -11,10 +11,15 @@
 export interface PrefilterQuery {
   /** The directory searched, workspace-relative ("." for the root). */
   base: string;
+  /** The query text (literal, or an RE2 regex). */
   query: string;
+  /** `query` is an RE2 regex. */
   regex: boolean;
+  /** Case matters (else Unicode simple case folding). */
   caseSensitive: boolean;
+  /** Names starting with "." are searched too. */
   includeHidden: boolean;
+  /** `.gitignore` applies and `.git` directories are left out (by the walk; the prefilter skips .git). */
   respectGitignore: boolean;
   /** Files larger than this are not searched (tooLarge). */
   maxFileBytes: number;
@@ -25,7 +30,9 @@ export interface PrefilterQuery {
  * regular files larger than maxFileBytes, which were not searched.
  */
 export interface PrefilterAnswer {
+  /** The files in which the query can match. */
   files: readonly string[];
+  /** The regular files larger than maxFileBytes (not searched). */
   large: readonly string[];
 }
 
