@@ -73,6 +73,17 @@ class Line {
   }
 }
 
+/** Waits (bounded) until no process's command line names `root`; false if one still does. */
+async function noProcessIn(root: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    const out = await new Deno.Command("ps", { args: ["-eo", "args="], stdout: "piped" }).output();
+    const lines = new TextDecoder().decode(out.stdout).split("\n");
+    if (!lines.some((l) => l.includes(root) && !l.includes("broker/main.ts"))) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
 const grep = (id: number, over: Record<string, unknown> = {}) => ({
   type: "grep",
   id,
@@ -178,12 +189,14 @@ Deno.test({
       const pattern = await c.next();
       assert.equal(pattern?.code, "pattern", JSON.stringify(pattern));
 
-      // A cancelled grep is never answered; the next one is.
+      // A cancelled grep is never answered; the next one is; and its processes end (killed
+      // once bwrap has set them up: KILL_GRACE_MS), none left behind in the workspace.
       await c.send(grep(6));
       await c.send({ type: "cancel", id: 6 });
       await c.send(grep(7));
       const after = await c.next();
       assert.equal(after?.id, 7, JSON.stringify(after));
+      assert.ok(await noProcessIn(root), "no rg, find or bwrap left running in the workspace");
 
       // A line over the cap closes the connection.
       await c.send("x".repeat(MAX_REQUEST_LINE + 10));

@@ -1,7 +1,8 @@
 /**
  * The command lines of one checked grep request, ripgrep's and find's, and the bubblewrap sandbox
  * each runs in: only the workspace (read-only), the loader and libraries, and the program itself;
- * no network, no home, no /proc, no environment (decision 0054). Every argument comes from a
+ * no network, no home, no /proc, no environment, new user, IPC, UTS and cgroup namespaces
+ * (decision 0054). Every argument comes from a
  * typed field of the checked request: the pattern only ever as the value of `--regexp=`, the base
  * always spelled `./BASE` (a path, never an option or a find expression). rg's config files
  * (`--no-config`, and no RIPGREP_CONFIG_PATH in an empty environment), preprocessors,
@@ -57,8 +58,20 @@ export const RG_CANDIDATES: readonly string[] = ["/usr/bin/rg", "/usr/local/bin/
 /** Where GNU find is looked for, in order. */
 export const FIND_CANDIDATES: readonly string[] = ["/usr/bin/find", "/bin/find"];
 
-/** The namespace flags of rg's sandbox: every namespace, network included, unshared. */
-const ISOLATION = ["--die-with-parent", "--new-session", "--unshare-all"];
+/**
+ * The namespace flags of the programs' sandbox: user, IPC, network, UTS and cgroup unshared; the
+ * pid namespace is not (its init would outlive a killed bwrap and hold the output pipe open), so a
+ * killed bwrap takes its program with it (--die-with-parent).
+ */
+const ISOLATION = [
+  "--die-with-parent",
+  "--new-session",
+  "--unshare-user",
+  "--unshare-ipc",
+  "--unshare-net",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+];
 
 /**
  * bwrap's arguments (without the program name) that run `program` (its absolute path) with
