@@ -20,6 +20,12 @@
  */
 export { Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
 export type { EngineMode } from "./src/workspace/engine/pool.ts";
+export type {
+  EngineReport,
+  PrefilterAnswer,
+  PrefilterQuery,
+  SearchPrefilter,
+} from "./src/workspace/native/prefilter.ts";
 export { DEFAULT_LIMITS, type Limits } from "./src/workspace/limits.ts";
 export {
   ERROR_CODES,

@@ -10,6 +10,8 @@
  *   BENCH_NO_INSTALL=1   do not try `apt-get install ripgrep` when rg is missing
  */
 import { runOperation, Workspace } from "../mod.ts";
+import { startBroker } from "../src/launch/broker.ts";
+import { NativeEngine } from "../src/workspace/native/client.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
@@ -786,7 +788,11 @@ export async function runCounted(
   return { ms, matches: lines, note };
 }
 
-async function runWmcp(ws: Workspace, q: Query, binaryFiles: number): Promise<Sample> {
+/**
+ * `binaryFiles`: the count filesSkipped.binary must report, or undefined for the native engine,
+ * which counts only the binary files it read (INTERFACES.md, "search_text engines").
+ */
+async function runWmcp(ws: Workspace, q: Query, binaryFiles?: number): Promise<Sample> {
   const t0 = performance.now();
   const res = await runOperation({ workspace: ws }, "search_text", {
     query: q.query,
@@ -801,7 +807,7 @@ async function runWmcp(ws: Workspace, q: Query, binaryFiles: number): Promise<Sa
   };
   const notes: string[] = [];
   if (r.truncated) notes.push("truncated");
-  if (r.filesSkipped.binary !== binaryFiles) {
+  if (binaryFiles !== undefined && r.filesSkipped.binary !== binaryFiles) {
     notes.push(`skipped ${r.filesSkipped.binary} binary files, expected ${binaryFiles}`);
   }
   if (r.filesSkipped.tooLarge || r.filesSkipped.unreadable) {
@@ -865,7 +871,7 @@ async function runStartup(): Promise<Sample> {
 // ---------------------------------------------------------------------------------------------
 // Measurement
 
-type ToolId = "wmcp" | "rg" | "grep" | "cli" | "startup";
+type ToolId = "wmcp" | "native" | "rg" | "grep" | "cli" | "startup";
 
 interface Case {
   query: Query;
@@ -923,6 +929,22 @@ async function main(): Promise<void> {
     limits: WMCP_LIMITS,
   });
   const binaryFiles = manifest.binaryFiles;
+  // The native engine as a server launched with --engine auto has it: a real broker (ripgrep and
+  // find in their own bubblewrap sandbox) as the workspace's prefilter (decision 0054).
+  const broker = await startBroker(TREE_DIR);
+  const native = "reason" in broker
+    ? undefined
+    : new NativeEngine({ socket: broker.socket, token: broker.token });
+  const why = "reason" in broker ? broker.reason : "";
+  console.log(`native engine: ${native ? (await native.report()).native : why}`);
+  const nativeWs = native
+    ? await Workspace.open({
+      root: TREE_DIR,
+      writable: false,
+      limits: WMCP_LIMITS,
+      prefilter: native,
+    })
+    : undefined;
   const groups: Case[][] = QUERIES.map((q) => {
     const cases: Case[] = [{
       query: q,
@@ -930,6 +952,14 @@ async function main(): Promise<void> {
       run: () => runWmcp(ws, q, binaryFiles),
       samples: [],
     }];
+    if (nativeWs) {
+      cases.push({
+        query: q,
+        tool: "native",
+        run: () => runWmcp(nativeWs, q),
+        samples: [],
+      });
+    }
     if (rgVersion) {
       const run = () => runCounted("rg", [...RG_BASE, ...q.rg, "."], TREE_DIR);
       cases.push({ query: q, tool: "rg", run, samples: [] });
@@ -985,24 +1015,24 @@ async function main(): Promise<void> {
       ? String(expected)
       : `**MISMATCH** expected ${expected}: ${counts.join(", ")}`;
     if (!ok) warnings.push(`${q.label}: ${matches}`);
-    const [w, rg, gr] = [med(by("wmcp")), med(by("rg")), med(by("grep"))];
+    const [w, n, rg, gr] = [med(by("wmcp")), med(by("native")), med(by("rg")), med(by("grep"))];
     rows.push(
-      `| ${q.label} | ${fmtMs(w)} | ${fmtMs(rg)} | ${fmtMs(gr)} | ${ratio(w, rg)} | ${
-        ratio(w, gr)
-      } | ${matches} |`,
+      `| ${q.label} | ${fmtMs(w)} | ${fmtMs(n)} | ${fmtMs(rg)} | ${fmtMs(gr)} | ${ratio(w, rg)} | ${
+        ratio(n, rg)
+      } | ${ratio(w, gr)} | ${matches} |`,
     );
     const cli = by("cli");
     if (cli) {
       const cm = med(cli);
       rows.push(
-        `| ${q.label}, wmcp via CLI child process | ${fmtMs(cm)} | ${fmtMs(rg)} | ${fmtMs(gr)} | ${
-          ratio(cm, rg)
-        } | ${ratio(cm, gr)} | ${ok ? expected : "see above"} |`,
+        `| ${q.label}, wmcp via CLI child process | ${fmtMs(cm)} | | ${fmtMs(rg)} | ${
+          fmtMs(gr)
+        } | ${ratio(cm, rg)} | | ${ratio(cm, gr)} | ${ok ? expected : "see above"} |`,
       );
     }
     const st = by("startup");
     if (st) {
-      rows.push(`| deno start-up only (\`cli.ts --version\`) | ${fmtMs(med(st))} | | | | | |`);
+      rows.push(`| deno start-up only (\`cli.ts --version\`) | ${fmtMs(med(st))} | | | | | | | |`);
     }
     for (const c of cases) {
       const ms = c.samples.map((s) => s.ms);
@@ -1014,8 +1044,8 @@ async function main(): Promise<void> {
     }
   }
   const table = [
-    "| query | wmcp ms | rg ms | grep ms | wmcp/rg | wmcp/grep | matches |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| query | wmcp ms | native ms | rg ms | grep ms | wmcp/rg | native/rg | wmcp/grep | matches |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
   ].join("\n");
   console.log(`\n${table}\n`);
@@ -1063,6 +1093,9 @@ ${warnings.map((w) => `**WARNING** match counts disagree: ${w}\n`).join("")}
 - wmcp: \`Workspace.open({ root, limits: ${JSON.stringify(WMCP_LIMITS)} })\`
   then \`runOperation({ workspace }, "search_text", { query, regex, caseSensitive })\`, in-process
   (warm JIT); match count = \`matches.length\`.
+- native: the same workspace with the native engine's prefilter (decision 0054): a real engine
+  broker (\`startBroker\`, as the server launcher starts it) running ripgrep and find in their own
+  bubblewrap sandbox; \`filesSkipped.binary\` counts only the binary files it read.
 - wmcp CLI: \`deno run --allow-read=TREE,src/workspace cli.ts op search_text --root TREE --limit ... --arguments JSON\`.
 - rg: \`rg ${RG_BASE.join(" ")} [-F] [-i] -e PATTERN .\` (cwd = tree; default thread count).
 - grep: \`LC_ALL=${GREP_ENV.LC_ALL} grep ${
@@ -1087,6 +1120,9 @@ ${spread.join("\n")}
   }).output();
   if (!fmt.success) console.log(`warning: deno fmt ${RESULTS_FILE} failed (exit ${fmt.code})`);
   console.log(`wrote ${RESULTS_FILE}`);
+  nativeWs?.engine.close();
+  native?.close();
+  if (!("reason" in broker)) await broker.stop();
   console.log(`total ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (warnings.length) Deno.exitCode = 1;
 }

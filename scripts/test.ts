@@ -44,6 +44,23 @@ export const TEST_PERMISSIONS = [
   "--allow-env",
   "--allow-net=127.0.0.1,[::1]",
 ];
+
+/**
+ * Where a shard's tests start the native engine's broker (WMCP_TEST_ENGINE_DIR; decision 0054):
+ * Deno grants a Unix socket by its exact path only, so each shard gets one known directory, whose
+ * socket its net permission names. A shard runs its files one after another, and each test stops
+ * its broker (which removes the directory) before the next starts one.
+ */
+export function shardEngineDir(shard: number): string {
+  return `/tmp/wmcp-test-engine-${Deno.pid}-${shard}`;
+}
+
+/** A shard's permissions: the suite's, with net on its engine socket too. */
+export function shardPermissions(shard: number): string[] {
+  return TEST_PERMISSIONS.map((p) =>
+    p.startsWith("--allow-net=") ? `${p},unix:${shardEngineDir(shard)}/engine.sock` : p
+  );
+}
 /** Directories whose files share build artefacts (dist/ for the adapters): one shard each. */
 const TOGETHER = ["tests/adapters/"];
 /**
@@ -211,6 +228,7 @@ export function failedTests(lines: Iterable<string>): string[] {
 
 /** Runs one shard, printing each file's block when it is complete. */
 async function runShard(
+  shard: number,
   files: string[],
   extra: string[],
   children: Set<Deno.ChildProcess>,
@@ -223,11 +241,12 @@ async function runShard(
       Deno.execPath(),
       "test",
       "--no-check",
-      ...TEST_PERMISSIONS,
+      ...shardPermissions(shard),
       ...extra,
       ...files,
     ],
     cwd: REPO,
+    env: { WMCP_TEST_ENGINE_DIR: shardEngineDir(shard) },
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
@@ -358,7 +377,9 @@ async function main(): Promise<number> {
   );
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
-  const results = stopped ? [] : await Promise.all(shards.map((s) => runShard(s, extra, children)));
+  const results = stopped
+    ? []
+    : await Promise.all(shards.map((s, i) => runShard(i, s, extra, children)));
   Deno.removeSignalListener("SIGINT", stop);
   Deno.removeSignalListener("SIGTERM", stop);
   const checked = await check;

@@ -3,6 +3,8 @@ import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
 import type { EngineMode } from "./workspace/engine/pool.ts";
 import type { Workspace } from "./workspace/workspace.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
+import type { SearchPrefilter } from "./workspace/native/prefilter.ts";
+import { ENGINE_ENV } from "./workspace/native/protocol.ts";
 
 /** What every entry point needs to open the workspace. */
 export interface Config {
@@ -193,6 +195,29 @@ function realPathIfReadable(path: string): string | undefined {
   }
 }
 
+/**
+ * The native engine the launcher set up for this server (decision 0054): the broker's client
+ * when it gave a socket and a token, the reason there is none when it gave one, else none (a
+ * server entry run directly, `op`, the library).
+ */
+async function prefilterFromEnv(): Promise<SearchPrefilter | undefined> {
+  const socket = envIfGranted(ENGINE_ENV.socket);
+  const token = envIfGranted(ENGINE_ENV.token);
+  if (socket !== undefined && token !== undefined) {
+    const { NativeEngine } = await import("./workspace/native/client.ts");
+    return new NativeEngine({
+      socket,
+      token,
+      onFallback: (why) =>
+        console.error(JSON.stringify({ source: "wmcp", event: "native-fallback", why })),
+    });
+  }
+  const reason = envIfGranted(ENGINE_ENV.reason);
+  if (reason === undefined) return undefined;
+  const { unavailablePrefilter } = await import("./workspace/native/prefilter.ts");
+  return unavailablePrefilter(reason);
+}
+
 /** The workspace flags every entry point takes. */
 export interface WorkspaceFlags {
   root?: string;
@@ -231,6 +256,7 @@ export async function openWorkspaceFromFlags(
       writable: config.write,
       limits: config.limits,
       engine: options.engine,
+      prefilter: await prefilterFromEnv(),
     });
   } catch (err) {
     const e = toWorkspaceError(err);

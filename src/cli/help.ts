@@ -74,10 +74,13 @@ Results go to stdout; errors are one JSON object on stderr. Exit code 2 is a usa
 `;
 }
 
+/** The server launcher's own flags in a usage line. */
+export const LAUNCHER_USAGE = "[--sandbox auto|required|off] [--engine auto|native|builtin]";
+
 /** `wmcp serve --help`: the launcher and serve stop. */
 function serveHelp(p: string): string {
   return `Usage:
-  ${p} serve stdio|http [--sandbox auto|required|off] [server flags]
+  ${p} serve stdio|http ${LAUNCHER_USAGE} [server flags]
   ${p} serve stop --pid-file FILE [--timeout SECONDS]
 
 See \`${p} serve stdio --help\`, \`${p} serve http --help\` and \`${p} serve stop --help\`.

@@ -1,9 +1,10 @@
 /**
- * `cli serve stdio|http [--sandbox auto|required|off] [server flags]`: launches a server entry as
- * a child whose Deno permissions are computed from its flags (read on the root, write only with
- * --write, net only on the bound host, env only for the variables it reads, no run), on Linux
+ * `cli serve stdio|http [--sandbox MODE] [--engine MODE] [server flags]`: launches a server entry
+ * as a child whose Deno permissions are computed from its flags (read on the root, write only
+ * with --write, net only on the bound host, env only for the variables it reads, no run), on Linux
  * inside a bubblewrap mount namespace when available (src/sandbox/bwrap.ts), with stdio passed
- * through and SIGINT/SIGTERM forwarded to the server itself.
+ * through and SIGINT/SIGTERM forwarded to the server itself; and, for the native search engine,
+ * the engine broker beside it (src/launch/broker.ts, decision 0054).
  */
 import { flagTokens } from "./declare.ts";
 import {
@@ -39,9 +40,16 @@ import {
 } from "./server_flags.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { cannotRunSelf, denoPath, selfDeno } from "../launch/deno.ts";
-import { spawnHeld, supervise } from "../launch/child.ts";
+import { signalExitCode, spawnHeld, supervise } from "../launch/child.ts";
 import { runSandboxedDeno } from "../launch/sandboxed.ts";
 import { projectDir, projectFile } from "../launch/project.ts";
+import {
+  type Broker,
+  ENGINE_CHOICES,
+  type EngineChoice,
+  engineEnv,
+  startBroker,
+} from "../launch/broker.ts";
 
 /**
  * The V8 heap sizing the launcher gives the HTTP server (decision 0039): a young generation of at
@@ -57,28 +65,41 @@ export function serverRuntimeFlags(kind: ServerKind): string[] {
   return kind === "http" ? [HTTP_SERVER_V8_FLAGS] : [];
 }
 
-/** Splits the launcher's own `--sandbox MODE` off the server's arguments. */
-export function splitLauncherFlags(args: string[]): { sandbox: SandboxMode; serverArgs: string[] } {
-  let sandbox: SandboxMode = "auto";
-  const serverArgs: string[] = [];
+/** The launcher's own flags, split off the server's arguments. */
+export interface LauncherFlags {
+  sandbox: SandboxMode;
+  engine: EngineChoice;
+  serverArgs: string[];
+}
+
+/** Each launcher flag with its choices, in the words of its usage error. */
+const LAUNCHER_CHOICES = {
+  sandbox: { choices: SANDBOX_MODES, words: "auto, required or off" },
+  engine: { choices: ENGINE_CHOICES, words: "auto, native or builtin" },
+} as const;
+
+/** Splits the launcher's own `--sandbox MODE` and `--engine MODE` off the server's arguments. */
+export function splitLauncherFlags(args: string[]): LauncherFlags {
+  const out: LauncherFlags = { sandbox: "auto", engine: "auto", serverArgs: [] };
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
-    let value: string | undefined;
-    if (a === "--sandbox") {
-      value = args[++i];
-      if (value === undefined) throw new UsageError("--sandbox takes auto, required or off");
-    } else if (a.startsWith("--sandbox=")) {
-      value = a.slice("--sandbox=".length);
-    } else {
-      serverArgs.push(a);
+    const name = (Object.keys(LAUNCHER_CHOICES) as (keyof typeof LAUNCHER_CHOICES)[]).find((n) =>
+      a === `--${n}` || a.startsWith(`--${n}=`)
+    );
+    if (name === undefined) {
+      out.serverArgs.push(a);
       continue;
     }
-    if (!(SANDBOX_MODES as readonly string[]).includes(value)) {
-      throw new UsageError(`--sandbox takes auto, required or off, not ${JSON.stringify(value)}`);
+    const { choices, words } = LAUNCHER_CHOICES[name];
+    const value = a === `--${name}` ? args[++i] : a.slice(name.length + 3);
+    if (value === undefined) throw new UsageError(`--${name} takes ${words}`);
+    if (!(choices as readonly string[]).includes(value)) {
+      throw new UsageError(`--${name} takes ${words}, not ${JSON.stringify(value)}`);
     }
-    sandbox = value as SandboxMode;
+    if (name === "sandbox") out.sandbox = value as SandboxMode;
+    else out.engine = value as EngineChoice;
   }
-  return { sandbox, serverArgs };
+  return out;
 }
 
 /** The path-valued flags of one server (SERVER_FLAGS' `value: "path"`): rewritten for the sandbox. */
@@ -250,6 +271,7 @@ async function serveSandboxed(
   kind: ServerKind,
   mode: SandboxMode,
   serverArgs: string[],
+  engine: Engine,
 ): Promise<number | undefined> {
   const unavailable = sandboxUnavailable();
   if (unavailable !== undefined) return withoutSandbox(mode, unavailable);
@@ -261,15 +283,24 @@ async function serveSandboxed(
     marker,
     pidDirReal,
   });
-  const run = await runSandboxedDeno(plan, {
-    flags: [
-      ...serverRuntimeFlags(kind),
-      ...serverPermissions(kind, inner, { sandboxMarker: marker }),
-    ],
-    module: serverEntry(kind),
-    args: inner,
-    env: serverEnv(),
-  }, SERVER_SIGNALS);
+  const broker = isBroker(engine) ? engine : undefined;
+  // The broker's directory, where its socket is, exists inside too, read-only (connecting to a
+  // socket writes nothing).
+  if (broker) plan.readFiles.push({ source: broker.dir, dest: broker.dir });
+  const run = await runSandboxedDeno(
+    plan,
+    {
+      flags: [
+        ...serverRuntimeFlags(kind),
+        ...serverPermissions(kind, inner, { sandboxMarker: marker, engine: engineGrant(engine) }),
+      ],
+      module: serverEntry(kind),
+      args: inner,
+      env: { ...serverEnv(), ...engineEnv(engine) },
+    },
+    SERVER_SIGNALS,
+    broker?.exited,
+  );
   if (run.kind === "ended") return run.code;
   if (run.stage === "spawn") return withoutSandbox(mode, run.why);
   // The server never started: bwrap could not build the sandbox or run Deno in it.
@@ -289,19 +320,78 @@ async function serveSandboxed(
  * Serves as this Deno's own child, without the sandbox (macOS: the tasks cannot grant it, said
  * as a usage error); forwards SIGINT/SIGTERM; returns the server's exit code.
  */
-async function serveUnsandboxed(kind: ServerKind, serverArgs: string[]): Promise<number> {
+async function serveUnsandboxed(
+  kind: ServerKind,
+  serverArgs: string[],
+  engine: Engine,
+): Promise<number> {
   const cannot = cannotRunSelf();
   if (cannot !== undefined) {
     console.error(`wmcp: cannot start the server: ${cannot}`);
     return EXIT_USAGE;
   }
   const { child, held } = spawnHeld({
-    flags: [...serverRuntimeFlags(kind), ...serverPermissions(kind, serverArgs)],
+    flags: [
+      ...serverRuntimeFlags(kind),
+      ...serverPermissions(kind, serverArgs, { engine: engineGrant(engine) }),
+    ],
     module: serverEntry(kind),
     args: serverArgs,
-    env: serverEnv(),
+    env: { ...serverEnv(), ...engineEnv(engine) },
   }, SERVER_SIGNALS);
-  return (await supervise(child, { held, signals: SERVER_SIGNALS })).code;
+  const stop = isBroker(engine) ? engine.exited : undefined;
+  return (await supervise(child, { held, signals: SERVER_SIGNALS, stop })).code;
+}
+
+/** The native engine of a launch: a running broker, why there is none, or none asked for. */
+type Engine = Broker | { reason: string } | undefined;
+
+function isBroker(engine: Engine): engine is Broker {
+  return engine !== undefined && !("reason" in engine);
+}
+
+/** What the server's permissions need to know of its engine. */
+function engineGrant(engine: Engine): { socket?: string } | undefined {
+  if (engine === undefined) return undefined;
+  return isBroker(engine) ? { socket: engine.socket } : {};
+}
+
+/**
+ * Starts the engine broker when `--engine` asks for the native engine (auto, native): the
+ * broker, or why the native engine cannot serve (auto serves with the built-in engine and says
+ * so in workspace_info; native is a usage error). builtin starts nothing.
+ */
+async function launchEngine(
+  choice: EngineChoice,
+  serverArgs: string[],
+): Promise<Engine | { signalled: number }> {
+  if (choice === "builtin") return undefined;
+  const unavailable = (reason: string) => {
+    if (choice === "native") throw new UsageError(`--engine native, but ${reason}`);
+    return { reason };
+  };
+  if (Deno.build.os !== "linux") return unavailable(`it needs Linux, this is ${Deno.build.os}`);
+  const root = normalizeAbsolute(resolveFromInvocation(flagValue(serverArgs, "root") ?? "."));
+  // A signal while the broker starts ends the launch at once (the broker is stopped, or ends with
+  // the launcher's stdin pipe): the launcher exits as a server it forwarded the signal to would.
+  let onSignal!: (sig: Deno.Signal) => void;
+  const signal = new Promise<Deno.Signal>((resolve) => (onSignal = resolve));
+  const listeners = SERVER_SIGNALS.map((sig) => {
+    const listener = () => onSignal(sig);
+    Deno.addSignalListener(sig, listener);
+    return [sig, listener] as const;
+  });
+  try {
+    const starting = startBroker(root);
+    const first = await Promise.race([starting, signal]);
+    if (typeof first === "string") {
+      void starting.then((b) => "reason" in b ? undefined : b.stop());
+      return { signalled: signalExitCode(first) };
+    }
+    return "reason" in first ? unavailable(first.reason) : first;
+  } finally {
+    for (const [sig, listener] of listeners) Deno.removeSignalListener(sig, listener);
+  }
 }
 
 /**
@@ -338,13 +428,30 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   // Help and version are answered here: nothing is probed or started.
   const info = await answerInfoFlags(kind, args, { launcher: true });
   if (info !== undefined) return info;
-  const { sandbox, serverArgs: given } = splitLauncherFlags(args);
+  const { sandbox, engine: choice, serverArgs: given } = splitLauncherFlags(args);
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
   await parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(given);
-  if (sandbox !== "off") {
-    const code = await serveSandboxed(kind, sandbox, serverArgs);
-    if (code !== undefined) return code;
+  const launched = await launchEngine(choice, serverArgs);
+  if (launched !== undefined && "signalled" in launched) return launched.signalled;
+  const engine: Engine = launched;
+  // A broker that exits while the server runs stops it (supervise's `stop`), and is reported.
+  let serving = true;
+  let brokerExit: number | undefined;
+  if (isBroker(engine)) void engine.exited.then((code) => serving && (brokerExit = code));
+  try {
+    let code: number | undefined;
+    if (sandbox !== "off") code = await serveSandboxed(kind, sandbox, serverArgs, engine);
+    code ??= await serveUnsandboxed(kind, serverArgs, engine);
+    serving = false;
+    if (brokerExit === undefined) return code;
+    console.error(
+      `wmcp: the native search engine's broker exited (code ${brokerExit}) while serving; ` +
+        "the server was stopped",
+    );
+    return 1;
+  } finally {
+    serving = false;
+    if (isBroker(engine)) await engine.stop();
   }
-  return await serveUnsandboxed(kind, serverArgs);
 }

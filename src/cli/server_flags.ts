@@ -10,9 +10,10 @@ import { parseLimitFlags, UsageError } from "../config.ts";
 import type { Limits } from "../workspace/limits.ts";
 import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, unknownFlagMessage } from "./suggest.ts";
-import { programName } from "./help.ts";
+import { LAUNCHER_USAGE, programName } from "./help.ts";
 import { bindHost } from "./server_hosts.ts";
 import { SANDBOX_MODES } from "../sandbox/bwrap.ts";
+import { ENGINE_CHOICES } from "../workspace/native/protocol.ts";
 import { MIN_STATE_KEY_BYTES, MIN_TOKEN_CHARS, SECRET_ENV } from "./server_secrets.ts";
 
 /** The two server entries: serve_stdio.ts and serve_http.ts. */
@@ -202,6 +203,14 @@ export const LAUNCHER_FLAGS: Readonly<Record<string, FlagDecl>> = {
     choices: SANDBOX_MODES,
     value: "MODE",
     help: "auto (default): bubblewrap when available, else say why not; required; off",
+  },
+  engine: {
+    kind: "choice",
+    choices: ENGINE_CHOICES,
+    value: "MODE",
+    help: "search_text's engine: auto (default): ripgrep in its own sandbox when bwrap and rg " +
+      "are installed, else built-in (workspace_info says why); native (else refuse to start); " +
+      "builtin",
   },
 };
 
@@ -439,11 +448,13 @@ export async function parseServerFlags(kind: ServerKind, args: string[]): Promis
 /** The version the servers and the CLI report. */
 export const VERSION: string = denoConfig.version;
 
-/** A server's help, generated from the table; `launcher` adds the launcher's usage and --sandbox. */
+/** A server's help, generated from the table; `launcher` adds the launcher's usage and flags. */
 export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {}): string {
   const rows: [string, string][] = [];
   if (options.launcher) {
-    rows.push(["--sandbox MODE", LAUNCHER_FLAGS.sandbox.help]);
+    for (const [name, f] of Object.entries(LAUNCHER_FLAGS)) {
+      rows.push([`--${name} ${f.value}`, f.help]);
+    }
   }
   for (const f of flagsOf(kind)) {
     const def = f.default === undefined ? "" : ` (default ${f.default})`;
@@ -456,7 +467,7 @@ export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {
     : "stdio MCP server on one workspace directory (stdout carries protocol messages only)";
   const prog = programName();
   const usage = options.launcher
-    ? `${prog} serve ${kind} [--sandbox auto|required|off] [flags]`
+    ? `${prog} serve ${kind} ${LAUNCHER_USAGE} [flags]`
     : `deno run PERMISSIONS ${entryName(kind)} [flags]`;
   const cmd = `${prog} serve ${kind}`;
   const examples = kind === "http"

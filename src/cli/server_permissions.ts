@@ -6,6 +6,7 @@
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
+import { ENGINE_ENV } from "../workspace/native/protocol.ts";
 import { Grants, UngrantablePathError } from "../launch/grants.ts";
 import { flagTokens } from "./declare.ts";
 import { serverDecl, type ServerKind, writeAsked } from "./server_flags.ts";
@@ -45,7 +46,15 @@ const LAUNCHER_PERMISSIONS: readonly string[] = [
 export function serverPermissions(
   kind: ServerKind,
   args: string[],
-  options: { via?: "direct" | "launcher"; sandboxMarker?: string } = {},
+  options: {
+    via?: "direct" | "launcher";
+    sandboxMarker?: string;
+    /**
+     * The native engine (decision 0054): its variables, and with a broker its socket (read,
+     * write and net on that one path).
+     */
+    engine?: { socket?: string };
+  } = {},
 ): string[] {
   if (options.via === "launcher") return [...LAUNCHER_PERMISSIONS];
   const given = lastValues(kind, args);
@@ -91,6 +100,13 @@ export function serverPermissions(
     grants.allow("net", net).allow("env", [...env, SANDBOX_ENV]);
   } else {
     grants.allow("env", ["INIT_CWD", SANDBOX_ENV]);
+  }
+  const engine = options.engine;
+  if (engine !== undefined) grants.allow("env", Object.values(ENGINE_ENV));
+  if (engine?.socket !== undefined) {
+    grants.allow("net", [`unix:${engine.socket}`], "the engine socket");
+    read.push(["the engine socket", engine.socket]);
+    write.push(["the engine socket", engine.socket]);
   }
   // Paths last (after sys, net and env), as the flags have always been ordered; a path a flag
   // cannot name is a usage error naming the flag it came from.

@@ -132,6 +132,11 @@ export interface SuperviseOptions {
    * listens, and each one caught is forwarded then, as if it arrived now.
    */
   held?: HeldSignals;
+  /**
+   * When this settles, the child is sent SIGTERM the way a forwarded signal goes (a process it
+   * depends on ended: the engine broker). Not counted as `signalled`.
+   */
+  stop?: Promise<unknown>;
 }
 
 /** Signals caught while no child is supervised yet (holdSignals). */
@@ -190,16 +195,22 @@ export async function supervise(
   options: SuperviseOptions = {},
 ): Promise<{ code: number; signalled: boolean }> {
   let signalled = false;
+  const deliver = (sig: Deno.Signal) => {
+    const target = options.redirect?.pid();
+    if (target !== undefined) return options.redirect!.send(target, sig);
+    try {
+      child.kill(sig);
+    } catch {
+      // already exited
+    }
+  };
+  let supervising = true;
+  const stopNow = () => supervising && deliver("SIGTERM");
+  options.stop?.then(stopNow, stopNow);
   const listeners = (options.signals ?? FORWARDED).map((sig) => {
     const forward = () => {
       signalled = true;
-      const target = options.redirect?.pid();
-      if (target !== undefined) return options.redirect!.send(target, sig);
-      try {
-        child.kill(sig);
-      } catch {
-        // already exited
-      }
+      deliver(sig);
     };
     Deno.addSignalListener(sig, forward);
     return [sig, forward] as const;
@@ -216,6 +227,7 @@ export async function supervise(
       signalled,
     };
   } finally {
+    supervising = false;
     for (const [sig, forward] of listeners) Deno.removeSignalListener(sig, forward);
   }
 }

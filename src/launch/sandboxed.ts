@@ -42,12 +42,14 @@ function inBwrap(plan: SandboxPlan, deno: readonly string[]): readonly [string, 
 
 /**
  * Runs `c` inside the sandbox of `plan`, supervising `signals` (held from before the spawn) and
- * sending them to the inner Deno once it has announced its pid.
+ * sending them to the inner Deno once it has announced its pid; SIGTERM goes the same way when
+ * `stop` settles.
  */
 export async function runSandboxedDeno(
   plan: SandboxPlan,
   c: SandboxedChild,
   signals: readonly Deno.Signal[],
+  stop?: Promise<unknown>,
 ): Promise<SandboxedRun> {
   let started: { child: Deno.ChildProcess; held: HeldSignals };
   try {
@@ -74,6 +76,7 @@ export async function runSandboxedDeno(
   const { code, signalled } = await supervise(child, {
     held,
     signals,
+    stop,
     redirect: { pid: () => innerPid, send: (pid, sig) => void killPid(pid, sig) },
   });
   await stderrDone;

@@ -47,18 +47,23 @@ export interface SandboxPlan {
   marker: string;
 }
 
-/**
- * System paths the runtime needs read-only: the dynamic loader and libraries, /bin/sh (which
- * announces the server's pid), and name lookup for --host.
- */
-const SYSTEM_PATHS = [
+/** The dynamic loader and shared libraries, read-only: what any dynamically linked program needs. */
+export const LIBRARY_PATHS: readonly string[] = [
   "/usr",
-  "/bin",
   "/lib",
   "/lib64",
   "/lib32",
   "/libx32",
   "/etc/ld.so.cache",
+];
+
+/**
+ * System paths the server needs read-only: the loader and libraries, /bin/sh (which announces
+ * the server's pid), and name lookup for --host.
+ */
+const SYSTEM_PATHS: readonly string[] = [
+  ...LIBRARY_PATHS,
+  "/bin",
   "/etc/hosts",
   "/etc/nsswitch.conf",
   "/etc/host.conf",

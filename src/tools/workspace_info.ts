@@ -47,6 +47,13 @@ const operation = defineOperation({
         "Where walks and matching run: a worker pool, or inline on the serving thread (no read permission on the engine's modules).",
       ),
       workers: z.int().describe("Size of the worker pool (0 inline)."),
+      search: z.enum(["native", "builtin"]).describe(
+        "What finds search_text's candidate files: the native engine (ripgrep in its own sandbox, started by the server launcher) or the built-in one, which reads every file.",
+      ),
+      native: z.string().optional().describe("The native engine and its version, when in use."),
+      reason: z.string().optional().describe(
+        "Why the native engine is not in use, when it was asked for.",
+      ),
     }),
     containment: z.object({
       inProcess: z.literal(true),

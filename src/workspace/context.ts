@@ -6,6 +6,7 @@
 import type { PathPolicy } from "./path_policy.ts";
 import type { Limits } from "./limits.ts";
 import type { JobRunner } from "./engine/runner.ts";
+import type { SearchPrefilter } from "./native/prefilter.ts";
 
 /** The parts of a Workspace the read operations use. */
 export interface WorkspaceContext {
@@ -15,4 +16,6 @@ export interface WorkspaceContext {
   readonly limits: Readonly<Limits>;
   /** Runs walks and matching (the worker pool, or inline). */
   readonly engine: JobRunner;
+  /** The native engine's search prefilter, when one serves this workspace (decision 0054). */
+  readonly prefilter?: SearchPrefilter;
 }

@@ -24,7 +24,18 @@ export interface WorkspaceInfoResult {
     ffi: PermissionState;
     sys: PermissionState;
   };
-  engine: { mode: "workers" | "inline"; workers: number };
+  /**
+   * Where walks and matching run (a worker pool, or inline), and what serves search_text's content
+   * matching: the native engine (ripgrep, named with its version) or the built-in one, and why
+   * not native when the native engine was asked for (decision 0054).
+   */
+  engine: {
+    mode: "workers" | "inline";
+    workers: number;
+    search: "native" | "builtin";
+    native?: string;
+    reason?: string;
+  };
   /**
    * The containment layers in force: the in-process checks (always), the kernel sandbox
    * (bubblewrap, when the launcher started this process inside one), and whether Deno's
@@ -64,7 +75,11 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       sandbox: await detectSandbox(),
       denoPermissions: broad ? "broad" : "scoped",
     },
-    engine: { mode: ws.engine.mode, workers: ws.engine.size },
+    engine: {
+      mode: ws.engine.mode,
+      workers: ws.engine.size,
+      ...(await ws.prefilter?.report() ?? { search: "builtin" }),
+    },
   };
   assertFitsBudget(out, { limit: ws.limits.maxResultBytes, what: "workspace_info" });
   return out;

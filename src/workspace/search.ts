@@ -19,6 +19,8 @@ import type { SearchContext, SearchTextArgs, SearchTextResult } from "./search_t
 import { mergeShards, pathHash, type SearchShard } from "./search_shards.ts";
 import { ShardCollector } from "./search_matches.ts";
 import { FileScanner } from "./search_scan.ts";
+import { PrefilterGate } from "./search_prefiltered.ts";
+import { fsOfKind } from "./fs/runtime.ts";
 
 export type {
   SearchContext,
@@ -42,6 +44,12 @@ interface SearchJobArgs {
   contextLines: number;
   maxMatches: number;
   maxFileBytes: number;
+  /**
+   * Skip the files a native prefilter's answer leaves out, once it comes while the job runs,
+   * reading as it walks for `hedgeMs` first (search_prefiltered.ts; decision 0054). Set by the
+   * calling thread, never by a caller.
+   */
+  prefilter?: { hedgeMs?: number };
 }
 
 function checkedArgs(ws: WorkspaceContext, args: SearchTextArgs): SearchJobArgs {
@@ -110,11 +118,30 @@ export async function searchText(
 ): Promise<SearchTextResult> {
   const jobArgs = checkedArgs(ws, args);
   const dir = await resolveDirectory(ws, args.path ?? ".", "path");
-  const spec = jobSpec(ws, { op: "search", dir, args: { ...jobArgs } });
-  const shards = await ws.engine.runShards<SearchShard>(spec, {
-    signal: ctx.signal,
-    onProgress: ctx.onProgress,
+  const query = { ...jobArgs, base: dir.rel };
+  const prefilter = ws.prefilter?.accepts(query) ? ws.prefilter : undefined;
+  const spec = jobSpec(ws, {
+    op: "search",
+    dir,
+    args: { ...jobArgs, ...(prefilter ? { prefilter: { hedgeMs: prefilter.hedgeMs } } : {}) },
   });
+  // The prefilter's search ends with the walk's, whichever way it ends (a cap, an error).
+  const done = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, done.signal]) : done.signal;
+  let shards: SearchShard[];
+  try {
+    const options = {
+      signal: ctx.signal,
+      onProgress: ctx.onProgress,
+      input: prefilter?.files(query, signal),
+    };
+    // Behind a prefilter one walk reads the few files named; ripgrep is the parallel part.
+    shards = prefilter
+      ? [await ws.engine.run<SearchShard>(spec, options)]
+      : await ws.engine.runShards<SearchShard>(spec, options);
+  } finally {
+    done.abort();
+  }
   return mergeShards(shards, { maxMatches: jobArgs.maxMatches, limits: spec.limits });
 }
 
@@ -138,11 +165,16 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     includeHidden: a.includeHidden,
     respectGitignore: a.respectGitignore,
     excluded,
-    // A shard classifies (lstats) only the files it reads; directories always.
-    statEntries: shard.count === 1 ? true : mine,
+    // A shard classifies (lstats) only the files it reads; directories always. Behind a
+    // prefilter no file is lstat'ed by the walk: the gate does when it reads one.
+    statEntries: a.prefilter ? false : shard.count === 1 ? true : mine,
     onUnreadable: (visited) => out.result.unreadableDirs.push(visited),
     checkpoint: cp,
   }, stats);
+  const gate = a.prefilter
+    ? new PrefilterGate({ cp, scanner, out, fs: fsOfKind(spec.fs), hedgeMs: a.prefilter.hedgeMs })
+    : undefined;
+  let going = true;
   for (const e of walker.entries()) {
     if (e === VERIFIED) {
       out.commit();
@@ -152,10 +184,12 @@ export async function searchJob(spec: JobSpec, cp: Checkpoint): Promise<SearchSh
     if (t) await t;
     if (e.type !== "file" || !mine(e.rel)) continue;
     if (excluded(e.relToBase) || !included(e.relToBase)) continue;
-    if (!scanner.file(e, stats.visited)) break;
+    going = gate ? await gate.file(e, stats.visited, walker.chain) : scanner.file(e, stats.visited);
+    if (!going) break;
   }
   // What was gathered since the last verification is accepted only if the chain still holds.
   walker.verifyCurrent();
   out.commit();
+  if (going && gate !== undefined) await gate.finish();
   return out.finish(stats);
 }

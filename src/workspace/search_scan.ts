@@ -104,6 +104,16 @@ export class FileScanner {
     return true;
   }
 
+  /**
+   * Counts a file met at walk position `at` without reading it (decision 0054): a native
+   * prefilter searched it and found no line that can match, or found it larger than maxFileBytes
+   * (`tooLarge`), as a read would have.
+   */
+  unread(at: number, tooLarge: boolean): void {
+    this.#out.result.files.push(at, tooLarge ? FILE_KINDS.tooLarge : FILE_TEXT);
+    if (!tooLarge) this.#cp.counters.filesSearched = ++this.#filesSearched;
+  }
+
   /** Scans one file's bytes; returns false when a cap stopped the search. */
   #scan(rel: string, bytes: Uint8Array): boolean {
     const matcher = this.#matcher;

@@ -221,6 +221,11 @@ export class Walker {
     this.#stats = stats;
   }
 
+  /** The chain of the directory being walked (the directory of the entry last yielded). */
+  get chain(): readonly PinnedDir[] {
+    return this.#current;
+  }
+
   /** Re-verifies the chain of the directory being walked (accept results gathered since the last VERIFIED). */
   verifyCurrent(): void {
     verifyChain(this.#current, this.#o.fs);

@@ -6,6 +6,7 @@ import { ReadersWriterLock } from "./lock.ts";
 import { Engine, type EngineMode } from "./engine/pool.ts";
 import { JOBS } from "./engine/jobs.ts";
 import type { WorkspaceFs } from "./fs/types.ts";
+import type { SearchPrefilter } from "./native/prefilter.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -35,6 +36,12 @@ export interface WorkspaceOptions {
    * 1..4.
    */
   engineSize?: number;
+  /**
+   * A native engine's search prefilter (decision 0054): search_text reads only the files it
+   * names. The server's is the engine broker's client (src/workspace/native/client.ts). Default:
+   * none, every file is read.
+   */
+  prefilter?: SearchPrefilter;
 }
 
 /**
@@ -67,11 +74,22 @@ export class Workspace {
   readonly #engineMode?: EngineMode;
   readonly #engineWorker?: URL;
   readonly #engineSize?: number;
+  /**
+   * The native engine's search prefilter, when one serves this workspace.
+   * @ignore
+   */
+  readonly prefilter?: SearchPrefilter;
 
   private constructor(
     policy: PathPolicy,
     limits: Limits,
-    options: { writable: boolean; engine?: EngineMode; engineWorker?: URL; engineSize?: number },
+    options: {
+      writable: boolean;
+      engine?: EngineMode;
+      engineWorker?: URL;
+      engineSize?: number;
+      prefilter?: SearchPrefilter;
+    },
   ) {
     this.policy = policy;
     this.limits = Object.freeze(limits);
@@ -79,6 +97,7 @@ export class Workspace {
     this.#engineMode = options.engine;
     this.#engineWorker = options.engineWorker;
     this.#engineSize = options.engineSize;
+    this.prefilter = options.prefilter;
   }
 
   /** Opens a workspace; the root must be an existing directory. */
@@ -95,6 +114,7 @@ export class Workspace {
       engine: options.engine,
       engineWorker: options.engineWorker,
       engineSize: options.engineSize,
+      prefilter: options.prefilter,
     });
   }
 

@@ -165,7 +165,19 @@ Deno.test({
     );
     const root = await Deno.makeTempDir({ dir, prefix: "root_" });
     const child = new Deno.Command(Deno.execPath(), {
-      args: [...LAUNCHER_FLAGS, CLI, "serve", "stdio", "--sandbox", "auto", "--root", root],
+      // The server's sandbox is the subject: no engine broker (its own bwrap would be the fake).
+      args: [
+        ...LAUNCHER_FLAGS,
+        CLI,
+        "serve",
+        "stdio",
+        "--sandbox",
+        "auto",
+        "--engine",
+        "builtin",
+        "--root",
+        root,
+      ],
       env: { PATH: `${dir}:${Deno.env.get("PATH") ?? ""}` },
       stdin: "piped",
       stdout: "piped",

@@ -2,8 +2,9 @@
  * Walks racing a directory swap (issue 8, section 1): while _swapper.py exchanges a
  * workspace directory with a symbolic link to an outside directory (renameat2
  * RENAME_EXCHANGE in a tight loop, from a second process), list_directory, find_files and
- * search_text run again and again. Every refusal must be CHANGED_DURING_OPERATION, and the
- * counts of clean results, refusals and escapes are printed.
+ * search_text run again and again (search_text also behind the native engine's prefilter,
+ * decision 0054). Every refusal must be CHANGED_DURING_OPERATION, and the counts of clean results,
+ * refusals and escapes are printed.
  *
  * What the in-process layer guarantees against another process, and what it cannot: every
  * directory entered and file opened is tied to the identity its lstat recorded and the
@@ -19,6 +20,7 @@
  */
 import assert from "node:assert/strict";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
+import { nativeAvailable, startNative } from "../_support/native.ts";
 
 const SWAPPER = new URL("./_swapper.py", import.meta.url).pathname;
 const SECRET = "OUTSIDE-SECRET-BYTES-91c2";
@@ -45,7 +47,9 @@ interface Tally {
   plainEscapes: number;
 }
 
-async function setup(): Promise<{ base: string; ws: Workspace }> {
+async function setup(
+  native: boolean,
+): Promise<{ base: string; ws: Workspace; close(): Promise<void> }> {
   const base = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-race-" }));
   const W = `${base}/ws`;
   await Deno.mkdir(`${W}/d/sub`, { recursive: true });
@@ -61,15 +65,19 @@ async function setup(): Promise<{ base: string; ws: Workspace }> {
   }
   await Deno.writeTextFile(`${base}/outside/${SECRET_NAME}`, `${SECRET} content\n`);
   await Deno.symlink(`${base}/outside`, `${W}/link`);
-  const ws = await Workspace.open({ root: W });
-  return { base, ws };
+  // The native engine's prefilter (ripgrep in its own sandbox, decision 0054) decides what the
+  // walk reads: every answer waited for (hedge 0), so its reads are the ones under test.
+  const prefilter = native ? await startNative(W) : undefined;
+  const ws = await Workspace.open({ root: W, prefilter });
+  return { base, ws, close: async () => await prefilter?.close() };
 }
 
 async function race(
   name: string,
   input: Record<string, unknown>,
+  native = false,
 ): Promise<Tally> {
-  const { base, ws } = await setup();
+  const { base, ws, close } = await setup(native);
   const tally: Tally = { ok: 0, changed: 0, escapes: 0, other: [], plain: 0, plainEscapes: 0 };
   const swapper = new Deno.Command("python3", {
     args: [SWAPPER, `${base}/ws/d`, `${base}/ws/link`, String(GIVE_UP_MS / 1000 + 5)],
@@ -125,6 +133,7 @@ async function race(
     await swapper.status;
     console.log(`${name}: swaps ${rest.trim()}`);
     ws.engine.close();
+    await close();
     await Deno.remove(base, { recursive: true });
   }
   return tally;
@@ -132,16 +141,24 @@ async function race(
 
 const STRICT = Deno.env.get("RACE_STRICT") === "1";
 
+const NATIVE = await nativeAvailable();
+
 for (
-  const [name, input] of [
-    ["search_text", { query: "content" }],
-    ["find_files", { pattern: "**" }],
-    ["list_directory", { depth: 3 }],
+  const [name, input, native] of [
+    ["search_text", { query: "content" }, false],
+    ["search_text", { query: "content" }, true],
+    ["find_files", { pattern: "**" }, false],
+    ["list_directory", { depth: 3 }, false],
   ] as const
 ) {
-  Deno.test(`walk race: ${name} while a directory is swapped with a link to the outside`, async () => {
+  Deno.test({
+    name: `walk race: ${name}${
+      native ? " (native engine)" : ""
+    } while a directory is swapped with a link to the outside`,
+    ignore: native && !NATIVE,
+  }, async () => {
     // One round, until the baseline has enough samples to compare with (see MAX_MS).
-    const t = await race(name, input);
+    const t = await race(name, input, native);
     assert.ok(t.plain >= MIN_SAMPLES, `only ${t.plain} plain samples in ${GIVE_UP_MS} ms`);
     console.log(
       `${name}: ${t.ok} clean, ${t.changed} refused CHANGED_DURING_OPERATION, ` +

@@ -20,6 +20,7 @@ import {
   FLAG_CANCELLED,
   FLAG_RUN,
   FLAG_TIME_BUDGET,
+  type InputMessage,
   type JobMessage,
   type JobProgress,
   type JobSpec,
@@ -85,6 +86,10 @@ class Call {
   #signal?: AbortSignal;
   #onAbort = () => this.stop(FLAG_CANCELLED);
   readonly #onProgress?: (p: JobProgress) => void;
+  /** The value the job may wait for (RunOptions.input). */
+  readonly input?: Promise<unknown>;
+  /** The input, once it has come (an inline job peeks at it). */
+  came?: { value: unknown };
 
   constructor(id: number, spec: JobSpec, options: RunOptions) {
     this.id = id;
@@ -93,6 +98,14 @@ class Call {
     this.promise = new Promise((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
+    });
+    // A rejected input stops the call with its error (the caller's own, not a stop error).
+    this.input = options.input?.then((value) => {
+      this.came = { value };
+      return value;
+    }, (err) => {
+      this.fail(err);
+      return undefined;
     });
     this.#signal = options.signal;
     this.#signal?.addEventListener("abort", this.#onAbort, { once: true });
@@ -122,9 +135,14 @@ class Call {
 
   /** Sets the flag and rejects now; the worker learns it at its next checkpoint. */
   stop(code: number): void {
+    this.fail(stopError(code, this.spec.limits), code);
+  }
+
+  /** Stops the call like `stop`, rejecting with `err` instead of the stop's own error. */
+  fail(err: unknown, code = FLAG_CANCELLED): void {
     if (this.settled) return;
     Atomics.store(this.flag, 0, code);
-    this.reject(stopError(code, this.spec.limits));
+    this.reject(err);
     this.onStop();
   }
 
@@ -265,6 +283,7 @@ export class Engine implements JobRunner {
         latest.push({ filesSearched: 0, matches: 0 });
         return this.run<T>({ ...spec, shard: { index, count } }, {
           signal: stopAll.signal,
+          input: options.input,
           onProgress: report && ((p) => {
             latest[index] = p;
             report({
@@ -300,6 +319,7 @@ export class Engine implements JobRunner {
       limits: call.spec.limits,
       inline: true,
       onProgress: (p) => call.progress(p),
+      input: { peek: () => call.came },
     });
     // Starts after the caller got its promise; a slice at a time, checking the flag.
     setTimeout(() => {
@@ -352,6 +372,17 @@ export class Engine implements JobRunner {
       flag: call.flagBuffer,
     };
     slot.worker.postMessage(message);
+    call.input?.then((value) => {
+      if (slot.call === call && call.running) {
+        this.#post(slot, { type: "input", id: call.id, value });
+      }
+    });
+  }
+
+  #post(slot: Slot, message: InputMessage): void {
+    try {
+      slot.worker.postMessage(message);
+    } catch { /* a terminated worker takes no messages; its call has its error */ }
   }
 
   /**

@@ -59,6 +59,13 @@ export interface JobMessage {
   flag: SharedArrayBuffer;
 }
 
+/** Calling thread -> worker: the value a running job looks for (Checkpoint.input). */
+export interface InputMessage {
+  type: "input";
+  id: number;
+  value: unknown;
+}
+
 /** Worker -> calling thread. */
 export type WorkerMessage =
   | { type: "ready"; id: 0 }
@@ -100,6 +107,19 @@ export const TICK_CLOCK_EVERY = 16;
 /** Progress is reported at most this often (ms). */
 export const PROGRESS_INTERVAL_MS = 100;
 
+/** How a job sees the value its caller sends while it runs (RunOptions.input). */
+export interface JobInput {
+  /** The value, once it has come. */
+  peek(): { value: unknown } | undefined;
+}
+
+const NO_INPUT: JobInput = { peek: () => undefined };
+
+/** One turn of the event loop: a worker's job lets the messages waiting for it in. */
+export function yieldToEvents(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
 /**
  * What a chunked job calls between chunks: `check` throws the typed stop error when the
  * flag is set; `tick` also reports progress and, inline, yields to the event loop when
@@ -110,25 +130,39 @@ export class Checkpoint {
   readonly #limits: { maxOperationMs: number };
   readonly #inline: boolean;
   readonly #onProgress: (p: JobProgress) => void;
+  readonly #input: JobInput;
   #sliceStart = performance.now();
   #lastProgress = performance.now();
   #ticks = 0;
   /** Counters the job keeps current; sent with progress. */
   readonly counters: JobProgress = { filesSearched: 0, matches: 0 };
 
-  /** A checkpoint over a flag; `inline` makes `tick` yield to the event loop. */
+  /**
+   * A checkpoint over a flag; `inline` makes `tick` yield to the event loop; `input` gives the
+   * value the caller sends the job while it runs (RunOptions.input; undefined when none).
+   */
   constructor(
     flag: Int32Array,
     options: {
       limits: { maxOperationMs: number };
       inline: boolean;
       onProgress: (p: JobProgress) => void;
+      input?: JobInput;
     },
   ) {
     this.#flag = flag;
     this.#limits = options.limits;
     this.#inline = options.inline;
     this.#onProgress = options.onProgress;
+    this.#input = options.input ?? NO_INPUT;
+  }
+
+  /**
+   * The value the caller sent this job while it runs (RunOptions.input), when it has come: a
+   * job looks without waiting, and lets messages in (yieldToEvents) while it has not come.
+   */
+  input(): { value: unknown } | undefined {
+    return this.#input.peek();
   }
 
   /** Throws CANCELLED or TIME_BUDGET_EXCEEDED once the flag is set. */

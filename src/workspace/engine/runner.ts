@@ -12,6 +12,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Receives the job's counters at a steady cadence while it runs. */
   onProgress?: (p: JobProgress) => void;
+  /**
+   * A value the job may look for while it runs (Checkpoint.input): sent to it once settled. A
+   * rejection stops the call with that error (a WorkspaceError is kept as it is).
+   */
+  input?: Promise<unknown>;
 }
 
 /** Runs jobs to their results (the Engine, for the operations). */

@@ -33,8 +33,9 @@ export const READ_CASES: Case[] = [
         mode: "read-only",
         limits: limitsOf("ro"),
         permissions: "<process-dependent>",
-        // Every adapter's process may read the engine's modules, so every one runs the pool.
-        engine: { mode: "workers", workers: POOL_SIZE },
+        // Every adapter's process may read the engine's modules, so every one runs the pool; none
+        // runs through the launcher, so search_text is built-in (decision 0054).
+        engine: { mode: "workers", workers: POOL_SIZE, search: "builtin" },
         containment: "<process-dependent>",
       },
     },
@@ -50,8 +51,9 @@ export const READ_CASES: Case[] = [
         mode: "read-write",
         limits: limitsOf("small"),
         permissions: "<process-dependent>",
-        // Every adapter's process may read the engine's modules, so every one runs the pool.
-        engine: { mode: "workers", workers: POOL_SIZE },
+        // Every adapter's process may read the engine's modules, so every one runs the pool; none
+        // runs through the launcher, so search_text is built-in (decision 0054).
+        engine: { mode: "workers", workers: POOL_SIZE, search: "builtin" },
         containment: "<process-dependent>",
       },
     },

@@ -1,0 +1,191 @@
+/**
+ * The engine broker (decision 0054): a Deno process the server launcher starts beside the server,
+ * outside the server's sandbox, holding run permission on bwrap and read/write/net on its own
+ * socket, nothing else. `main.ts --dir DIR --root ROOT`, the token on the first line of stdin.
+ *
+ * It creates DIR (0700; an existing one is refused), says `ready` on stdout, listens on
+ * DIR/engine.sock, accepts the first connection that says the token, and stops listening (the
+ * socket file is removed). It answers that connection's greps (session.ts) until it closes. It
+ * exits, killing every grep, when stdin ends (the launcher stops it, or is gone) or on SIGTERM,
+ * never by itself while the launcher runs, and removes DIR on the way out.
+ *
+ * @module
+ */
+import { type BrokerAnswer, SOCKET_NAME } from "../../workspace/native/protocol.ts";
+import { BrokerSession, readLines } from "./session.ts";
+import { FIND_CANDIDATES, RG_CANDIDATES, sandboxArgs } from "./programs.ts";
+
+/** How long `rg --version` in its sandbox may take (ms). */
+const SELF_CHECK_MS = 10_000;
+
+/** How long the first connection has to say hello (ms). */
+const HELLO_MS = 10_000;
+
+function argValue(args: string[], name: string): string {
+  const i = args.indexOf(name);
+  const v = i === -1 ? undefined : args[i + 1];
+  if (v === undefined || !v.startsWith("/")) {
+    throw new Error(`broker: ${name} ABSOLUTE_PATH is required`);
+  }
+  return v;
+}
+
+/** The first candidate that is a file, by its real path; undefined when none is. */
+function firstFile(candidates: readonly string[]): string | undefined {
+  for (const c of candidates) {
+    try {
+      if (Deno.statSync(c).isFile) return Deno.realPathSync(c);
+    } catch { /* not there, or not ours to read */ }
+  }
+  return undefined;
+}
+
+type Hello = BrokerAnswer & { type: "hello" };
+
+/** Whether rg runs in its sandbox here: the hello answer (with rg's version, or why not). */
+async function selfCheck(
+  root: string,
+  rg: string | undefined,
+  find: string | undefined,
+): Promise<Hello> {
+  if (rg === undefined) {
+    return {
+      type: "hello",
+      native: false,
+      reason: `ripgrep is not installed (looked for ${RG_CANDIDATES.join(", ")})`,
+    };
+  }
+  if (find === undefined) {
+    return {
+      type: "hello",
+      native: false,
+      reason: `find is not installed (${FIND_CANDIDATES[0]})`,
+    };
+  }
+  try {
+    const child = new Deno.Command("bwrap", {
+      args: sandboxArgs({ root, program: rg, args: ["--version"] }),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
+    const out = await child.output();
+    clearTimeout(timer);
+    if (out.signal !== null) {
+      return { type: "hello", native: false, reason: "rg did not answer in its sandbox" };
+    }
+    const text = new TextDecoder().decode(out.stdout).split("\n")[0].trim();
+    if (out.success && text.startsWith("ripgrep ")) {
+      return { type: "hello", native: true, engine: text };
+    }
+    const why = new TextDecoder().decode(out.stderr).trim().slice(0, 300);
+    return { type: "hello", native: false, reason: `rg did not run in its sandbox: ${why}` };
+  } catch (err) {
+    return {
+      type: "hello",
+      native: false,
+      reason: `bwrap could not run: ${(err as Error).message}`,
+    };
+  }
+}
+
+/** Reads the first line of stdin (the token), then resolves when stdin ends. */
+async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
+  const reader = Deno.stdin.readable.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+    if (text.length > 4096) break;
+  }
+  const token = text.split("\n")[0];
+  const ended = (async () => {
+    while (!(await reader.read()).done) { /* the launcher sends nothing more */ }
+  })();
+  return { token, ended };
+}
+
+/** Runs the broker; resolves with its exit code. */
+export async function main(args: string[]): Promise<number> {
+  const dir = argValue(args, "--dir");
+  const root = argValue(args, "--root");
+  const { token, ended } = await stdinToken();
+  if (token.length < 32) throw new Error("broker: no token on stdin");
+  Deno.mkdirSync(dir, { mode: 0o700 });
+  const socket = `${dir}/${SOCKET_NAME}`;
+  let listener: Deno.Listener | undefined;
+  let session: BrokerSession | undefined;
+  const cleanup = () => {
+    session?.close();
+    try {
+      listener?.close();
+    } catch { /* closed */ }
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch { /* gone */ }
+  };
+  try {
+    listener = Deno.listen({ transport: "unix", path: socket });
+    const rg = firstFile(RG_CANDIDATES);
+    const find = firstFile(FIND_CANDIDATES);
+    const hello = await selfCheck(root, rg, find);
+    const reason = hello.native ? {} : { reason: hello.reason };
+    console.log(JSON.stringify({ event: "ready", native: hello.native, ...reason }));
+    const stop = new Promise<void>((resolve) => {
+      for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, resolve);
+      ended.then(resolve);
+    });
+    const o = { root, rg: rg ?? "", find: find ?? "", token, hello, socket };
+    // The session's end is not the broker's: the launcher says when (stdin), after the server.
+    void serve(listener, o, (s) => (session = s)).catch(() => {});
+    await stop;
+    return 0;
+  } finally {
+    cleanup();
+  }
+}
+
+/** Accepts connections until one says the token, then serves it to its end. */
+async function serve(
+  listener: Deno.Listener,
+  o: { root: string; rg: string; find: string; token: string; hello: Hello; socket: string },
+  onSession: (s: BrokerSession) => void,
+): Promise<void> {
+  for await (const conn of listener) {
+    const writer = conn.writable.getWriter();
+    const encoder = new TextEncoder();
+    const session = new BrokerSession(
+      { root: o.root, rg: o.rg, find: o.find, token: o.token, hello: o.hello },
+      (a) => void writer.write(encoder.encode(JSON.stringify(a) + "\n")).catch(() => {}),
+    );
+    let greeted = false;
+    const timer = setTimeout(() => greeted || conn.close(), HELLO_MS);
+    const served = readLines(conn.readable, (line) => {
+      const ok = session.line(line);
+      if (ok && !greeted) {
+        greeted = true;
+        clearTimeout(timer);
+        // The server is connected: no one else may.
+        listener.close();
+        try {
+          Deno.removeSync(o.socket);
+        } catch { /* gone */ }
+        onSession(session);
+      }
+      return ok;
+    }).catch(() => {});
+    await served;
+    clearTimeout(timer);
+    session.close();
+    try {
+      conn.close();
+    } catch { /* closed */ }
+    if (greeted) return;
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -1,0 +1,104 @@
+/**
+ * The command lines of one checked grep request, ripgrep's and find's, and the bubblewrap sandbox
+ * each runs in: only the workspace (read-only), the loader and libraries, and the program itself;
+ * no network, no home, no /proc, no environment, new user, IPC, UTS and cgroup namespaces
+ * (decision 0054). Every argument comes from a
+ * typed field of the checked request: the pattern only ever as the value of `--regexp=`, the base
+ * always spelled `./BASE` (a path, never an option or a find expression). rg's config files
+ * (`--no-config`, and no RIPGREP_CONFIG_PATH in an empty environment), preprocessors,
+ * compressed-file search and link following are never asked for; neither is any find action.
+ *
+ * @module
+ */
+import type { GrepRequest } from "../../workspace/native/protocol.ts";
+import { LIBRARY_PATHS } from "../../sandbox/bwrap.ts";
+
+/**
+ * rg's arguments for a grep: the files holding a line the pattern can match, NUL-separated, as a
+ * superset of the built-in engine's matching files. Every file is searched as text (`--text`: a
+ * NUL does not end the search), ignore files are not applied (`--no-ignore`: the walk applies
+ * .gitignore), BOMs are honoured as rg does by default (a superset: the built-in engine skips
+ * what is not UTF-8), and `$` matches before CRLF (`--crlf`), as the built-in engine strips a
+ * line's trailing CR.
+ */
+export function rgArgs(r: GrepRequest): string[] {
+  const args = [
+    "--no-config",
+    "--files-with-matches",
+    "--null",
+    "--text",
+    "--no-ignore",
+    "--no-messages",
+    "--color=never",
+    "--crlf",
+  ];
+  if (r.hidden) args.push("--hidden");
+  if (r.skipGit) args.push("--glob=!.git/");
+  args.push(r.ignoreCase ? "--ignore-case" : "--case-sensitive");
+  if (r.literal) args.push("--fixed-strings");
+  args.push(`--max-filesize=${r.maxFileBytes}`, `--regexp=${r.pattern}`, "--", dotted(r.base));
+  return args;
+}
+
+/** The base as a path no program can take for an option: "./" before it. */
+function dotted(base: string): string {
+  return base === "." ? "." : `./${base}`;
+}
+
+/**
+ * find's arguments: the regular files below the base larger than maxFileBytes (those rg does not
+ * search), NUL-separated; links are not followed (find's default).
+ */
+export function findLargeArgs(r: GrepRequest): string[] {
+  return [dotted(r.base), "-type", "f", "-size", `+${r.maxFileBytes}c`, "-print0"];
+}
+
+/** Where rg is looked for, in order (the broker may read these paths and its own directory). */
+export const RG_CANDIDATES: readonly string[] = ["/usr/bin/rg", "/usr/local/bin/rg", "/bin/rg"];
+/** Where GNU find is looked for, in order. */
+export const FIND_CANDIDATES: readonly string[] = ["/usr/bin/find", "/bin/find"];
+
+/**
+ * The namespace flags of the programs' sandbox: user, IPC, network, UTS and cgroup unshared; the
+ * pid namespace is not (its init would outlive a killed bwrap and hold the output pipe open), so a
+ * killed bwrap takes its program with it (--die-with-parent).
+ */
+const ISOLATION = [
+  "--die-with-parent",
+  "--new-session",
+  "--unshare-user",
+  "--unshare-ipc",
+  "--unshare-net",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+];
+
+/**
+ * bwrap's arguments (without the program name) that run `program` (its absolute path) with
+ * `args` in `root` (the workspace's real path), which is all of the file system it sees besides
+ * the loader, the libraries and the program.
+ */
+export function sandboxArgs(o: { root: string; program: string; args: string[] }): string[] {
+  const out = [...ISOLATION];
+  for (const p of LIBRARY_PATHS) out.push("--ro-bind-try", p, p);
+  if (!LIBRARY_PATHS.some((p) => o.program.startsWith(`${p}/`))) {
+    out.push("--ro-bind", o.program, o.program);
+  }
+  out.push("--ro-bind", o.root, o.root, "--chdir", o.root, "--clearenv", o.program, ...o.args);
+  return out;
+}
+
+/**
+ * The workspace-relative paths in NUL-separated output of rg or find given the dotted base
+ * ("./" taken off). Bytes that are not UTF-8 decode to U+FFFD: the walk reads such names whatever
+ * the answer (search_prefiltered.ts).
+ */
+export function outputPaths(output: Uint8Array): string[] {
+  const text = new TextDecoder().decode(output);
+  const out: string[] = [];
+  for (const p of text.split("\0")) {
+    if (p === "") continue;
+    out.push(p.startsWith("./") ? p.slice(2) : p);
+  }
+  return out;
+}

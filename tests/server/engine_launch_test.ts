@@ -1,0 +1,209 @@
+/**
+ * The server launcher and the native search engine (decision 0054), through real processes as a
+ * host starts them (`cli.ts serve stdio` with the tasks' permissions): with `--engine auto` (the
+ * default) on a machine with bubblewrap and ripgrep the server reports and uses the native engine,
+ * inside the sandbox or not; `--engine builtin` starts no broker; a bad value is a usage error;
+ * and a broker that dies takes the server with it (exit 1, said on stderr, no process left).
+ */
+import assert from "node:assert/strict";
+import { CLI } from "../_support/cli.ts";
+import { makeTempDir, removeDir } from "../_support/fs.ts";
+import { nativeAvailable } from "../_support/native.ts";
+
+/** The `cli` task's permissions (what a host's entry grants the launcher). */
+const LAUNCHER = [
+  "--quiet",
+  "--no-prompt",
+  "--allow-env=INIT_CWD,DENO_DIR,XDG_CACHE_HOME,HOME",
+  "--allow-run=bwrap,kill,/proc/self/exe",
+];
+
+const available = await nativeAvailable();
+
+/** A stdio server started through the launcher, spoken to one JSON line at a time. */
+class Served {
+  readonly child: Deno.ChildProcess;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #answers = new Map<number, (v: Record<string, unknown>) => void>();
+  stderr = "";
+  #next = 10;
+
+  constructor(args: string[]) {
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...LAUNCHER, CLI, "serve", "stdio", ...args],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.child = child;
+    this.#writer = child.stdin.getWriter();
+    void this.#read();
+    void (async () => {
+      for await (const c of child.stderr.pipeThrough(new TextDecoderStream())) this.stderr += c;
+    })();
+  }
+
+  async #read(): Promise<void> {
+    let pending = "";
+    for await (const c of this.child.stdout.pipeThrough(new TextDecoderStream())) {
+      pending += c;
+      let nl;
+      while ((nl = pending.indexOf("\n")) !== -1) {
+        const m = JSON.parse(pending.slice(0, nl));
+        pending = pending.slice(nl + 1);
+        this.#answers.get(m.id)?.(m);
+      }
+    }
+  }
+
+  async #send(m: unknown): Promise<void> {
+    await this.#writer.write(new TextEncoder().encode(JSON.stringify(m) + "\n"));
+  }
+
+  async start(): Promise<void> {
+    await this.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "t", version: "0" },
+    });
+    await this.#send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  }
+
+  request(method: string, params: unknown): Promise<Record<string, unknown>> {
+    const id = this.#next++;
+    const answer = new Promise<Record<string, unknown>>((r) => this.#answers.set(id, r));
+    return this.#send({ jsonrpc: "2.0", id, method, params }).then(() => answer);
+  }
+
+  async tool(name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const m = await this.request("tools/call", { name, arguments: args });
+    return (m.result as { structuredContent: Record<string, unknown> }).structuredContent;
+  }
+
+  async close(): Promise<Deno.CommandStatus> {
+    await this.#writer.close().catch(() => {});
+    return await this.child.status;
+  }
+}
+
+/** The processes, as ps(1) lists them: pid, parent pid, command line (Deno may not read /proc). */
+async function processes(): Promise<{ pid: number; ppid: number; args: string }[]> {
+  const out = await new Deno.Command("ps", {
+    args: ["-eo", "pid=,ppid=,args="],
+    stdout: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    return m ? [{ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }] : [];
+  });
+}
+
+/** The pids of processes whose parent is `ppid` and whose command line holds `text`. */
+async function childrenOf(ppid: number, text: string): Promise<number[]> {
+  return (await processes()).filter((p) => p.ppid === ppid && p.args.includes(text)).map((p) =>
+    p.pid
+  );
+}
+
+/** Whether a process runs (or is yet to be reaped). */
+async function alive(pid: number): Promise<boolean> {
+  return (await processes()).some((p) => p.pid === pid);
+}
+
+async function withTree(fn: (root: string) => Promise<void>): Promise<void> {
+  const root = await makeTempDir("wmcp-engine-launch-");
+  await Deno.writeTextFile(`${root}/a.txt`, "alpha\nneedle here\n");
+  await Deno.writeTextFile(`${root}/b.txt`, "nothing\n");
+  try {
+    await fn(root);
+  } finally {
+    await removeDir(root);
+  }
+}
+
+for (const sandbox of ["auto", "off"]) {
+  Deno.test({
+    name:
+      `--engine auto (--sandbox ${sandbox}): workspace_info says native, and search_text uses it`,
+    ignore: !available,
+    async fn() {
+      await withTree(async (root) => {
+        const s = new Served(["--root", root, "--sandbox", sandbox]);
+        try {
+          await s.start();
+          const info = await s.tool("workspace_info", {});
+          const engine = info.engine as Record<string, unknown>;
+          assert.equal(engine.search, "native", JSON.stringify(engine));
+          assert.match(String(engine.native), /^ripgrep \d+/);
+          const found = await s.tool("search_text", { query: "needle" });
+          assert.deepEqual(found.matches, [
+            { path: "a.txt", line: 2, column: 1, text: "needle here" },
+          ]);
+          // One broker beside the server, outside its sandbox.
+          assert.equal((await childrenOf(s.child.pid, "broker/main.ts")).length, 1);
+        } finally {
+          assert.equal((await s.close()).code, 0, s.stderr);
+        }
+        assert.doesNotMatch(s.stderr, /broker exited/);
+      });
+    },
+  });
+}
+
+Deno.test({
+  name: "--engine builtin starts no broker; workspace_info says builtin",
+  ignore: !available,
+  async fn() {
+    await withTree(async (root) => {
+      const s = new Served(["--root", root, "--engine", "builtin"]);
+      try {
+        await s.start();
+        const info = await s.tool("workspace_info", {});
+        assert.deepEqual(
+          { ...(info.engine as Record<string, unknown>), mode: "-", workers: 0 },
+          { mode: "-", workers: 0, search: "builtin" },
+        );
+        assert.deepEqual(await childrenOf(s.child.pid, "broker/main.ts"), []);
+      } finally {
+        await s.close();
+      }
+    });
+  },
+});
+
+Deno.test("--engine takes auto, native or builtin (a usage error otherwise)", async () => {
+  await withTree(async (root) => {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", ...LAUNCHER, CLI, "serve", "stdio", "--root", root, "--engine", "rg"],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(new TextDecoder().decode(out.stderr), /--engine takes auto, native or builtin/);
+  });
+});
+
+Deno.test({
+  name: "a broker that dies takes the server with it: exit 1, said on stderr, nothing left",
+  ignore: !available,
+  async fn() {
+    await withTree(async (root) => {
+      const s = new Served(["--root", root]);
+      await s.start();
+      // The server has connected once it answered a search natively.
+      const info = await s.tool("workspace_info", {});
+      assert.equal((info.engine as { search: string }).search, "native");
+      const [broker] = await childrenOf(s.child.pid, "broker/main.ts");
+      const servers = await childrenOf(s.child.pid, "serve_stdio.ts");
+      assert.ok(broker, "the broker runs");
+      assert.equal(servers.length, 1, "the server runs (in bubblewrap)");
+      Deno.kill(broker, "SIGKILL");
+      const status = await s.child.status;
+      assert.equal(status.code, 1, s.stderr);
+      assert.match(s.stderr, /broker exited .* the server was stopped/);
+      assert.equal(await alive(servers[0]), false, "the server (and its bubblewrap) ended");
+      await s.close().catch(() => {});
+    });
+  },
+});

@@ -1,0 +1,214 @@
+/**
+ * The engine broker (src/launch/broker/, decision 0054) as the server meets it: a real broker
+ * child started by startBroker with its own grants, and raw connections to its socket. It keeps
+ * its directory private and removes it when it ends; it answers only a connection that says the
+ * token first, and only one; every request is checked before anything runs (hostile fields are
+ * refused with a typed answer, a pattern is never an option, a base never leaves the workspace);
+ * a cancelled grep gets no answer and the broker goes on; it ends when its stdin closes.
+ */
+import assert from "node:assert/strict";
+import { startBroker } from "../../src/launch/broker.ts";
+import { BadRequest, checkRequest, MAX_REQUEST_LINE } from "../../src/workspace/native/protocol.ts";
+import { makeTempDir, removeDir } from "../_support/fs.ts";
+import { nativeAvailable, testEngineDir } from "../_support/native.ts";
+
+const available = await nativeAvailable();
+
+/** A line-based connection to a broker's socket. */
+class Line {
+  readonly #conn: Deno.Conn;
+  readonly #lines: string[] = [];
+  #wake?: () => void;
+  closed = false;
+
+  private constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+    void this.#read();
+  }
+
+  static async open(socket: string): Promise<Line> {
+    return new Line(await Deno.connect({ transport: "unix", path: socket }));
+  }
+
+  async #read(): Promise<void> {
+    const dec = new TextDecoder();
+    let pending = "";
+    try {
+      for await (const chunk of this.#conn.readable) {
+        pending += dec.decode(chunk, { stream: true });
+        let nl;
+        while ((nl = pending.indexOf("\n")) !== -1) {
+          this.#lines.push(pending.slice(0, nl));
+          pending = pending.slice(nl + 1);
+        }
+        this.#wake?.();
+      }
+    } catch { /* closed */ }
+    this.closed = true;
+    this.#wake?.();
+  }
+
+  async send(v: unknown): Promise<void> {
+    const text = typeof v === "string" ? v : JSON.stringify(v);
+    await this.#conn.write(new TextEncoder().encode(text + "\n"));
+  }
+
+  /** The next answer, or null once the broker closed the connection (bounded by a generous wait). */
+  async next(): Promise<Record<string, unknown> | null> {
+    const deadline = Date.now() + 30_000;
+    while (this.#lines.length === 0 && !this.closed && Date.now() < deadline) {
+      await new Promise<void>((r) => {
+        this.#wake = r;
+        setTimeout(r, 1000);
+      });
+    }
+    const line = this.#lines.shift();
+    return line === undefined ? null : JSON.parse(line);
+  }
+
+  close(): void {
+    try {
+      this.#conn.close();
+    } catch { /* closed */ }
+  }
+}
+
+/** Waits (bounded) until no process's command line names `root`; false if one still does. */
+async function noProcessIn(root: string): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    const out = await new Deno.Command("ps", { args: ["-eo", "args="], stdout: "piped" }).output();
+    const lines = new TextDecoder().decode(out.stdout).split("\n");
+    if (!lines.some((l) => l.includes(root) && !l.includes("broker/main.ts"))) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+const grep = (id: number, over: Record<string, unknown> = {}) => ({
+  type: "grep",
+  id,
+  base: ".",
+  pattern: "needle",
+  literal: true,
+  ignoreCase: false,
+  hidden: false,
+  skipGit: true,
+  maxFileBytes: 1_000_000,
+  ...over,
+});
+
+Deno.test("protocol: every request shape is checked before anything runs", () => {
+  assert.deepEqual(checkRequest(grep(1)), grep(1));
+  assert.deepEqual(checkRequest({ type: "cancel", id: 3 }), { type: "cancel", id: 3 });
+  const bad: unknown[] = [
+    null,
+    [],
+    "grep",
+    { type: "run", cmd: "sh" },
+    grep(1, { extra: true }),
+    grep(1, { base: "../outside" }),
+    grep(1, { base: "/etc" }),
+    grep(1, { base: "a//b" }),
+    grep(1, { base: "a/./b" }),
+    grep(1, { base: "" }),
+    grep(1, { base: "a\0b" }),
+    grep(1, { pattern: "" }),
+    grep(1, { pattern: "a\0b" }),
+    grep(1, { pattern: "x".repeat(16 * 1024 + 1) }),
+    grep(1, { literal: "yes" }),
+    grep(-1),
+    grep(1.5),
+    grep(1, { maxFileBytes: -1 }),
+    grep(1, { maxFileBytes: "1" }),
+    { type: "hello" },
+    { type: "hello", token: 1 },
+    { type: "cancel" },
+    // As a request line parses: an own "__proto__" key is an unknown field.
+    JSON.parse(`{"__proto__":{"hidden":true},${JSON.stringify(grep(1)).slice(1)}`),
+  ];
+  for (const b of bad) assert.throws(() => checkRequest(b), BadRequest, JSON.stringify(b));
+  const { base: _b, ...noBase } = grep(1);
+  assert.throws(() => checkRequest(noBase), /missing field "base"/);
+});
+
+Deno.test({
+  name: "broker: private directory, one connection with the token, checked requests, cancel, end",
+  ignore: !available,
+  async fn() {
+    const root = await makeTempDir("wmcp-broker-");
+    await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
+    await Deno.mkdir(`${root}/-x`);
+    await Deno.writeTextFile(`${root}/-x/b.txt`, "needle\n");
+    await Deno.writeTextFile(`${root}/--pre=sh.txt`, "needle\n");
+    await Deno.writeTextFile(`${root}/big.txt`, `needle ${"x".repeat(100)}\n`);
+    const broker = await startBroker(root, { dir: testEngineDir() });
+    assert.ok(!("reason" in broker), JSON.stringify(broker));
+    try {
+      // Private: 0700, holding the socket until the server connects.
+      assert.equal((await Deno.stat(broker.dir)).mode! & 0o777, 0o700);
+      assert.ok((await Deno.lstat(broker.socket)).isSocket);
+
+      // A connection that does not say the token is closed, unanswered.
+      const stranger = await Line.open(broker.socket);
+      await stranger.send({ type: "hello", token: "0".repeat(64) });
+      assert.equal(await stranger.next(), null);
+
+      const c = await Line.open(broker.socket);
+      await c.send({ type: "hello", token: broker.token });
+      const hello = await c.next();
+      assert.equal(hello?.type, "hello");
+      assert.equal(hello?.native, true, JSON.stringify(hello));
+      // Connected: no one else may (the socket file is gone).
+      assert.equal(await Deno.lstat(broker.socket).then(() => true, () => false), false);
+
+      // A grep: files holding the pattern, and those over maxFileBytes.
+      await c.send(grep(1, { maxFileBytes: 50 }));
+      const a = await c.next();
+      assert.equal(a?.type, "files");
+      assert.deepEqual(
+        (a?.paths as string[]).sort(),
+        ["--pre=sh.txt", "-x/b.txt", "a.txt"],
+      );
+      assert.deepEqual(a?.large, ["big.txt"]);
+
+      // The base is a path even when it looks like an option; a pattern is never an option.
+      await c.send(grep(2, { base: "-x" }));
+      assert.deepEqual((await c.next())?.paths, ["-x/b.txt"]);
+      await c.send(grep(3, { pattern: "--pre=/bin/sh", literal: false }));
+      const pre = await c.next();
+      assert.equal(pre?.type, "files", JSON.stringify(pre));
+      assert.deepEqual(pre?.paths, []);
+
+      // Hostile requests get a typed answer naming what is wrong; the connection stays.
+      await c.send(grep(4, { base: "../.." }));
+      const bad = await c.next();
+      assert.equal(bad?.type, "error");
+      assert.equal(bad?.code, "request");
+      assert.equal(bad?.id, 4);
+      await c.send(grep(5, { pattern: "a(?<!b)", literal: false }));
+      const pattern = await c.next();
+      assert.equal(pattern?.code, "pattern", JSON.stringify(pattern));
+
+      // A cancelled grep is never answered; the next one is; and its processes end (killed
+      // once bwrap has set them up: KILL_GRACE_MS), none left behind in the workspace.
+      await c.send(grep(6));
+      await c.send({ type: "cancel", id: 6 });
+      await c.send(grep(7));
+      const after = await c.next();
+      assert.equal(after?.id, 7, JSON.stringify(after));
+      assert.ok(await noProcessIn(root), "no rg, find or bwrap left running in the workspace");
+
+      // A line over the cap closes the connection.
+      await c.send("x".repeat(MAX_REQUEST_LINE + 10));
+      assert.equal(await c.next(), null);
+      c.close();
+      stranger.close();
+    } finally {
+      await broker.stop();
+    }
+    // Ended when its stdin closed, its directory gone.
+    assert.equal(await broker.exited, 0);
+    assert.equal(await Deno.lstat(broker.dir).then(() => true, () => false), false);
+    await removeDir(root);
+  },
+});
