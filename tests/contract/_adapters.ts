@@ -214,7 +214,7 @@ function cliOutcome(out: CliRun): Outcome {
 }
 
 /** `op NAME --root DIR [--write] [--limit ...]` for a case: the arguments after the command. */
-function opArgs(c: Case, root: string, args: Record<string, unknown>): string[] {
+function opArgs(c: Case, root: string): string[] {
   const config = configOf(c);
   const write = CONFIGS[config].write;
   return [
@@ -247,7 +247,7 @@ export async function cliAdapter(via: "in-process" | "child" = "in-process"): Pr
       const json = JSON.stringify(args);
       let out: CliRun;
       if (via === "in-process") {
-        out = await runInProcess([...opArgs(c, site.root, args), "--arguments", json], {
+        out = await runInProcess([...opArgs(c, site.root), "--arguments", json], {
           cwd: site.root,
         });
       } else {
@@ -257,7 +257,7 @@ export async function cliAdapter(via: "in-process" | "child" = "in-process"): Pr
         if (CONFIGS[configOf(c)].write) perms.push(`--allow-write=${site.root}`);
         const viaStdin = json.length > 64 * 1024;
         out = await runCli(perms, [
-          ...opArgs(c, site.root, args),
+          ...opArgs(c, site.root),
           ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
         ], {
           cwd: site.root,

@@ -11,7 +11,7 @@
  * at any moment, and one that runs out of its time budget, go through real server processes.
  */
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import { PassThrough } from "node:stream";
 import {
   Client,
