@@ -1,11 +1,16 @@
 /**
- * The CLI as a real child process with scoped permissions: output contract (stdout is the
- * operation's structuredContent, errors are one JSON object on stderr), exit codes, argument
- * sources, and crash safety of write_file under SIGKILL.
+ * The CLI's output contract (stdout is the operation's structuredContent, errors are one JSON
+ * object on stderr), exit codes and argument sources, run as `main(argv)` in process where what a
+ * command answers is the point (decision 0052), each test with a real child as its anchor
+ * (`anchored`: the same bytes and exit code); and as a real child process with scoped permissions
+ * where the process is: stdin, the permission messages, the permissions workspace_info reports,
+ * writes through scoped write permission, the working directory, `--version`, and crash safety of
+ * write_file under SIGKILL.
  */
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import assert from "node:assert/strict";
 import { cliArgv, type CliResult, runCli } from "../_support/cli.ts";
+import { runInProcess } from "../_support/in_process.ts";
 import {
   availableOperations,
   getOperation,
@@ -25,12 +30,16 @@ import {
 interface CliOptions {
   /** Directories the child may read. */
   read: string[];
+  /** Run a real child (default: main(argv) in this process, where permissions are the test's). */
+  real?: boolean;
   /** Directories the child may write. */
   write?: string[];
   /** Text piped to stdin. */
   stdin?: string;
   /** Working directory of the child. */
   cwd?: string;
+  /** In the usage-error table: run in process and as a real child (anchored). */
+  anchor?: boolean;
 }
 
 /** The Deno flags of one run: exactly the given permissions. */
@@ -45,9 +54,23 @@ function denoFlags(o: CliOptions): string[] {
   ];
 }
 
-/** Runs cli.ts with exactly the given permissions. */
+/** Runs cli.ts: a real child with exactly the given permissions, or main(argv) in process. */
 function cli(args: string[], o: CliOptions): Promise<CliResult> {
-  return runCli(denoFlags(o), args, { cwd: o.cwd, stdin: o.stdin });
+  if (o.real || o.stdin !== undefined) {
+    return runCli(denoFlags(o), args, { cwd: o.cwd, stdin: o.stdin });
+  }
+  return runInProcess(args, o.cwd === undefined ? {} : { cwd: o.cwd });
+}
+
+/** Runs in process and as a real child; both must answer with the same bytes and exit code. */
+async function anchored(args: string[], o: CliOptions): Promise<CliResult> {
+  const [inProcess, real] = await Promise.all([cli(args, o), cli(args, { ...o, real: true })]);
+  assert.deepStrictEqual(
+    { code: inProcess.code, stdout: inProcess.stdout, stderr: inProcess.stderr },
+    { code: real.code, stdout: real.stdout, stderr: real.stderr },
+    `in process and as a real child: ${args.join(" ")}`,
+  );
+  return inProcess;
 }
 
 /** Parses a usage or operation error from stderr and checks the rest of the contract. */
@@ -75,7 +98,7 @@ function resultOf(r: CliResult): Record<string, unknown> {
 
 Deno.test("cli: op list shows 7 operations read-only and 12 with --write", async () => {
   await withTempDir(async (dir) => {
-    const ro = resultOf(await cli(["op", "list"], { read: [dir] }));
+    const ro = resultOf(await anchored(["op", "list"], { read: [dir] }));
     const ops = ro.operations as Record<string, unknown>[];
     assert.deepStrictEqual(ops.map((o) => o.name), availableOperations(false).map((o) => o.name));
     assert.equal(ops.length, 7);
@@ -142,7 +165,7 @@ Deno.test("cli: usage errors exit 2 with a USAGE error on stderr", async () => {
         `${dir}/args.json`,
         "--arguments-stdin",
       ], { ...o, stdin: "{}" }],
-      ["invalid JSON", [...base, "--arguments", "{path:"], o],
+      ["invalid JSON", [...base, "--arguments", "{path:"], { ...o, anchor: true }],
       ["JSON array", [...base, "--arguments", "[1]"], o],
       ["JSON null", [...base, "--arguments", "null"], o],
       ["invalid JSON on stdin", [...base, "--arguments-stdin"], { ...o, stdin: "nope" }],
@@ -157,6 +180,7 @@ Deno.test("cli: usage errors exit 2 with a USAGE error on stderr", async () => {
       ["unknown --limit", [...base, "--limit", "noSuchLimit=5"], o],
       ["zero --limit", [...base, "--limit", "maxReadBytes=0"], o],
       ["missing root", ["op", "read_file", "--root", `${dir}/missing`, "--arguments", "{}"], o],
+      // The permission messages are the real child's (its scoped grants).
       ["--write without write permission", [
         "op",
         "write_file",
@@ -165,15 +189,17 @@ Deno.test("cli: usage errors exit 2 with a USAGE error on stderr", async () => {
         dir,
         "--arguments",
         '{"path":"b.txt","content":"b"}',
-      ], o],
+      ], { ...o, real: true }],
       ["root without read permission", [
         "op",
         "list_directory",
         "--root",
         dir,
-      ], { read: [`${dir}/args.json`] }],
+      ], { read: [`${dir}/args.json`], real: true }],
     ];
-    const results = await Promise.all(cases.map(([, args, opts]) => cli(args, opts)));
+    const results = await Promise.all(
+      cases.map(([, args, opts]) => (opts.anchor ? anchored(args, opts) : cli(args, opts))),
+    );
     for (const [i, [label]] of cases.entries()) {
       const e = errorOf(results[i], 2);
       assert.equal(e.code, "USAGE", label);
@@ -198,7 +224,8 @@ Deno.test("cli: --help and --version", async () => {
     assert.equal(opHelp.code, 0);
     const none = await cli([], { read: [dir] });
     assert.equal(none.code, 2);
-    const version = await cli(["--version"], { read: [dir] });
+    // cli.ts answers --version itself, before main: a real child.
+    const version = await cli(["--version"], { read: [dir], real: true });
     assert.equal(version.code, 0);
     assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
   });
@@ -218,10 +245,9 @@ Deno.test("cli: operation errors exit 1 with the library's error object on stder
       ["search_text", { query: "(", regex: true }],
       ["write_file", { path: "b.txt", content: "b" }],
     ];
-    for (const [name, args] of cases) {
-      const r = await cli(["op", name, "--root", dir, "--arguments", JSON.stringify(args)], {
-        read: [dir],
-      });
+    for (const [i, [name, args]] of cases.entries()) {
+      const argv = ["op", name, "--root", dir, "--arguments", JSON.stringify(args)];
+      const r = await (i === 0 ? anchored : cli)(argv, { read: [dir] });
       const e = errorOf(r, 1);
       let libError: WorkspaceError | undefined;
       try {
@@ -245,7 +271,7 @@ Deno.test("cli: --output pretty is text for people (piped: no colour); json is u
     await makeTree(dir, { "a.txt": "a\n" });
     const ws = await openWorkspace(dir);
     const lib = await run(ws, "read_file", { path: "a.txt" });
-    const r = await cli(
+    const r = await anchored(
       ["op", "read_file", "--root", dir, "--output", "pretty", "--arguments", '{"path":"a.txt"}'],
       { read: [dir] },
     );
@@ -300,7 +326,9 @@ Deno.test("cli: stdout deep-equals the library result for the same call", async 
       assert.deepStrictEqual(getOperation(name)!.outputSchema.parse(out), out, name);
     }
     // workspace_info: same except the permissions, which are this child's own.
-    const info = resultOf(await cli(["op", "workspace_info", "--root", dir], { read: [dir] }));
+    const info = resultOf(
+      await cli(["op", "workspace_info", "--root", dir], { read: [dir], real: true }),
+    );
     const libInfo = await run(ws, "workspace_info", {});
     // Permissions, and so whether they are scoped, belong to the process (this test's are broad).
     const processFree = (i: object) => ({
@@ -326,6 +354,7 @@ Deno.test("cli: the default root is the working directory", async () => {
       await cli(["op", "read_file", "--arguments", '{"path":"here.txt"}'], {
         read: [dir],
         cwd: dir,
+        real: true,
       }),
     );
     assert.equal(out.content, "here\n");
@@ -335,7 +364,7 @@ Deno.test("cli: the default root is the working directory", async () => {
 Deno.test("cli: write operations with --write and scoped write permission", async () => {
   await withTempDir(async (dir) => {
     await makeTree(dir, { "a.txt": "old\n" });
-    const w = { read: [dir], write: [dir] };
+    const w = { read: [dir], write: [dir], real: true };
     const ro = errorOf(
       await cli([
         "op",

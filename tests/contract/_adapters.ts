@@ -2,7 +2,8 @@
  * The five adapters of the contract table: each runs a case against a fresh copy of the
  * case's fixture and reports the raw outcome plus the files on disk afterwards.
  *
- * - library and CLI: a fresh workspace root per case (`<tmp>/<case>/ws`), paths as written;
+ * - library and CLI: a fresh workspace root per case (`<tmp>/<case>/ws`), paths as written; the
+ *   CLI in process for the table, as a real child for a sample (cliAdapter);
  * - stdio and HTTP: one server per configuration on `<tmp>/<config>/ws`, each case in its
  *   own subdirectory `<tmp>/<config>/ws/<adapter>-<n>`, its paths prefixed with it (the
  *   prefix is stripped from results before comparison). Known disagreements run last.
@@ -32,6 +33,7 @@ import {
   snapshot,
 } from "./_model.ts";
 import { runCli } from "../_support/cli.ts";
+import { runInProcess } from "../_support/in_process.ts";
 
 /** Content of the file outside every workspace. */
 export const OUTSIDE_SNAPSHOT: Snapshot = { "secret.txt": "secret\n" };
@@ -173,65 +175,98 @@ export async function libraryAdapter(): Promise<Adapter> {
 // ---------------------------------------------------------------------------------------
 // (2) CLI fallback
 
-/** `cli.ts op NAME --arguments JSON --root DIR [--write] [--limit ...]` as a child process. */
-export async function cliAdapter(): Promise<Adapter> {
-  const base = await realTemp("wmcp-contract-cli-");
+/** What one CLI run produced: its exit code and both streams. */
+interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The outcome a CLI run reports: one JSON line on stdout and nothing on stderr with exit 0; one
+ * JSON error object on stderr and nothing on stdout with exit 1 or 2 (2 with INVALID_ARGUMENT:
+ * refused by the input schema, decision 0028; 2 with USAGE: a usage error).
+ */
+function cliOutcome(out: CliRun): Outcome {
+  const { stdout, stderr } = out;
+  try {
+    if (out.code === 0) {
+      if (stderr !== "") throw new Error(`exit 0 with stderr: ${stderr}`);
+      if (!stdout.endsWith("\n") || stdout.trim().includes("\n")) {
+        throw new Error(`stdout is not one JSON line: ${stdout}`);
+      }
+      return { kind: "result", value: JSON.parse(stdout) };
+    }
+    if (out.code === 1 || out.code === 2) {
+      if (stdout !== "") throw new Error(`exit ${out.code} with stdout: ${stdout}`);
+      const { error } = JSON.parse(stderr) as { error: Record<string, unknown> };
+      if (out.code === 2 && error.code !== "INVALID_ARGUMENT") {
+        if (error.code !== "USAGE") throw new Error(`exit 2 but code ${error.code}`);
+        return { kind: "usage", detail: String(error.message) };
+      }
+      if (typeof error.message !== "string") throw new Error(`no message: ${stderr}`);
+      return errorOutcome(error);
+    }
+    throw new Error(`exit ${out.code}: ${stderr}`);
+  } catch (err) {
+    return { kind: "other", detail: `CLI: ${(err as Error).message}` };
+  }
+}
+
+/** `op NAME --root DIR [--write] [--limit ...]` for a case: the arguments after the command. */
+function opArgs(c: Case, root: string): string[] {
+  const config = configOf(c);
+  const write = CONFIGS[config].write;
+  return [
+    "op",
+    c.op,
+    "--root",
+    root,
+    ...(write ? ["--write"] : []),
+    ...limitFlags(config),
+  ];
+}
+
+/**
+ * The CLI fallback: `cli.ts op NAME --arguments JSON --root DIR [--write] [--limit ...]`.
+ *
+ * `in-process` (the table): the CLI's `main(argv)` in the test's process
+ * (tests/_support/in_process.ts), its exit code and both streams captured exactly as a real run's,
+ * so every case still goes through the CLI's code, output contract and exit codes (decision 0052).
+ * `child` (a sample, the anchor): a real `cli.ts` child with read (and, with --write, write)
+ * permission on the root only, as the `cli` task's scoped child holds them; large arguments go
+ * through stdin, since the kernel caps one argv string (128 KiB).
+ */
+export async function cliAdapter(via: "in-process" | "child" = "in-process"): Promise<Adapter> {
+  const base = await realTemp(`wmcp-contract-cli-${via}-`);
   return {
     name: "cli",
     async run(c, index) {
       const site = await ownRootSite(base, `cli-${index}`, c.fixture ?? {});
-      const config = configOf(c);
-      const write = CONFIGS[config].write;
-      // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
-      // waiting for file lock on node_modules") off the stderr that carries errors.
-      const perms = ["--quiet", "--no-prompt", readFlag(site.root)];
-      if (write) perms.push(`--allow-write=${site.root}`);
       const args = c.args(site.paths);
       const json = JSON.stringify(args);
-      // One argv string is capped by the kernel (128 KiB): large arguments go through stdin.
-      const viaStdin = json.length > 64 * 1024;
-      const out = await runCli(perms, [
-        "op",
-        c.op,
-        ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
-        "--root",
-        site.root,
-        ...(write ? ["--write"] : []),
-        ...limitFlags(config),
-      ], {
-        cwd: site.root,
-        stdin: viaStdin ? json : undefined,
-        // No deadline of its own before the split either: the suite's bound is generous.
-        timeoutMs: 10 * 60_000,
-      });
-      const { stdout, stderr } = out;
-      let outcome: Outcome;
-      try {
-        if (out.code === 0) {
-          if (stderr !== "") throw new Error(`exit 0 with stderr: ${stderr}`);
-          if (!stdout.endsWith("\n") || stdout.trim().includes("\n")) {
-            throw new Error(`stdout is not one JSON line: ${stdout}`);
-          }
-          outcome = { kind: "result", value: JSON.parse(stdout) };
-        } else if (out.code === 1 || out.code === 2) {
-          if (stdout !== "") throw new Error(`exit ${out.code} with stdout: ${stdout}`);
-          const { error } = JSON.parse(stderr) as { error: Record<string, unknown> };
-          if (out.code === 2 && error.code !== "INVALID_ARGUMENT") {
-            if (error.code !== "USAGE") throw new Error(`exit 2 but code ${error.code}`);
-            outcome = { kind: "usage", detail: String(error.message) };
-          } else {
-            // Exit 2 with INVALID_ARGUMENT: arguments refused by the operation's input schema
-            // before it ran (decision 0028); the error object is the library's.
-            if (typeof error.message !== "string") throw new Error(`no message: ${stderr}`);
-            outcome = errorOutcome(error);
-          }
-        } else {
-          throw new Error(`exit ${out.code}: ${stderr}`);
-        }
-      } catch (err) {
-        outcome = { kind: "other", detail: `CLI: ${(err as Error).message}` };
+      let out: CliRun;
+      if (via === "in-process") {
+        out = await runInProcess([...opArgs(c, site.root), "--arguments", json], {
+          cwd: site.root,
+        });
+      } else {
+        // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
+        // waiting for file lock on node_modules") off the stderr that carries errors.
+        const perms = ["--quiet", "--no-prompt", readFlag(site.root)];
+        if (CONFIGS[configOf(c)].write) perms.push(`--allow-write=${site.root}`);
+        const viaStdin = json.length > 64 * 1024;
+        out = await runCli(perms, [
+          ...opArgs(c, site.root),
+          ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
+        ], {
+          cwd: site.root,
+          stdin: viaStdin ? json : undefined,
+          // No deadline of its own before the split either: the suite's bound is generous.
+          timeoutMs: 10 * 60_000,
+        });
       }
-      return await finish(site, args, outcome);
+      return await finish(site, args, cliOutcome(out));
     },
     close: () => Deno.remove(base, { recursive: true }),
   };

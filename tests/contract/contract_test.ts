@@ -2,7 +2,10 @@
  * Runs every row of the contract table (cases.ts) through the five adapters and asserts
  * the same meaning everywhere: result, error code/argument/details, files afterwards,
  * nothing touched outside. Servers are started once per configuration and shared by the
- * cases (each in its own subdirectory).
+ * cases (each in its own subdirectory). The CLI fallback runs the table in process (its
+ * `main(argv)`, output and exit code captured) and a sample of it as real `cli.ts` children with
+ * scoped permissions: the first case of each operation and of each error code, every usage error,
+ * every case whose arguments go through stdin (decision 0052).
  */
 import assert from "node:assert/strict";
 import { CASES } from "./cases.ts";
@@ -28,6 +31,7 @@ import {
   CONFIGS,
   fixtureSnapshot,
   normalizeOutcome,
+  type Paths,
 } from "./_model.ts";
 import { ERROR_CODES } from "../../mod.ts";
 import { READ_TOOLS } from "../server/_harness.ts";
@@ -96,7 +100,12 @@ function assertCase(c: Case, adapter: AdapterName, run: CaseRun): void {
  * the v2 client evict and refetch its tools/list cache, and calls made meanwhile go out
  * without their Mcp-Param-* headers).
  */
-async function runTable(t: Deno.TestContext, adapter: Adapter, concurrency: number) {
+async function runTable(
+  t: Deno.TestContext,
+  adapter: Adapter,
+  concurrency: number,
+  only: (c: Case, i: number) => boolean = () => true,
+) {
   const runOne = async (c: Case, i: number): Promise<CaseRun> => {
     try {
       return await adapter.run(c, i);
@@ -115,10 +124,11 @@ async function runTable(t: Deno.TestContext, adapter: Adapter, concurrency: numb
   const isolated = (c: Case) => c.ignore?.[adapter.name] !== undefined;
   const runs: CaseRun[] = new Array(CASES.length);
   await pool(CASES, concurrency, async (c, i) => {
-    if (!isolated(c)) runs[i] = await runOne(c, i);
+    if (only(c, i) && !isolated(c)) runs[i] = await runOne(c, i);
   });
-  for (const [i, c] of CASES.entries()) if (isolated(c)) runs[i] = await runOne(c, i);
+  for (const [i, c] of CASES.entries()) if (only(c, i) && isolated(c)) runs[i] = await runOne(c, i);
   for (const [i, c] of CASES.entries()) {
+    if (!only(c, i)) continue;
     const reason = c.ignore?.[adapter.name];
     await t.step({
       name: `${c.name}${reason ? ` [KNOWN DISAGREEMENT: ${reason}]` : ""}`,
@@ -207,9 +217,43 @@ Deno.test("contract: (1) library", async (t) => {
 });
 
 Deno.test("contract: (2) CLI fallback", async (t) => {
-  const adapter = await cliAdapter();
+  const adapter = await cliAdapter("in-process");
   try {
     await runTable(t, adapter, 12);
+  } finally {
+    await adapter.close();
+  }
+});
+
+/**
+ * The cases that also run through a real CLI child (the anchor of the in-process table, decision
+ * 0052): the first case of each operation, the first of each error code, every usage error, every
+ * case whose arguments go through stdin.
+ */
+function realChildSample(): Set<number> {
+  const picked = new Set<number>();
+  const seen = new Set<string>();
+  const p = ((rel: string) => rel) as Paths;
+  p.abs = (rel) => `/ws/${rel}`;
+  p.out = (rel) => `/outside/${rel}`;
+  for (const [i, c] of CASES.entries()) {
+    const code = "error" in c.expect ? c.expect.error.code : "usage" in c.expect ? "USAGE" : "";
+    const keys = [`op:${c.op}`, `code:${code}`];
+    const viaStdin = JSON.stringify(c.args(p)).length > 64 * 1024;
+    if (keys.some((k) => !seen.has(k)) || code === "USAGE" || viaStdin) {
+      picked.add(i);
+    }
+    for (const k of keys) seen.add(k);
+  }
+  return picked;
+}
+
+Deno.test("contract: (2b) CLI fallback as a real child, a sample of the table", async (t) => {
+  const sample = realChildSample();
+  assert.ok(sample.size >= 15 && sample.size < CASES.length / 2, `${sample.size} cases`);
+  const adapter = await cliAdapter("child");
+  try {
+    await runTable(t, adapter, 12, (_c, i) => sample.has(i));
   } finally {
     await adapter.close();
   }

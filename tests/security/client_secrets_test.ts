@@ -2,10 +2,14 @@
  * Secrets in client messages (the redaction rule, INTERFACES.md "Bundled ad hoc MCP tool
  * client"): a value a config entry got from a `${VAR}` expansion is never printed, in pretty or
  * JSON output, whichever field failed; the message names the field and `${VAR}` where it quotes
- * the field. Each case runs the real CLI (`tools list --config F --server S`).
+ * the field. Each case runs the CLI's `main(argv)` in process (`tools list --config F --server
+ * S`: what a message says is not a property of the process boundary; decision 0052), and one case
+ * of each test also runs as a real `cli.ts` child with the client's scoped permissions, asserting
+ * the same exit code and output.
  */
 import assert from "node:assert/strict";
-import { describe, runClient } from "../client/_client.ts";
+import { type ClientResult, describe, runClient } from "../client/_client.ts";
+import { runInProcess } from "../_support/in_process.ts";
 
 /** The variable every case expands. */
 const VAR = "LEAK_VALUE";
@@ -27,6 +31,20 @@ interface Case {
   /** Substrings the error message must contain (the field, `${VAR}`); none if the server quotes it. */
   names: string[];
   exit: number;
+  /** Also run as a real child, which must answer exactly as the in-process run did. */
+  anchor?: boolean;
+  /** Run as a real child only (what it tests is the child's permissions). */
+  realOnly?: boolean;
+}
+
+/** One run of `tools list` on the case's config: in process, or as a real client child. */
+async function listTools(
+  args: string[],
+  o: { dir: string; value: string; real: boolean },
+): Promise<ClientResult> {
+  const env = { [VAR]: o.value, NO_COLOR: "1" };
+  if (o.real) return await runClient(args, { read: [o.dir], env, timeoutMs: 60_000 });
+  return await runInProcess(args, { env });
 }
 
 /** Runs one case in both outputs and checks the secret appears nowhere. */
@@ -37,10 +55,16 @@ async function check(c: Case): Promise<void> {
     await Deno.writeTextFile(config, JSON.stringify({ mcpServers: { s: c.entry } }));
     for (const output of ["pretty", "json"]) {
       const value = secret();
-      const r = await runClient(
-        ["tools", "list", "--config", config, "--server", "s", "--output", output],
-        { read: [dir], env: { [VAR]: value, NO_COLOR: "1" }, timeoutMs: 60_000 },
-      );
+      const args = ["tools", "list", "--config", config, "--server", "s", "--output", output];
+      const r = await listTools(args, { dir, value, real: c.realOnly === true });
+      if (c.anchor) {
+        const real = await listTools(args, { dir, value, real: true });
+        assert.deepEqual(
+          { code: real.code, stdout: real.stdout, stderr: real.stderr },
+          { code: r.code, stdout: r.stdout, stderr: r.stderr },
+          `${c.name} (${output}): a real child answers as the in-process run`,
+        );
+      }
       const all = (r.stdout + r.stderr).toLowerCase();
       for (const form of [value, encodeURIComponent(value)]) {
         assert.ok(!all.includes(form.toLowerCase()), `${c.name} (${output}) leaks: ${describe(r)}`);
@@ -71,6 +95,7 @@ const sh = (script: string, extra: Record<string, unknown> = {}) => ({
 
 Deno.test("an expanded cwd that does not exist is shown as its template", async () => {
   await check({
+    anchor: true,
     name: "cwd",
     entry: { command: "sh", cwd: `/tmp/${v}/missing` },
     names: ["mcpServers.s.cwd", v, "does not exist"],
@@ -126,6 +151,7 @@ Deno.test("expanded args and env values with a NUL byte are refused without the 
 
 Deno.test("a server that quotes its expanded args or env on stderr is quoted redacted", async () => {
   await check({
+    anchor: true,
     name: "args echoed",
     entry: sh('echo "bad token: $1" >&2; exit 3', { args: [v] }),
     names: [`bad token: ${v}`],
@@ -147,8 +173,10 @@ Deno.test("an expanded url that cannot be reached is shown as its template", asy
     names: ["mcpServers.s.url", `/${v}/mcp?key=***`, "cannot reach"],
     exit: 3,
   });
-  // Not allowed by the client's --allow-net: the runtime's refusal quotes the host.
+  // Not allowed by the client's --allow-net: the runtime's refusal quotes the host. That refusal
+  // is the real child's permissions at work, so this case runs as a real child only.
   await check({
+    realOnly: true,
     name: "url host",
     entry: { url: `http://${v}.invalid/mcp` },
     names: [v],
