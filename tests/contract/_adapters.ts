@@ -589,15 +589,27 @@ export async function httpAdapter(
   };
 }
 
-/** `cli.ts op list [--write]`: the operations the CLI offers in a mode. */
-export async function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
-  const out = await runCli(["--quiet", "--no-prompt"], [
-    "op",
-    "list",
-    ...(write ? ["--write"] : []),
-  ]);
-  if (out.code !== 0) throw new Error(`op list: ${out.stderr}`);
-  return (JSON.parse(out.stdout) as { operations: Record<string, unknown>[] }).operations;
+const opLists = new Map<boolean, Promise<Record<string, unknown>[]>>();
+
+/**
+ * `cli.ts op list [--write]` as a real child: the operations the CLI offers in a mode. Run once
+ * per mode and shared by every caller in this process (each gets its own copy).
+ */
+export function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
+  let list = opLists.get(write);
+  if (list === undefined) {
+    list = (async () => {
+      const out = await runCli(["--quiet", "--no-prompt"], [
+        "op",
+        "list",
+        ...(write ? ["--write"] : []),
+      ]);
+      if (out.code !== 0) throw new Error(`op list: ${out.stderr}`);
+      return (JSON.parse(out.stdout) as { operations: Record<string, unknown>[] }).operations;
+    })();
+    opLists.set(write, list);
+  }
+  return list.then((ops) => structuredClone(ops));
 }
 
 /** The tools a connected client lists, as full definitions. */
