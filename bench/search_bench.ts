@@ -39,6 +39,8 @@ export const BENCH_DIR = import.meta.dirname!;
 export const REPO_DIR = `${BENCH_DIR}/..`;
 export const DATA_DIR = `${BENCH_DIR}/.data`;
 export const TREE_DIR = `${DATA_DIR}/tree`;
+/** Where the native engine's broker listens during the bench (the task grants its socket). */
+export const ENGINE_DIR = "/tmp/wmcp-bench-engine";
 const MANIFEST = `${DATA_DIR}/manifest.json`;
 const RESULTS_DIR = `${BENCH_DIR}/results`;
 const RESULTS_FILE = `${RESULTS_DIR}/search.md`;
@@ -931,12 +933,18 @@ async function main(): Promise<void> {
   const binaryFiles = manifest.binaryFiles;
   // The native engine as a server launched with --engine auto has it: a real broker (ripgrep and
   // find in their own bubblewrap sandbox) as the workspace's prefilter (decision 0054).
-  const broker = await startBroker(TREE_DIR);
+  // The broker's socket at a fixed path, the one the bench:search task grants (Deno grants a
+  // Unix socket by its exact path).
+  const broker = await startBroker(TREE_DIR, { dir: ENGINE_DIR });
   const native = "reason" in broker
     ? undefined
     : new NativeEngine({ socket: broker.socket, token: broker.token });
-  const why = "reason" in broker ? broker.reason : "";
-  console.log(`native engine: ${native ? (await native.report()).native : why}`);
+  const report = native ? await native.report() : undefined;
+  console.log(
+    `native engine: ${
+      report?.native ?? report?.reason ?? ("reason" in broker ? broker.reason : "")
+    }`,
+  );
   const nativeWs = native
     ? await Workspace.open({
       root: TREE_DIR,

@@ -102,6 +102,7 @@ const CASES: Case[] = [
   ["wmcp op read_file --ro", ["--root"]],
   ["wmcp op re", ["read_file", "read_media"]],
   ["wmcp serve http --sandbox ", ["auto", "required", "off"]],
+  ["wmcp serve stdio --engine ", ["auto", "native", "builtin"]],
   ["wmcp serve stdio --root ", ["other", "subdir"]],
   ["wmcp tools list --config fi", ["file.txt"]],
   ["wmcp tools call --output js", ["json", "jsonl"]],
@@ -129,7 +130,10 @@ Deno.test("completion: every declared flag of every command is offered at its no
   for (const path of paths) {
     const decl = DECLARED.get(path) ?? serverDecl(path === "serve http" ? "http" : "stdio");
     const expected = flagsOf(decl);
-    if (path.startsWith("serve ") && path !== "serve stop") expected.unshift("--sandbox");
+    // The launcher's own flags (--sandbox, --engine) come first at the server nodes.
+    if (path.startsWith("serve ") && path !== "serve stop") {
+      expected.unshift("--sandbox", "--engine");
+    }
     const node = at(path === "op" ? "op NAME" : path);
     assert.deepEqual(node.flags.map((f) => f.word), expected, path);
     for (const [name, f] of Object.entries(decl.flags)) {

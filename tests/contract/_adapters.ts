@@ -176,10 +176,20 @@ export async function libraryAdapter(): Promise<Adapter> {
 // (2) CLI fallback
 
 /** What one CLI run produced: its exit code and both streams. */
-interface CliRun {
+export interface CliRun {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** One case through the CLI: what the table compares, and the run's exit code and streams. */
+export interface CliCaseRun extends CaseRun {
+  raw: CliRun;
+}
+
+/** The CLI adapter: its runs carry the exit code and streams too. */
+export interface CliAdapter extends Adapter {
+  run(c: Case, index: number): Promise<CliCaseRun>;
 }
 
 /**
@@ -237,7 +247,9 @@ function opArgs(c: Case, root: string): string[] {
  * permission on the root only, as the `cli` task's scoped child holds them; large arguments go
  * through stdin, since the kernel caps one argv string (128 KiB).
  */
-export async function cliAdapter(via: "in-process" | "child" = "in-process"): Promise<Adapter> {
+export async function cliAdapter(
+  via: "in-process" | "child" = "in-process",
+): Promise<CliAdapter> {
   const base = await realTemp(`wmcp-contract-cli-${via}-`);
   return {
     name: "cli",
@@ -247,9 +259,11 @@ export async function cliAdapter(via: "in-process" | "child" = "in-process"): Pr
       const json = JSON.stringify(args);
       let out: CliRun;
       if (via === "in-process") {
-        out = await runInProcess([...opArgs(c, site.root), "--arguments", json], {
-          cwd: site.root,
-        });
+        const { code, stdout, stderr } = await runInProcess(
+          [...opArgs(c, site.root), "--arguments", json],
+          { cwd: site.root },
+        );
+        out = { code, stdout, stderr };
       } else {
         // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
         // waiting for file lock on node_modules") off the stderr that carries errors.
@@ -266,7 +280,7 @@ export async function cliAdapter(via: "in-process" | "child" = "in-process"): Pr
           timeoutMs: 10 * 60_000,
         });
       }
-      return await finish(site, args, cliOutcome(out));
+      return { ...await finish(site, args, cliOutcome(out)), raw: out };
     },
     close: () => Deno.remove(base, { recursive: true }),
   };
@@ -575,15 +589,27 @@ export async function httpAdapter(
   };
 }
 
-/** `cli.ts op list [--write]`: the operations the CLI offers in a mode. */
-export async function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
-  const out = await runCli(["--quiet", "--no-prompt"], [
-    "op",
-    "list",
-    ...(write ? ["--write"] : []),
-  ]);
-  if (out.code !== 0) throw new Error(`op list: ${out.stderr}`);
-  return (JSON.parse(out.stdout) as { operations: Record<string, unknown>[] }).operations;
+const opLists = new Map<boolean, Promise<Record<string, unknown>[]>>();
+
+/**
+ * `cli.ts op list [--write]` as a real child: the operations the CLI offers in a mode. Run once
+ * per mode and shared by every caller in this process (each gets its own copy).
+ */
+export function cliOpList(write: boolean): Promise<Record<string, unknown>[]> {
+  let list = opLists.get(write);
+  if (list === undefined) {
+    list = (async () => {
+      const out = await runCli(["--quiet", "--no-prompt"], [
+        "op",
+        "list",
+        ...(write ? ["--write"] : []),
+      ]);
+      if (out.code !== 0) throw new Error(`op list: ${out.stderr}`);
+      return (JSON.parse(out.stdout) as { operations: Record<string, unknown>[] }).operations;
+    })();
+    opLists.set(write, list);
+  }
+  return list.then((ops) => structuredClone(ops));
 }
 
 /** The tools a connected client lists, as full definitions. */

@@ -2,10 +2,16 @@
  * Runs every row of the contract table (cases.ts) through the five adapters and asserts
  * the same meaning everywhere: result, error code/argument/details, files afterwards,
  * nothing touched outside. Servers are started once per configuration and shared by the
- * cases (each in its own subdirectory). The CLI fallback runs the table in process (its
- * `main(argv)`, output and exit code captured) and a sample of it as real `cli.ts` children with
- * scoped permissions: the first case of each operation and of each error code, every usage error,
- * every case whose arguments go through stdin (decision 0052).
+ * cases (each in its own subdirectory).
+ *
+ * The CLI fallback runs the table in process: the CLI's `main(argv)` with the same argv, its
+ * output contract (one JSON line on stdout, or exit 1/2 with one JSON error object on stderr) and
+ * exit code captured as a real run's (decision 0052). A fixed sample (realChildSample: each
+ * operation's first success, each exit class, the answers where a path reaches outside the
+ * child's grants, every case whose arguments go through stdin) also runs as real `cli.ts`
+ * children with read (and, with --write, write) permission on the root only: each must meet the
+ * table's expectation and answer the same exit code, stdout and stderr as main in process. The
+ * stdio and HTTP servers and `op list` are real children.
  */
 import assert from "node:assert/strict";
 import { CASES } from "./cases.ts";
@@ -14,6 +20,7 @@ import {
   type Adapter,
   type CaseRun,
   cliAdapter,
+  type CliCaseRun,
   cliOpList,
   configOf,
   httpAdapter,
@@ -31,7 +38,9 @@ import {
   CONFIGS,
   fixtureSnapshot,
   normalizeOutcome,
+  normalizeResult,
   type Paths,
+  sortKeys,
 } from "./_model.ts";
 import { ERROR_CODES } from "../../mod.ts";
 import { READ_TOOLS } from "../server/_harness.ts";
@@ -105,7 +114,7 @@ async function runTable(
   adapter: Adapter,
   concurrency: number,
   only: (c: Case, i: number) => boolean = () => true,
-) {
+): Promise<CaseRun[]> {
   const runOne = async (c: Case, i: number): Promise<CaseRun> => {
     try {
       return await adapter.run(c, i);
@@ -136,6 +145,7 @@ async function runTable(
       fn: () => assertCase(c, adapter.name, runs[i]),
     });
   }
+  return runs;
 }
 
 /** The parts of a tool definition the CLI's `op list` and tools/list must agree on. */
@@ -197,6 +207,9 @@ Deno.test("contract table is well-formed", () => {
   }
   const ops = new Set(CASES.filter((c) => "result" in c.expect).map((c) => c.op));
   assert.deepEqual([...ops].sort(), [...ALL_TOOLS].sort(), "every operation has a success case");
+  for (const name of Object.keys(CLI_REAL_ANCHORS)) {
+    assert.ok(names.has(name), `a CLI real-child anchor row is not in the table: ${name}`);
+  }
   const codes = new Set(
     CASES.flatMap((c) => "error" in c.expect ? [c.expect.error.code] : []),
   );
@@ -226,9 +239,35 @@ Deno.test("contract: (2) CLI fallback", async (t) => {
 });
 
 /**
+ * Rows that run through a real CLI child besides each operation's first success, every usage
+ * error and every case on stdin (realChildSample), each with the claim the process boundary
+ * could change: an exit class, or an answer under --allow-read=ROOT (and --allow-write=ROOT)
+ * only, where a path reaches outside the grants and Deno, not only the workspace's own checks,
+ * could answer first.
+ */
+const CLI_REAL_ANCHORS: Record<string, string> = {
+  "NOT_FOUND: read_file of a missing file": "exit 1: an operation's typed error",
+  "INVALID_ARGUMENT: endLine before startLine":
+    "exit 1: INVALID_ARGUMENT from the operation (a refinement beyond the input schema)",
+  "INVALID_ARGUMENT: unknown argument": "exit 2: INVALID_ARGUMENT from the input schema check",
+  "READ_ONLY: write_file in read-only mode (servers do not list it: unknown tool)":
+    "a write asked of a child granted no write at all is READ_ONLY",
+  "get_file_info: symlink leading outside (target not shown)":
+    "a link out described, never followed, with no read outside the root",
+  "OUTSIDE_WORKSPACE: .. escapes the root": "a lexical escape",
+  "OUTSIDE_WORKSPACE: absolute path elsewhere": "an absolute path outside the read grant",
+  "OUTSIDE_WORKSPACE: through a symlink that leads outside": "a read through a link out",
+  "OUTSIDE_WORKSPACE: write_file through a link out creates nothing outside":
+    "a write through a link out, outside the write grant",
+  "OUTSIDE_WORKSPACE: move_path destination outside": "a write's destination outside the grants",
+};
+
+/**
  * The cases that also run through a real CLI child (the anchor of the in-process table, decision
- * 0052): the first case of each operation, the first of each error code, every usage error, every
- * case whose arguments go through stdin.
+ * 0052): the first success of each operation (exit 0, one JSON line, each operation's reads and
+ * writes under the child's scoped grants), every usage error (exit 2, USAGE), every case whose
+ * arguments go through stdin (`--arguments-stdin`, which has no in-process counterpart: the run in
+ * process gets the same JSON through --arguments), and the rows CLI_REAL_ANCHORS names.
  */
 function realChildSample(): Set<number> {
   const picked = new Set<number>();
@@ -237,25 +276,77 @@ function realChildSample(): Set<number> {
   p.abs = (rel) => `/ws/${rel}`;
   p.out = (rel) => `/outside/${rel}`;
   for (const [i, c] of CASES.entries()) {
-    const code = "error" in c.expect ? c.expect.error.code : "usage" in c.expect ? "USAGE" : "";
-    const keys = [`op:${c.op}`, `code:${code}`];
+    const expect = c.byAdapter?.cli ?? c.expect;
+    const firstSuccess = "result" in expect && !seen.has(c.op);
+    if ("result" in expect) seen.add(c.op);
     const viaStdin = JSON.stringify(c.args(p)).length > 64 * 1024;
-    if (keys.some((k) => !seen.has(k)) || code === "USAGE" || viaStdin) {
-      picked.add(i);
-    }
-    for (const k of keys) seen.add(k);
+    if (firstSuccess || "usage" in expect || viaStdin || c.name in CLI_REAL_ANCHORS) picked.add(i);
   }
   return picked;
+}
+
+/**
+ * A CLI run's exit code and output, comparable across runs: the run's own root and outside
+ * directory spelled <root> and <outside>; stdout's result normalised as the table normalises it
+ * (timestamps, directory sizes, workspace_info's process-dependent permission states); stderr's
+ * error object whole, its message included.
+ */
+function cliView(c: Case, run: CliCaseRun) {
+  const local = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      return v.replaceAll(run.outside, "<outside>").replaceAll(run.root, "<root>");
+    }
+    if (Array.isArray(v)) return v.map(local);
+    if (v && typeof v === "object") {
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, local(x)]));
+    }
+    return v;
+  };
+  const { code, stdout, stderr } = run.raw;
+  return {
+    code,
+    stdout: stdout === ""
+      ? ""
+      : normalizeResult(local(JSON.parse(stdout)), { prefix: null, op: c.op, mask: c.mask }),
+    stderr: stderr === "" ? "" : sortKeys(local(JSON.parse(stderr))),
+  };
 }
 
 Deno.test("contract: (2b) CLI fallback as a real child, a sample of the table", async (t) => {
   const sample = realChildSample();
   assert.ok(sample.size >= 15 && sample.size < CASES.length / 2, `${sample.size} cases`);
-  const adapter = await cliAdapter("child");
+  const child = await cliAdapter("child");
+  const here = await cliAdapter("in-process");
   try {
-    await runTable(t, adapter, 12, (_c, i) => sample.has(i));
+    const reals = await runTable(t, child, 8, (_c, i) => sample.has(i)) as Partial<CliCaseRun>[];
+    const picked = [...sample].sort((a, b) => a - b);
+    const heres = await pool(picked, 4, (i) => here.run(CASES[i], i));
+    for (const [k, i] of picked.entries()) {
+      const c = CASES[i];
+      await t.step(`the real child answers as main in process: ${c.name}`, () => {
+        const real = reals[i];
+        assert.ok(real.raw !== undefined, `the real child ran: ${JSON.stringify(real.outcome)}`);
+        assert.deepStrictEqual(
+          cliView(c, real as CliCaseRun),
+          cliView(c, heres[k]),
+          "real child vs in process: exit code, stdout, stderr",
+        );
+      });
+    }
+    await t.step("the sample holds each exit class and every operation's success", () => {
+      const classes = new Set(picked.map((i) => {
+        const { code, stderr } = heres[picked.indexOf(i)].raw;
+        return code === 2 ? `2 ${JSON.parse(stderr).error.code}` : `${code}`;
+      }));
+      assert.deepEqual([...classes].sort(), ["0", "1", "2 INVALID_ARGUMENT", "2 USAGE"]);
+      const succeeded = new Set(
+        picked.filter((_, k) => heres[k].raw.code === 0).map((i) => CASES[i].op),
+      );
+      assert.deepEqual([...succeeded].sort(), [...ALL_TOOLS].sort());
+    });
   } finally {
-    await adapter.close();
+    await child.close();
+    await here.close();
   }
 });
 

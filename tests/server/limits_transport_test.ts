@@ -3,9 +3,21 @@
  * 127.0.0.1) at the default caps and at small ones: the largest allowed write succeeds in any JSON
  * encoding, one byte more is TOO_LARGE, a message over the request cap fails alone (HTTP 413,
  * stdio -32600 for its id, the connection kept), and the largest result reaches the bundled client.
+ *
+ * What is a real process: a stdio child at the default caps (the largest write, one byte more, a
+ * line over the request cap answered -32600 and logged, the connection kept) and an HTTP child at
+ * small caps (the largest \uXXXX-escaped write, one byte more, 413 over the request cap), each
+ * started as a host starts it (serverPermissions' flags, `--limit` on its command line); the
+ * servers' refusals to start (exit 2); and the bundled client's server, a stdio child from a
+ * --config entry, whose result crosses a real pipe into the client's message cap. The other cases
+ * run the same server code in this process, the workspace opened from the same words as the
+ * entries open it (parseServerFlags, openWorkspaceFromFlags): the stdio server on a stream pair
+ * (startStdioServer: stdio_lines.ts's framing under the request cap, the SDK's transport) and the
+ * HTTP handler on a real socket on 127.0.0.1 (withLoopbackServer: the body cap and 413 are the
+ * handler's); the bundled client's CLI runs in process too (runInProcess).
  */
 import assert from "node:assert/strict";
-import { cliArgv } from "../_support/cli.ts";
+import { PassThrough, Readable } from "node:stream";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { resolveLimits } from "../../src/workspace/limits.ts";
 import {
@@ -21,6 +33,11 @@ import {
 } from "../../src/workspace/message_limits.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
 import { stdioLineFilter } from "../../src/server/stdio_lines.ts";
+import { startStdioServer } from "../../src/server/stdio_server.ts";
+import { parseServerFlags } from "../../src/cli/server_flags.ts";
+import { openWorkspaceFromFlags } from "../../src/config.ts";
+import { withLoopbackServer } from "../_support/handler.ts";
+import { runInProcess } from "../_support/in_process.ts";
 import { permissionFlags, SERVE_HTTP, SERVE_STDIO, startHttpServer } from "./_harness.ts";
 
 const MiB = 1024 * 1024;
@@ -30,38 +47,52 @@ async function tempRoot(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-limits-" }));
 }
 
-/** A stdio server child speaking newline-delimited JSON-RPC, answers collected by id. */
-async function stdioServer(root: string, extra: string[] = []) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissionFlags(root, true), SERVE_STDIO, "--root", root, "--write", ...extra],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
+/** The stdio client side of one connection: lines written, answers read by id. */
+interface StdioPeer {
+  /** Writes text and a newline to the server. */
+  sendRaw(text: string): Promise<void>;
+  /** The answer with this id (at most ms: a bound on a failure, never a wait for time). */
+  answer(id: number | string, ms?: number): Promise<Record<string, unknown>>;
+  /** Sends a tools/call and resolves with its answer. */
+  call(id: number, name: string, args: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Ends the connection; resolves with what the server logged (its stderr). */
+  close(): Promise<string>;
+}
+
+/**
+ * Speaks newline-delimited JSON-RPC to a server reached through `write` and `output`, and
+ * initializes the connection (2025 era). `end` ends it and resolves with the server's log.
+ */
+async function stdioPeer(
+  write: (bytes: Uint8Array) => Promise<void>,
+  output: ReadableStream<Uint8Array>,
+  end: () => Promise<string>,
+): Promise<StdioPeer> {
   const enc = new TextEncoder();
   const answers = new Map<number | string, Record<string, unknown>>();
   const waiters = new Map<number | string, () => void>();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const lines = output.pipeThrough(new TextDecoderStream()).getReader();
   const reading = (async () => {
-    let buf = "";
+    // The pieces of the line being read: each chunk is searched once for its newlines.
+    let pieces: string[] = [];
     while (true) {
       const { done, value } = await lines.read();
       if (done) return;
-      buf += value;
+      let rest = value;
       let nl;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const msg = JSON.parse(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
+      while ((nl = rest.indexOf("\n")) >= 0) {
+        const msg = JSON.parse(pieces.join("") + rest.slice(0, nl));
+        pieces = [];
+        rest = rest.slice(nl + 1);
         if (msg.id !== undefined) {
           answers.set(msg.id, msg);
           waiters.get(msg.id)?.();
         }
       }
+      pieces.push(rest);
     }
   })();
-  const stderr = new Response(child.stderr).text();
-  const sendRaw = (text: string) => writer.write(enc.encode(text + "\n"));
+  const sendRaw = (text: string) => write(enc.encode(text + "\n"));
   const answer = (id: number | string, ms = 120_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
       if (answers.has(id)) return resolve(answers.get(id)!);
@@ -93,12 +124,96 @@ async function stdioServer(root: string, extra: string[] = []) {
     answer,
     call,
     async close() {
-      await writer.close().catch(() => {});
+      const log = await end();
       await reading;
-      await child.status;
-      return await stderr;
+      return log;
     },
   };
+}
+
+/** serve_stdio.ts as a child process, started as a host starts it (serverPermissions' flags). */
+async function stdioServer(root: string, extra: string[] = []): Promise<StdioPeer> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...permissionFlags(root, true), SERVE_STDIO, "--root", root, "--write", ...extra],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const stderr = new Response(child.stderr).text();
+  return await stdioPeer((bytes) => writer.write(bytes), child.stdout, async () => {
+    await writer.close().catch(() => {});
+    await child.status;
+    return await stderr;
+  });
+}
+
+/**
+ * A server's workspace opened from the words of its command line as serve_stdio.ts and
+ * serve_http.ts open it (parseServerFlags, openWorkspaceFromFlags): the same limits and caps.
+ */
+async function workspaceFromFlags(kind: "stdio" | "http", args: string[]) {
+  const flags = await parseServerFlags(kind, args);
+  const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
+  return { flags, workspace };
+}
+
+/**
+ * The stdio server of serve_stdio.ts run in this process on a stream pair (startStdioServer:
+ * the line framing under the request cap, the SDK's stdio transport), from the same words
+ * (`--root ROOT --write EXTRA`); what it logs is what close() resolves with.
+ */
+async function inProcessStdioServer(root: string, extra: string[] = []): Promise<StdioPeer> {
+  const { flags, workspace } = await workspaceFromFlags("stdio", [
+    "--root",
+    root,
+    "--write",
+    ...extra,
+  ]);
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const log: string[] = [];
+  const server = startStdioServer({
+    workspace,
+    pageSize: flags.pageSize,
+    input,
+    output,
+    log: (line) => log.push(line),
+  });
+  const write = (bytes: Uint8Array) =>
+    new Promise<void>((resolve) => {
+      if (input.write(bytes)) resolve();
+      else input.once("drain", () => resolve());
+    });
+  return await stdioPeer(write, Readable.toWeb(output) as ReadableStream<Uint8Array>, async () => {
+    await server.close();
+    input.end();
+    output.end();
+    workspace.engine.close();
+    return log.map((l) => l + "\n").join("");
+  });
+}
+
+/**
+ * The HTTP handler of serve_http.ts on a real socket on 127.0.0.1 in this process
+ * (withLoopbackServer), its workspace opened from `--root ROOT --write EXTRA`.
+ */
+async function withInProcessHttpServer(
+  root: string,
+  extra: string[],
+  body: (url: string) => Promise<void>,
+): Promise<void> {
+  const { flags, workspace } = await workspaceFromFlags("http", [
+    "--root",
+    root,
+    "--write",
+    ...extra,
+  ]);
+  try {
+    await withLoopbackServer({ workspace, pageSize: flags.pageSize }, ({ url }) => body(url));
+  } finally {
+    workspace.engine.close();
+  }
 }
 
 function toolError(msg: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -258,7 +373,7 @@ Deno.test("stdio and HTTP: a write of maxWriteBytes whose every character JSON e
   const root = await tempRoot();
   const content = "\u0001".repeat(MiB);
   const limit = ["--limit", `maxWriteBytes=${MiB}`];
-  const srv = await stdioServer(root, limit);
+  const srv = await inProcessStdioServer(root, limit);
   const http = await startHttpServer(root, { write: true, args: limit });
   try {
     const line = JSON.stringify({ path: "s.txt", content });
@@ -306,31 +421,31 @@ Deno.test("stdio and HTTP: a write of maxWriteBytes whose every character JSON e
 
 Deno.test("HTTP, default caps: a 5 MiB and a maxWriteBytes write succeed in both eras, one byte more is TOO_LARGE", async () => {
   const root = await tempRoot();
-  const http = await startHttpServer(root, { write: true });
   try {
-    for (const era of ["modern", "legacy"] as const) {
-      const client = new Client({ name: "t", version: "0" }, {
-        versionNegotiation: { mode: era === "modern" ? "auto" : "legacy" },
-      });
-      await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
-      for (const size of [5 * MiB, DEFAULT_WRITE]) {
-        const path = `${era}-${size}.txt`;
-        const r = await client.callTool({
-          name: "write_file",
-          arguments: { path, content: "b".repeat(size) },
+    await withInProcessHttpServer(root, [], async (url) => {
+      for (const era of ["modern", "legacy"] as const) {
+        const client = new Client({ name: "t", version: "0" }, {
+          versionNegotiation: { mode: era === "modern" ? "auto" : "legacy" },
         });
-        assert.equal(r.isError, undefined, `${era} ${size}: ${JSON.stringify(r).slice(0, 300)}`);
-        assert.equal((await Deno.stat(`${root}/${path}`)).size, size);
+        await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+        for (const size of [5 * MiB, DEFAULT_WRITE]) {
+          const path = `${era}-${size}.txt`;
+          const r = await client.callTool({
+            name: "write_file",
+            arguments: { path, content: "b".repeat(size) },
+          });
+          assert.equal(r.isError, undefined, `${era} ${size}: ${JSON.stringify(r).slice(0, 300)}`);
+          assert.equal((await Deno.stat(`${root}/${path}`)).size, size);
+        }
+        const over = await client.callTool({
+          name: "write_file",
+          arguments: { path: `${era}-over.txt`, content: "b".repeat(DEFAULT_WRITE + 1) },
+        });
+        assert.equal((over._meta?.["wmcp/error"] as { code: string }).code, "TOO_LARGE", era);
+        await client.close();
       }
-      const over = await client.callTool({
-        name: "write_file",
-        arguments: { path: `${era}-over.txt`, content: "b".repeat(DEFAULT_WRITE + 1) },
-      });
-      assert.equal((over._meta?.["wmcp/error"] as { code: string }).code, "TOO_LARGE", era);
-      await client.close();
-    }
+    });
   } finally {
-    await http.stop();
     await Deno.remove(root, { recursive: true });
   }
 });
@@ -367,27 +482,22 @@ Deno.test("the bundled stdio client carries a read_media result over the SDK's 1
     }),
   );
   try {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: cliArgv([
-        "-A",
-      ], [
-        "tools",
-        "call",
-        "read_media",
-        "--config",
-        config,
-        "--server",
-        "big",
-        "--arguments",
-        '{"path":"big.png"}',
-        "--output",
-        "mcp-json",
-      ]),
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const text = new TextDecoder().decode(out.stdout);
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr) + text.slice(0, 300));
+    // The client's main in this process; the server is its real stdio child (the entry's command).
+    const out = await runInProcess([
+      "tools",
+      "call",
+      "read_media",
+      "--config",
+      config,
+      "--server",
+      "big",
+      "--arguments",
+      '{"path":"big.png"}',
+      "--output",
+      "mcp-json",
+    ]);
+    const text = out.stdout;
+    assert.equal(out.code, 0, out.stderr + text.slice(0, 300));
     assert.ok(text.length > 12 * MiB, "the whole base64 payload arrived");
     assert.match(text, /"type":\s*"image"/);
   } finally {
@@ -408,7 +518,7 @@ Deno.test("a read result whose text would outgrow maxResultBytes keeps its whole
     ("\n".repeat(10) + "hit\n").repeat(200),
   );
   const max = 16 * 1024;
-  const srv = await stdioServer(root, ["--limit", `maxResultBytes=${max}`]);
+  const srv = await inProcessStdioServer(root, ["--limit", `maxResultBytes=${max}`]);
   try {
     const r = await srv.call(1, "search_text", { query: "hit", contextLines: 10 });
     assert.equal(toolError(r), undefined, JSON.stringify(r).slice(0, 300));
@@ -440,7 +550,7 @@ Deno.test("names of control characters: list_directory and find_files give a cut
       new Uint8Array(),
     );
   }
-  const srv = await stdioServer(root);
+  const srv = await inProcessStdioServer(root);
   const max = resolveLimits().maxResultBytes;
   try {
     const cases = [
@@ -481,7 +591,8 @@ Deno.test("stdio: an over-cap line without an id is dropped and logged on stderr
   const root = await tempRoot();
   const limits = ["--limit", "maxWriteBytes=1024"];
   const cap = requestCapFor({ maxWriteBytes: 1024 });
-  const srv = await stdioServer(root, limits);
+  // In process: what serve_stdio.ts writes on stderr is the server's log (close() returns it).
+  const srv = await inProcessStdioServer(root, limits);
   try {
     const note = JSON.stringify({
       jsonrpc: "2.0",

@@ -233,16 +233,42 @@ function comparable(o: Outcome): unknown {
   return { ...v, filesSearched: examined, filesSkipped: { tooLarge: v.filesSkipped.tooLarge } };
 }
 
-/** The two engines on one root: a workspace each, and the broker's counters. */
+/**
+ * The two engines on one root: a workspace each per set of limits (opened once and shared by the
+ * cases that use those limits: a workspace keeps no file state between calls), and the broker's
+ * counters.
+ */
 interface Engines {
   root: string;
   native: TestNative;
+  /** The builtin and the native workspace for these limits. */
+  workspaces(limits: Record<string, number>): Promise<[Workspace, Workspace]>;
   close(): Promise<void>;
 }
 
 async function bothEngines(root: string): Promise<Engines> {
   const native = await startNative(root);
-  return { root, native, close: () => native.close() };
+  const open = new Map<string, Promise<[Workspace, Workspace]>>();
+  return {
+    root,
+    native,
+    workspaces(limits) {
+      const key = JSON.stringify(Object.entries(limits).sort());
+      let pair = open.get(key);
+      if (!pair) {
+        pair = Promise.all([
+          Workspace.open({ root, limits }),
+          Workspace.open({ root, limits, prefilter: native }),
+        ]);
+        open.set(key, pair);
+      }
+      return pair;
+    },
+    async close() {
+      for (const pair of open.values()) for (const ws of await pair) ws.engine.close();
+      await native.close();
+    },
+  };
 }
 
 /** Runs one search through both engines and asserts they agree. */
@@ -251,33 +277,27 @@ async function agree(
   args: Record<string, unknown>,
   limits: Record<string, number> = {},
 ): Promise<void> {
-  const builtinWs = await Workspace.open({ root: e.root, limits });
-  const nativeWs = await Workspace.open({ root: e.root, limits, prefilter: e.native });
+  const [builtinWs, nativeWs] = await e.workspaces(limits);
   const answeredBefore = e.native.answered;
-  try {
-    const b = await run(builtinWs, args);
-    const n = await run(nativeWs, args);
-    assert.deepStrictEqual(comparable(n), comparable(b), JSON.stringify({ native: n, builtin: b }));
-    if (b.ok && n.ok) {
-      const skipped = (o: Outcome) => (o.ok ? o.value.filesSkipped : {}) as { binary: number };
-      assert.ok(skipped(n).binary <= skipped(b).binary, "native counts only binary files it read");
-    }
-    // The native path ran: the prefilter answered, unless the query has no ripgrep form (or the
-    // arguments were refused before any search).
-    const prefilterable = rgPrefilter({
-      query: String(args.query),
-      regex: args.regex === true,
-    }) !== null;
-    if (b.ok && prefilterable) {
-      assert.equal(
-        e.native.answered,
-        answeredBefore + 1,
-        `the prefilter answered (${e.native.fallbacks.join("; ")})`,
-      );
-    }
-  } finally {
-    builtinWs.engine.close();
-    nativeWs.engine.close();
+  const b = await run(builtinWs, args);
+  const n = await run(nativeWs, args);
+  assert.deepStrictEqual(comparable(n), comparable(b), JSON.stringify({ native: n, builtin: b }));
+  if (b.ok && n.ok) {
+    const skipped = (o: Outcome) => (o.ok ? o.value.filesSkipped : {}) as { binary: number };
+    assert.ok(skipped(n).binary <= skipped(b).binary, "native counts only binary files it read");
+  }
+  // The native path ran: the prefilter answered, unless the query has no ripgrep form (or the
+  // arguments were refused before any search).
+  const prefilterable = rgPrefilter({
+    query: String(args.query),
+    regex: args.regex === true,
+  }) !== null;
+  if (b.ok && prefilterable) {
+    assert.equal(
+      e.native.answered,
+      answeredBefore + 1,
+      `the prefilter answered (${e.native.fallbacks.join("; ")})`,
+    );
   }
 }
 

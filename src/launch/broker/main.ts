@@ -158,26 +158,23 @@ async function serve(
   for await (const conn of listener) {
     const writer = conn.writable.getWriter();
     const encoder = new TextEncoder();
+    let greeted = false;
+    // The server is connected: no one else may, before it reads the hello answer.
+    const shut = () => {
+      greeted = true;
+      clearTimeout(timer);
+      listener.close();
+      try {
+        Deno.removeSync(o.socket);
+      } catch { /* gone */ }
+      onSession(session);
+    };
     const session = new BrokerSession(
-      { root: o.root, rg: o.rg, find: o.find, token: o.token, hello: o.hello },
+      { root: o.root, rg: o.rg, find: o.find, token: o.token, hello: o.hello, greeted: shut },
       (a) => void writer.write(encoder.encode(JSON.stringify(a) + "\n")).catch(() => {}),
     );
-    let greeted = false;
     const timer = setTimeout(() => greeted || conn.close(), HELLO_MS);
-    const served = readLines(conn.readable, (line) => {
-      const ok = session.line(line);
-      if (ok && !greeted) {
-        greeted = true;
-        clearTimeout(timer);
-        // The server is connected: no one else may.
-        listener.close();
-        try {
-          Deno.removeSync(o.socket);
-        } catch { /* gone */ }
-        onSession(session);
-      }
-      return ok;
-    }).catch(() => {});
+    const served = readLines(conn.readable, (line) => session.line(line)).catch(() => {});
     await served;
     clearTimeout(timer);
     session.close();

@@ -41,6 +41,11 @@ export interface SessionOptions {
   token: string;
   /** The hello answer: whether greps can run at all. */
   hello: BrokerAnswer & { type: "hello" };
+  /**
+   * Called once the token was said, before the hello answer is sent: whatever must hold by the
+   * time the server reads it (no one else can connect) is done here.
+   */
+  greeted?: () => void;
 }
 
 /** One grep in flight or waiting: its request and, once started, its processes. */
@@ -148,6 +153,7 @@ export class BrokerSession {
     if (!this.#greeted) {
       if (request.type !== "hello" || !sameToken(request.token, this.#o.token)) return false;
       this.#greeted = true;
+      this.#o.greeted?.();
       this.#send(this.#o.hello);
       return true;
     }
