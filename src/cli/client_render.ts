@@ -118,8 +118,9 @@ function mediaOf(c: Block): Record<string, unknown> | undefined {
 export function blockText(c: Block): string {
   if (c.type === "text") return terminalSafe(String(c.text));
   const m = mediaOf(c);
+  // A note is one line: the server's MIME type and URI cannot break it.
   const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
-    terminalSafe(String(v))
+    terminalLine(String(v))
   );
   return `[${terminalLine(String(c.type))}${about.length ? ` ${about.join(" ")}` : ""}${
     m ? `, ${m.bytes} bytes` : ""

@@ -21,7 +21,6 @@ import { writeStdout } from "./output.ts";
 import { didYouMean, unknownArgumentMessage } from "./suggest.ts";
 import { type ClientOutput, reportError, warn } from "./client_render.ts";
 import {
-  type ListView,
   PROMPTS_VIEW,
   renderPages,
   renderPing,
@@ -129,7 +128,9 @@ export function checkPromptArguments(
       );
     }
   }
-  const missing = declared.filter((a) => a.required === true && !Object.hasOwn(args, String(a.name)))
+  const missing = declared.filter((a) =>
+    a.required === true && !Object.hasOwn(args, String(a.name))
+  )
     .map((a) => String(a.name));
   if (missing.length > 0) {
     throw mismatch(

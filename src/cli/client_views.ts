@@ -81,7 +81,7 @@ export const PROMPTS_VIEW: ListView = {
   row: (p) => [
     String(p.name ?? ""),
     promptSignature(p),
-    text(p, "title") ?? text(p, "description") ?? "",
+    text(p, "description") ?? text(p, "title") ?? "",
   ],
 };
 
@@ -114,7 +114,8 @@ export function renderPages(
   return itemTable(view.head, objects.map(view.row), {
     palette: palette(stdoutColor()),
     columns: terminalColumns(),
-  }) + `${items.length} ${view.noun}, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
+  }) +
+    `${items.length} ${view.noun}, ${pages.length} page(s), ${meta.era} ${meta.protocolVersion}\n`;
 }
 
 const DERIVED = "structured view; not lossless (use --output mcp-json)";
@@ -216,14 +217,17 @@ export function renderPrompt(envelope: Record<string, unknown>, output: ClientOu
   if (typeof r.description === "string") parts.push(c.dim(terminalLine(r.description)) + "\n");
   for (const m of messages) {
     const message = (m && typeof m === "object" ? m : {}) as Item;
-    parts.push(`${c.bold(`${terminalLine(String(message.role ?? "?"))}:`)}\n${
-      messageText(message.content)
-    }`);
+    parts.push(
+      `${c.bold(`${terminalLine(String(message.role ?? "?"))}:`)}\n${messageText(message.content)}`,
+    );
   }
   return parts.join("\n");
 }
 
-/** `ping` in the chosen output: the envelope, one JSON line, or the round trip for people. */
+/**
+ * `ping` in the chosen output: the envelope, one JSON line, or the round trip for people (and the
+ * method sent, when it was not ping).
+ */
 export function renderPing(envelope: Record<string, unknown>, output: ClientOutput): string {
   if (output === "mcp-json") return line(envelope);
   if (!resultOf(envelope)) return "";
@@ -231,5 +235,7 @@ export function renderPing(envelope: Record<string, unknown>, output: ClientOutp
   if (output === "json" || output === "jsonl") {
     return line({ operation: "ping", derived: DERIVED, metadata: meta });
   }
-  return `ping: answered in ${meta.roundTripMs} ms (${meta.era} ${meta.protocolVersion})\n`;
+  // The 2026-07-28 revision has no ping: its round trip is server/discover (requests.ts).
+  const via = meta.method === "ping" ? "" : `${meta.method}, `;
+  return `ping: answered in ${meta.roundTripMs} ms (${via}${meta.era} ${meta.protocolVersion})\n`;
 }

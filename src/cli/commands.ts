@@ -354,7 +354,8 @@ unless --single-page; at most --max-pages, default 100).`,
 export const RESOURCES_READ = {
   path: ["resources", "read"],
   usage: ["URI [TIME] [CONNECTION] [OUTPUT]"],
-  about: `Reads one resource. For people, text contents are shown (escaped) and binary ones as a note
+  about:
+    `Reads one resource. For people, text contents are shown (escaped) and binary ones as a note
 with their size and type; the JSON outputs keep every content as the server sent it.`,
   flags: CLIENT_FLAGS,
   words: true,
@@ -420,7 +421,8 @@ export const PING = {
   path: ["ping"],
   usage: ["[TIME] [CONNECTION] [OUTPUT]"],
   about: `Connects, sends one ping and disconnects: exit 0 when the server answers. For people, the
-round trip in milliseconds.`,
+round trip in milliseconds. The 2026-07-28 revision has no ping: there the round trip is one
+server/discover, which every server of that revision answers.`,
   flags: CLIENT_FLAGS,
   sections: [CONNECTION, TIME],
   examples: [

@@ -81,9 +81,7 @@ export function itemTable(
     Math.max(h.length, ...rows.map((r) => r[i].length))
   );
   const used = widths.reduce((a, b) => a + b, 0) + 2 * widths.length;
-  const last = options.columns === undefined
-    ? undefined
-    : Math.max(20, options.columns - used - 1);
+  const last = options.columns === undefined ? undefined : Math.max(20, options.columns - used - 1);
   const table = new Table({
     head: head.map((h) => c.bold(h)),
     chars: NO_BORDER,

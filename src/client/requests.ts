@@ -48,7 +48,7 @@ export interface RequestOutcome {
 /** What a result must have beyond being complete: a complaint, or undefined when it passes. */
 type ResultCheck = (result: Record<string, unknown>) => string | undefined;
 
-/** One request: its method and params, and the operation its envelope names. */
+/** One request: its method and params. */
 interface OneRequest {
   method: string;
   params?: Record<string, unknown>;
@@ -82,13 +82,24 @@ export function getPrompt(
   });
 }
 
-/** One ping: its result (empty, as a rule) and the round trip in `metadata.roundTripMs`. */
+/**
+ * One ping: its result (empty, as a rule) and the round trip in `metadata.roundTripMs`. The
+ * 2026-07-28 revision removed `ping`; there the liveness round trip is `server/discover`, which
+ * every server of that era answers and which changes nothing (`metadata.method` says which was
+ * sent).
+ */
 export async function ping(s: Session, o: RequestOptions): Promise<RequestOutcome> {
+  const method = s.era === "modern" ? "server/discover" : "ping";
   const started = performance.now();
-  const outcome = await request(s, { method: "ping" }, o, { rounds: false, check: () => undefined });
+  const outcome = await request(s, { method }, o, {
+    operation: "ping",
+    rounds: false,
+    check: () => undefined,
+  });
+  const metadata = outcome.envelope.metadata as Record<string, unknown>;
+  metadata.method = method;
   if ("mcpResult" in outcome.envelope) {
-    const ms = Math.round((performance.now() - started) * 10) / 10;
-    (outcome.envelope.metadata as Record<string, unknown>).roundTripMs = ms;
+    metadata.roundTripMs = Math.round((performance.now() - started) * 10) / 10;
   }
   return outcome;
 }
@@ -153,13 +164,13 @@ async function request(
   s: Session,
   req: OneRequest,
   o: RequestOptions,
-  how: { rounds: boolean; check: ResultCheck },
+  how: { operation?: string; rounds: boolean; check: ResultCheck },
 ): Promise<RequestOutcome> {
   const sent = await send(s, req, o);
   const { last, sdkError } = sent;
   const envelope: Record<string, unknown> = {
     contractVersion: CONTRACT_VERSION,
-    operation: req.method,
+    operation: how.operation ?? req.method,
   };
   const metadata = { ...metadataOf(s), ...(how.rounds ? { rounds: sent.rounds } : {}) };
   if (last && "error" in last) {
