@@ -6,7 +6,7 @@
  */
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import type { Session } from "../client/session.ts";
-import { type ListOptions, listPages } from "../client/commands.ts";
+import { type ListOptions, listPages, metadataOf } from "../client/commands.ts";
 import {
   getPrompt,
   ping,
@@ -60,7 +60,7 @@ export async function listCommand(
 ): Promise<number> {
   const { kind, view } = LISTS[path as keyof typeof LISTS];
   const pages = await listPages(c.session, kind, { ...c.listOptions, ...paging });
-  await writeStdout(renderPages(view, pages, meta(c.session), c.output));
+  await writeStdout(renderPages(view, pages, { ...metadataOf(c.session) }, c.output));
   return CLIENT_EXIT.ok;
 }
 
@@ -140,11 +140,6 @@ export function checkPromptArguments(
       { missing },
     );
   }
-}
-
-/** The era and protocol version beside every envelope. */
-function meta(s: Session): Record<string, unknown> {
-  return { era: s.era, protocolVersion: s.protocolVersion };
 }
 
 /** The options of one request, from the run's. */
