@@ -935,6 +935,9 @@ async function main(): Promise<void> {
   // find in their own bubblewrap sandbox) as the workspace's prefilter (decision 0054).
   // The broker's socket at a fixed path, the one the bench:search task grants (Deno grants a
   // Unix socket by its exact path).
+  // A directory an interrupted run left behind is the bench's own: the broker refuses an
+  // existing one.
+  await Deno.remove(ENGINE_DIR, { recursive: true }).catch(() => {});
   const broker = await startBroker(TREE_DIR, { dir: ENGINE_DIR });
   const native = "reason" in broker
     ? undefined
