@@ -77,6 +77,7 @@ export const SECOND_SUITE: readonly string[] = [
   "tests/client/peers_test.ts",
   "tests/client/more_peers_test.ts",
   "tests/client/filesystem_peer_test.ts",
+  "tests/client/everything_beyond_tools_test.ts",
   // End to end, this project's own parts (about 8 minutes of the first suite's 20 on two cores).
   "tests/client/own_server_test.ts",
   "tests/client/connect_test.ts",

@@ -1,10 +1,23 @@
 /**
- * The ad hoc MCP tool client commands: server-info, tools list|show|call|run. A run is a sequence
- * of steps: parse argv by the command's declaration, connect (target, interaction, authorization,
- * session), run the command, and on failure report the classified error and its exit code.
+ * The ad hoc MCP client commands: server-info, tools list|show|call|run, resources
+ * list|templates|read, prompts list|get and ping. A run is a sequence of steps: parse argv by the
+ * command's declaration, connect (target, interaction, authorization, session), run the command,
+ * and on failure report the classified error and its exit code.
  */
 import { streams } from "../std_streams.ts";
-import { SERVER_INFO, TOOLS_CALL, TOOLS_LIST, TOOLS_RUN, TOOLS_SHOW } from "./commands.ts";
+import {
+  PING,
+  PROMPTS_GET,
+  PROMPTS_LIST,
+  RESOURCES_LIST,
+  RESOURCES_READ,
+  RESOURCES_TEMPLATES,
+  SERVER_INFO,
+  TOOLS_CALL,
+  TOOLS_LIST,
+  TOOLS_RUN,
+  TOOLS_SHOW,
+} from "./commands.ts";
 import { type CommandDecl, parseCommand, wordIndices } from "./declare.ts";
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
@@ -39,6 +52,14 @@ import { readOnlyMessage } from "../workspace/workspace.ts";
 import { type ClientValues, resolveTarget } from "./client_target.ts";
 import { callCommand, type CallContext, runCommand } from "./client_calls.ts";
 import {
+  getCommand,
+  isMoreCommand,
+  listCommand,
+  type MoreContext,
+  pingCommand,
+  readCommand,
+} from "./client_resources.ts";
+import {
   type ClientOutput,
   renderList,
   renderServerInfo,
@@ -49,18 +70,34 @@ import {
 export type { ClientOutput };
 export { endpointUrl } from "./client_target.ts";
 
-/** The declaration of `server-info` or `tools SUB`. */
+/** The declaration of each client command, by its path (`server-info`, `tools call`). */
 const CLIENT_COMMANDS: Readonly<Record<string, CommandDecl>> = {
   "server-info": SERVER_INFO,
-  list: TOOLS_LIST,
-  show: TOOLS_SHOW,
-  call: TOOLS_CALL,
-  run: TOOLS_RUN,
+  "tools list": TOOLS_LIST,
+  "tools show": TOOLS_SHOW,
+  "tools call": TOOLS_CALL,
+  "tools run": TOOLS_RUN,
+  "resources list": RESOURCES_LIST,
+  "resources templates": RESOURCES_TEMPLATES,
+  "resources read": RESOURCES_READ,
+  "prompts list": PROMPTS_LIST,
+  "prompts get": PROMPTS_GET,
+  ping: PING,
 };
 
 /**
- * Parses a client command's argv (after `server-info`, or after `tools` with its subcommand
- * word still in it) by its declaration: the values, and the words after the subcommand.
+ * A command with subcommands read as one declaration: the flags of every subcommand, so that the
+ * subcommand word is found wherever it stands among them (src/cli/declare.ts wordIndices).
+ */
+function familyDecl(command: string): CommandDecl {
+  const decls = (SUBCOMMANDS[command] ?? []).map((sub) => CLIENT_COMMANDS[`${command} ${sub}`]);
+  return { ...decls[0], flags: Object.assign({}, ...decls.map((d) => d.flags)) };
+}
+
+/**
+ * Parses a client command's argv (after `server-info` or `ping`, or after `tools`, `resources` or
+ * `prompts` with its subcommand word still in it) by its declaration: the values, and the words
+ * after the subcommand.
  */
 async function parse(decl: CommandDecl, argv: readonly string[], subAt: number | undefined) {
   try {
@@ -109,8 +146,12 @@ function chooseOutput(v: string | undefined): ClientOutput {
   );
 }
 
-/** A client command as parsed: its subcommand (`tools SUB`), flag values, the words after it. */
+/**
+ * A client command as parsed: its path (`tools call`), subcommand (`call`), flag values, the
+ * words after it.
+ */
 interface Invocation {
+  key: string;
   sub: string | undefined;
   values: ClientValues;
   rest: string[];
@@ -121,7 +162,7 @@ interface Connected {
   session: Session;
   target: Target;
   interaction: Interaction;
-  /** `tools call`'s arguments, read before connecting. */
+  /** `tools call`'s and `prompts get`'s arguments, read before connecting. */
   callArgs: Record<string, unknown> | undefined;
   listOptions: CallContext["listOptions"];
 }
@@ -162,7 +203,7 @@ class ClientRun {
     this.#argv = argv;
     // The command a usage error points to, from the words as typed (before parsing can fail).
     const typed = argv.find((w) => !w.startsWith("-"));
-    this.#path = command === "tools" && typed !== undefined && SUBCOMMANDS.tools.includes(typed)
+    this.#path = typed !== undefined && SUBCOMMANDS[command]?.includes(typed) === true
       ? [command, typed]
       : [command];
     // A flag error is reported in the format the command would have used (pretty on a terminal).
@@ -180,32 +221,29 @@ class ClientRun {
   /** Parses argv by the command's declaration; undefined when help was asked for (and written). */
   async #parse(): Promise<Invocation | undefined> {
     const command = this.#command, argv = this.#argv;
-    const { sub, subAt } = command === "tools" ? toolsSubcommand(argv) : {};
+    const { sub, subAt } = SUBCOMMANDS[command] ? subcommandOf(command, argv) : {};
     if (sub !== undefined) this.#path = [command, sub];
-    const { values, positionals: rest } = await parse(
-      CLIENT_COMMANDS[sub ?? command],
-      argv,
-      subAt,
-    );
+    const key = this.#path.join(" ");
+    const { values, positionals: rest } = await parse(CLIENT_COMMANDS[key], argv, subAt);
     this.#output = chooseOutput(values.output);
-    if (values.help && !(sub === "call" && rest.length >= 1)) {
+    if (values.help && !(key === "tools call" && rest.length >= 1)) {
       // main.ts answers every other --help; kept here for direct callers of runClient.
       await writeStdout(helpText(this.#path, this.#prog, argv) ?? "");
       return undefined;
     }
-    checkArity(command, sub, rest);
-    if (sub === "call") this.#path = [command, sub, rest[0]];
-    return { sub, values, rest };
+    checkArity(key, rest);
+    if (key === "tools call") this.#path = [command, "call", rest[0]];
+    return { key, sub, values, rest };
   }
 
   /**
    * Reads a call's arguments, resolves the target, chooses how input is answered, and opens the
    * session (authorized when the flags ask for it), in that order.
    */
-  async #connect({ sub, values, rest }: Invocation): Promise<Connected> {
+  async #connect({ key, values, rest }: Invocation): Promise<Connected> {
     const timeoutMs = millis(values.timeout)!;
     const maxTimeoutMs = millis(values["max-timeout"]);
-    const callArgs = sub === "call" && !values.help
+    const callArgs = (key === "tools call" && !values.help) || key === "prompts get"
       ? await readArguments(values, rest.slice(1))
       : undefined;
     const target = await resolveTarget(values);
@@ -235,8 +273,9 @@ class ClientRun {
   }
 
   /** Runs the parsed command on the open session and writes its result; returns the exit code. */
-  async #dispatch({ sub, values, rest }: Invocation, c: Connected): Promise<number> {
+  async #dispatch({ key, sub, values, rest }: Invocation, c: Connected): Promise<number> {
     const { session } = c;
+    if (isMoreCommand(key)) return await this.#more(key, values, rest, c);
     const meta = { era: session.era, protocolVersion: session.protocolVersion };
     if (this.#command === "server-info") {
       await writeStdout(renderServerInfo(serverInfo(session), this.#output));
@@ -272,6 +311,32 @@ class ClientRun {
     if (sub === "call") return await callCommand(calls, rest[0], c.callArgs!, this.#output);
     // run: JSONL of {"name","arguments"}; one tools/call each, in order, never a batch.
     return await runCommand(calls, rest[0], values["keep-going"] === true);
+  }
+
+  /** `resources list|templates|read`, `prompts list|get` and `ping` (client_resources.ts). */
+  async #more(key: string, values: ClientValues, rest: string[], c: Connected): Promise<number> {
+    const more: MoreContext = {
+      session: c.session,
+      output: this.#output,
+      listOptions: c.listOptions,
+      returnInputRequired: !c.interaction.advertisesElicitation,
+    };
+    if (key === "resources read") return await readCommand(more, rest[0]);
+    if (key === "ping") return await pingCommand(more);
+    if (key === "prompts get") {
+      return await getCommand(more, rest[0], c.callArgs!, {
+        skipLocalValidation: values["skip-local-validation"] === true,
+        noPrompt: (error) => {
+          // An unknown prompt points at the list, as an unknown tool does.
+          this.#pointer = `see \`${this.#prog} prompts list\``;
+          return error;
+        },
+      });
+    }
+    return await listCommand(more, key, {
+      singlePage: values["single-page"] === true,
+      cursor: values.cursor,
+    });
   }
 
   /**
@@ -385,36 +450,41 @@ function asClientError(err: unknown): ClientError {
     : new ClientError("protocol", (err as Error).message);
 }
 
-/** The subcommand word of `tools` and its index in argv; an unknown or missing one is a usage error. */
-function toolsSubcommand(argv: readonly string[]): { sub: string; subAt: number } {
-  const subAt = wordIndices(TOOLS_CALL, argv)[0];
+/**
+ * The subcommand word of `tools`, `resources` or `prompts` and its index in argv; an unknown or
+ * missing one is a usage error.
+ */
+function subcommandOf(command: string, argv: readonly string[]): { sub: string; subAt: number } {
+  const subAt = wordIndices(familyDecl(command), argv)[0];
   const sub = subAt === undefined ? undefined : argv[subAt];
-  const subs = SUBCOMMANDS.tools;
+  const subs = SUBCOMMANDS[command];
   if (sub === undefined || !subs.includes(sub)) {
     throw new ClientError(
       "usage",
       sub === undefined
-        ? `tools takes ${subs.join(", ")}`
-        : `unknown subcommand tools ${JSON.stringify(sub)}${didYouMean(sub, subs)}; tools takes ${
-          subs.join(", ")
-        }`,
+        ? `${command} takes ${subs.join(", ")}`
+        : `unknown subcommand ${command} ${JSON.stringify(sub)}${
+          didYouMean(sub, subs)
+        }; ${command} takes ${subs.join(", ")}`,
     );
   }
   return { sub, subAt };
 }
 
+/** The commands that take one word (a name, a URI, a file). */
+const ONE_WORD: ReadonlySet<string> = new Set(["tools show", "tools run", "resources read"]);
+/** The commands that take a name and its `key=value` argument shorthand. */
+const NAME_AND_ARGUMENTS: ReadonlySet<string> = new Set(["tools call", "prompts get"]);
+
 /**
- * The words after the subcommand: none for server-info and list, one for show and run, a name
- * and its `key=value` argument shorthand for call.
+ * The words after the subcommand: a name and its `key=value` argument shorthand for `tools call`
+ * and `prompts get`, one for `tools show`, `tools run` and `resources read`, none for the rest.
  */
-function checkArity(command: string, sub: string | undefined, rest: readonly string[]): void {
-  const want = command === "server-info" || sub === "list" ? 0 : 1;
-  if (sub === "call" ? rest.length < 1 : rest.length !== want) {
-    throw new ClientError(
-      "usage",
-      `wrong number of arguments for ${[command, sub].filter(Boolean).join(" ")}`,
-    );
-  }
+function checkArity(key: string, rest: readonly string[]): void {
+  const ok = NAME_AND_ARGUMENTS.has(key)
+    ? rest.length >= 1
+    : rest.length === (ONE_WORD.has(key) ? 1 : 0);
+  if (!ok) throw new ClientError("usage", `wrong number of arguments for ${key}`);
 }
 
 /** The `key=value` shorthand words of argv (for the `key:=` hint of a type mismatch). */

@@ -85,7 +85,7 @@ export function renderList(
 }
 
 /** A content block as a derived view reports it. */
-type Block = {
+export type Block = {
   type?: string;
   text?: string;
   data?: string;
@@ -94,7 +94,7 @@ type Block = {
 };
 
 /** Bytes of a base64 payload (without decoding it). */
-function base64Bytes(b64: string): number {
+export function base64Bytes(b64: string): number {
   const pad = b64.endsWith("==") ? 2 : b64.endsWith("=") ? 1 : 0;
   return Math.floor(b64.length * 3 / 4) - pad;
 }
@@ -109,6 +109,22 @@ function mediaOf(c: Block): Record<string, unknown> | undefined {
     ...(c.resource?.uri === undefined ? {} : { uri: c.resource.uri }),
     bytes: base64Bytes(payload),
   };
+}
+
+/**
+ * One content block for people: a text block's text (escaped), anything else one note with its
+ * type, MIME type and URI and, for a binary payload, its size (`[image image/png, 70 bytes]`).
+ */
+export function blockText(c: Block): string {
+  if (c.type === "text") return terminalSafe(String(c.text));
+  const m = mediaOf(c);
+  // A note is one line: the server's MIME type and URI cannot break it.
+  const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
+    terminalLine(String(v))
+  );
+  return `[${terminalLine(String(c.type))}${about.length ? ` ${about.join(" ")}` : ""}${
+    m ? `, ${m.bytes} bytes` : ""
+  }]`;
 }
 
 /** One call's result in the chosen output (the envelope, a derived view, or text). */
@@ -148,16 +164,7 @@ export function renderCall(
     });
     if (shown !== undefined) return shown;
   }
-  const parts = blocks.map((c) => {
-    if (c.type === "text") return terminalSafe(String(c.text));
-    const m = mediaOf(c);
-    const about = [c.mimeType ?? c.resource?.mimeType, c.resource?.uri].filter(Boolean).map((v) =>
-      terminalSafe(String(v))
-    );
-    return `[${terminalLine(String(c.type))}${about.length ? ` ${about.join(" ")}` : ""}${
-      m ? `, ${m.bytes} bytes` : ""
-    }]`;
-  });
+  const parts = blocks.map(blockText);
   if (r.structuredContent !== undefined && parts.length === 0) {
     parts.push(terminalJson(JSON.stringify(r.structuredContent, null, 2)));
   }

@@ -7,7 +7,7 @@
 
 import type { EntryFacts } from "./entry_probe.ts";
 import { Grants, isGrantable } from "../launch/grants.ts";
-import { DECLARED } from "./commands.ts";
+import { CLIENT_COMMANDS, DECLARED } from "./commands.ts";
 import type { FlagKind } from "./declare.ts";
 
 export { UngrantablePathError } from "../launch/grants.ts";
@@ -38,8 +38,16 @@ export type CommandPlan =
 /** Variables the output code may read (colour and terminal width decisions). */
 export const DISPLAY_ENV = ["INIT_CWD", "NO_COLOR", "FORCE_COLOR", "TERM", "COLUMNS"] as const;
 
+/** The client commands (`server-info`, `tools`, `resources`, `prompts`, `ping`). */
+const CLIENT: ReadonlySet<string> = new Set(CLIENT_COMMANDS);
+
+/** Whether a command is a client command (it connects to an MCP server). */
+function isClient(command: string | undefined): boolean {
+  return command !== undefined && CLIENT.has(command);
+}
+
 /** The commands whose permissions the router computes from their argv. */
-const ROUTED: ReadonlySet<string> = new Set(["op", "tools", "server-info", "auth", "config"]);
+const ROUTED: ReadonlySet<string> = new Set(["op", ...CLIENT_COMMANDS, "auth", "config"]);
 
 /**
  * Flags of op, the client commands, auth and config that take a value (the rest are booleans),
@@ -105,7 +113,7 @@ export function configTarget(
   invocationDir: string,
 ): { path: string; server: string } | undefined {
   const [command, ...rest] = argv;
-  if (command !== "tools" && command !== "server-info") return undefined;
+  if (!isClient(command)) return undefined;
   const { values } = scanArgs(rest);
   const config = values.get("config")?.at(-1);
   const server = values.get("server")?.at(-1);
@@ -122,7 +130,7 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
     const root = last("root");
     return [abs(root === undefined || root === "" ? "." : root, invocationDir)];
   }
-  if (command === "tools" || command === "server-info") {
+  if (isClient(command)) {
     const config = last("config");
     if (config !== undefined && config !== "" && config !== "-") {
       return [abs(config, invocationDir)];
@@ -151,12 +159,12 @@ export function opRoot(
 }
 
 /**
- * The workspace root of the bundled server a client command starts (`tools`, `server-info`
+ * The workspace root of the bundled server a client command starts (`tools`, `server-info`, ...
  * without --endpoint or --config), absolute; undefined when the command starts none.
  */
 export function bundledRoot(argv: string[], invocationDir: string): string | undefined {
   const [command, ...rest] = argv;
-  if (command !== "tools" && command !== "server-info") return undefined;
+  if (!isClient(command)) return undefined;
   const { values } = scanArgs(rest);
   if (values.has("endpoint") || values.has("config")) return undefined;
   const root = values.get("root")?.at(-1);
@@ -190,7 +198,7 @@ function fileFlags(family: readonly string[]): string[] {
 /** The file flags of op, of the client commands (`config` apart: see clientPlan), and of auth. */
 const FILE_FLAGS = {
   op: fileFlags(["op"]),
-  client: fileFlags(["tools", "server-info"]).filter((f) => f !== "config"),
+  client: fileFlags(CLIENT_COMMANDS).filter((f) => f !== "config"),
   auth: fileFlags(["auth"]),
 };
 
@@ -334,7 +342,7 @@ function runGrants(plan: Plan, entry: LoadedEntry | undefined): void {
   }
 }
 
-/** `tools ...` and `server-info`: their files, env, and what reaching the server needs. */
+/** The client commands: their files, env, and what reaching the server needs. */
 function clientPlan(plan: Plan, command: string, positionals: string[]): CommandPlan {
   plan.files(FILE_FLAGS.client);
   if (command === "tools" && positionals[0] === "run") plan.named("tools run", positionals[1]);
@@ -373,7 +381,7 @@ export function commandPermissions(argv: string[], ctx: PermissionContext): Comm
   const plan = new Plan(values, ctx);
   if (answeredInProcess(command, rest, positionals, plan)) return { kind: "in-process" };
   if (command === "op") return opPlan(plan, positionals);
-  if (command === "tools" || command === "server-info") {
+  if (isClient(command)) {
     return clientPlan(plan, command, positionals);
   }
   if (command === "auth") return authPlan(plan, positionals);

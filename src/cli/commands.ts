@@ -181,8 +181,8 @@ const output = grouped("output");
 const time = grouped("time");
 
 /**
- * The flags every client command takes (`server-info`, `tools list|show|call|run`): how to reach
- * the server, time bounds, answers, and the paging bound (a tool is found by listing).
+ * The flags every client command takes (`server-info`, `tools`, `resources`, `prompts`, `ping`):
+ * how to reach the server, time bounds, answers, and the paging bound (a tool is found by listing).
  */
 export const CLIENT_FLAGS = {
   transport: connection("string", "the kind of server", { value: "stdio|http|sse" }),
@@ -319,6 +319,121 @@ the exit code is the worst one.`,
   ],
 } as const satisfies CommandDecl;
 
+/** The paging flags of a list command (`tools list`, `resources list`, ...). */
+const PAGING_FLAGS = {
+  "single-page": { kind: "bool", help: "only the first page" },
+  cursor: { kind: "string", value: "C", help: "start at this page cursor" },
+} as const satisfies Record<string, FlagDecl>;
+
+/** `resources list`: every page of the server's resources. */
+export const RESOURCES_LIST = {
+  path: ["resources", "list"],
+  usage: ["[--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]"],
+  about:
+    "Lists the server's resources (every page unless --single-page; at most --max-pages, default 100).",
+  flags: { ...CLIENT_FLAGS, ...PAGING_FLAGS },
+  sections: [CONNECTION, TIME],
+  examples: [
+    "resources list --config ~/.mcp.json --server everything",
+    "resources list --endpoint http://127.0.0.1:8080/mcp --output jsonl",
+  ],
+} as const satisfies CommandDecl;
+
+/** `resources templates`: every page of the server's resource templates. */
+export const RESOURCES_TEMPLATES = {
+  path: ["resources", "templates"],
+  usage: ["[--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]"],
+  about: `Lists the server's resource templates (URI templates such as file:///{path}; every page
+unless --single-page; at most --max-pages, default 100).`,
+  flags: { ...CLIENT_FLAGS, ...PAGING_FLAGS },
+  sections: [CONNECTION, TIME],
+  examples: ["resources templates --config ~/.mcp.json --server everything"],
+} as const satisfies CommandDecl;
+
+/** `resources read URI`: one resource's contents. */
+export const RESOURCES_READ = {
+  path: ["resources", "read"],
+  usage: ["URI [TIME] [CONNECTION] [OUTPUT]"],
+  about:
+    `Reads one resource. For people, text contents are shown (escaped) and binary ones as a note
+with their size and type; the JSON outputs keep every content as the server sent it.`,
+  flags: CLIENT_FLAGS,
+  words: true,
+  sections: [TIME, CONNECTION],
+  examples: [
+    "resources read demo://resource/static/document/features.md --config mcp.json --server everything",
+    "resources read file:///notes.txt --endpoint http://127.0.0.1:8080/mcp --output json",
+  ],
+} as const satisfies CommandDecl;
+
+/** `prompts list`: every page of the server's prompts. */
+export const PROMPTS_LIST = {
+  path: ["prompts", "list"],
+  usage: ["[--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]"],
+  about:
+    "Lists the server's prompts and their arguments (every page unless --single-page; at most --max-pages, default 100).",
+  flags: { ...CLIENT_FLAGS, ...PAGING_FLAGS },
+  sections: [CONNECTION, TIME],
+  examples: ["prompts list --config ~/.mcp.json --server everything"],
+} as const satisfies CommandDecl;
+
+/** `prompts get NAME ...`: one prompt, its arguments filled in by the server. */
+export const PROMPTS_GET = {
+  path: ["prompts", "get"],
+  usage: [
+    `NAME [key=value ...] [--arguments JSON | --arguments-file PATH | --arguments-stdin]
+         [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION] [OUTPUT]`,
+  ],
+  about:
+    `Gets one prompt's messages, with its arguments filled in. The prompt is looked up in the server's
+list first: an unknown name, an argument it does not declare, a missing required one or a value
+that is not a string is a usage error (exit 2) before anything is sent (--skip-local-validation
+sends them anyway).`,
+  flags: {
+    ...CLIENT_FLAGS,
+    arguments: { kind: "string", value: "JSON", help: "the arguments as one JSON object" },
+    "arguments-file": {
+      kind: "path",
+      value: "PATH",
+      help: "the arguments as a JSON object in a file (- for stdin)",
+    },
+    "arguments-stdin": { kind: "bool", help: "the arguments as a JSON object on stdin" },
+    "skip-local-validation": {
+      kind: "bool",
+      help: "send arguments the prompt's declared arguments refuse",
+    },
+  },
+  words: true,
+  sections: [
+    `Arguments: key=value, beside or instead of one of --arguments JSON | --arguments-file PATH |
+  --arguments-stdin (a JSON object of strings). A prompt's arguments are strings.`,
+    TIME,
+    CONNECTION,
+  ],
+  examples: [
+    "prompts get args-prompt city=Lisbon --config ~/.mcp.json --server everything",
+    `prompts get args-prompt --arguments '{"city":"Oslo","state":"Oslo"}' --endpoint http://127.0.0.1:8080/mcp`,
+  ],
+} as const satisfies CommandDecl;
+
+/** `ping`: one ping request and its round trip. */
+export const PING = {
+  path: ["ping"],
+  usage: ["[TIME] [CONNECTION] [OUTPUT]"],
+  about: `Connects, sends one ping and disconnects: exit 0 when the server answers. For people, the
+round trip in milliseconds. The 2026-07-28 revision has no ping: there the round trip is one
+server/discover, which every server of that revision answers.`,
+  flags: CLIENT_FLAGS,
+  sections: [CONNECTION, TIME],
+  examples: [
+    "ping --endpoint http://127.0.0.1:8080/mcp",
+    "ping --config ~/.mcp.json --server everything --timeout 5",
+  ],
+} as const satisfies CommandDecl;
+
+/** The client commands: each connects to an MCP server (`tools`, `resources`, ...). */
+export const CLIENT_COMMANDS = ["server-info", "tools", "resources", "prompts", "ping"] as const;
+
 /** The server an auth command is about, and its output (every auth command). */
 const AUTH_FLAGS = {
   endpoint: { kind: "url", help: "the MCP server's URL" },
@@ -418,6 +533,12 @@ export const DECLARED: ReadonlyMap<string, CommandDecl> = new Map(
     TOOLS_SHOW,
     TOOLS_CALL,
     TOOLS_RUN,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES,
+    RESOURCES_READ,
+    PROMPTS_LIST,
+    PROMPTS_GET,
+    PING,
     AUTH_LOGIN,
     AUTH_STATUS,
     AUTH_LOGOUT,

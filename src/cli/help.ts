@@ -28,6 +28,9 @@ export const COMMANDS = [
   "config",
   "server-info",
   "tools",
+  "resources",
+  "prompts",
+  "ping",
   "auth",
   "completion",
   "help",
@@ -38,6 +41,8 @@ export const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = {
   serve: ["stdio", "http", "stop"],
   config: ["print"],
   tools: ["list", "show", "call", "run"],
+  resources: ["list", "templates", "read"],
+  prompts: ["list", "get"],
   auth: ["login", "status", "logout"],
 };
 
@@ -58,6 +63,9 @@ Commands:
   config print                        print an MCP host's configuration snippet for wmcp
   server-info                         connect to an MCP server and describe it
   tools list|show|call|run            list, inspect and call an MCP server's tools
+  resources list|templates|read       list and read an MCP server's resources
+  prompts list|get                    list an MCP server's prompts and get one
+  ping                                ping an MCP server
   auth login|status|logout            OAuth sign-in for HTTP MCP servers
   completion bash|zsh|fish            print a shell completion script for wmcp
 
@@ -123,6 +131,40 @@ Examples:
 `;
 }
 
+/** `wmcp resources --help`: the three subcommands and the connection flags. */
+function resourcesHelp(p: string): string {
+  return `Usage:
+  ${p} resources list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+  ${p} resources templates [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+  ${p} resources read URI [TIME] [CONNECTION] [OUTPUT]
+
+See \`${p} resources SUBCOMMAND --help\`.
+
+${CONNECTION}
+
+Examples:
+  ${p} resources list --config mcp.json --server everything
+  ${p} resources read demo://resource/static/document/features.md --config mcp.json --server everything
+`;
+}
+
+/** `wmcp prompts --help`: the two subcommands and the connection flags. */
+function promptsHelp(p: string): string {
+  return `Usage:
+  ${p} prompts list [--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]
+  ${p} prompts get NAME [key=value ...] [--arguments JSON | --arguments-file PATH |
+                  --arguments-stdin] [--skip-local-validation] [TIME] [INTERACTION] [CONNECTION]
+
+See \`${p} prompts SUBCOMMAND --help\`.
+
+${CONNECTION}
+
+Examples:
+  ${p} prompts list --config mcp.json --server everything
+  ${p} prompts get args-prompt city=Lisbon --config mcp.json --server everything
+`;
+}
+
 /** `wmcp auth --help`: the three subcommands. */
 function authHelp(p: string): string {
   return `Usage:
@@ -147,6 +189,8 @@ const OVERVIEWS: Readonly<Record<string, (prog: string) => string>> = {
   serve: serveHelp,
   config: configHelp,
   tools: toolsHelp,
+  resources: resourcesHelp,
+  prompts: promptsHelp,
   auth: authHelp,
 };
 

@@ -19,7 +19,7 @@ import {
   SUBCOMMANDS,
   VERSION,
 } from "./help.ts";
-import { OP, OP_LIST, TOOLS_CALL } from "./commands.ts";
+import { CLIENT_COMMANDS, OP, OP_LIST, TOOLS_CALL } from "./commands.ts";
 import { operationExamples } from "../tools/mod.ts";
 import { parseCommand, scanWords } from "./declare.ts";
 import {
@@ -295,8 +295,9 @@ async function answerInfo(argv: string[], prog: string): Promise<number | undefi
 }
 
 /**
- * The client commands (`server-info`, `tools`): write on the invocation directory given up,
- * then the client, loaded only here (the SDK client reads environment variables when imported).
+ * The client commands (`server-info`, `tools`, `resources`, `prompts`, `ping`): write on the
+ * invocation directory given up, then the client, loaded only here (the SDK client reads
+ * environment variables when imported).
  */
 async function runClientCommand(command: string, rest: string[]): Promise<number> {
   // The client writes nothing but stored credentials: write on the invocation directory is
@@ -338,7 +339,7 @@ async function runServe(rest: string[]): Promise<number> {
 
 /** Runs one known command (help, version and unknown commands already answered). */
 async function runCommand(command: string, rest: string[], report: Report): Promise<number> {
-  if (command === "server-info" || command === "tools") {
+  if ((CLIENT_COMMANDS as readonly string[]).includes(command)) {
     return await runClientCommand(command, rest);
   }
   if (command === "completion") return await runCompletion(rest);

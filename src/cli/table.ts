@@ -1,7 +1,8 @@
 /**
- * The tool table people read (`tools list`, `op list` on a terminal): name, access (read-only,
- * writes, destructive) and argument signature, laid out by cli-table3 without borders, the
- * signature column wrapped at word boundaries to the terminal's width.
+ * The tables people read, laid out by cli-table3 without borders, the last column wrapped at word
+ * boundaries to the terminal's width: the tool table (`tools list`, `op list` on a terminal: name,
+ * access (read-only, writes, destructive) and argument signature), and the item table of the
+ * resource, template and prompt lists.
  */
 import Table from "cli-table3";
 import type { Palette } from "./colors.ts";
@@ -60,5 +61,37 @@ export function toolTable(tools: ToolRow[], options: TableOptions): string {
   });
   const tint = { "read-only": c.green, writes: c.yellow, destructive: c.red } as const;
   for (const r of rows) table.push([c.bold(r.name), tint[r.access](r.access), r.signature]);
+  return table.toString().split("\n").map((l) => l.trimEnd()).join("\n") + "\n";
+}
+
+/**
+ * A table of rows under a bold header line (`resources list`, `prompts list`, ...): each cell one
+ * line of server text made safe (terminalLine), the first column bold, every column as wide as
+ * its widest cell but the last, which takes what is left of the terminal (at least 20 columns),
+ * wrapped at word boundaries. Each line ends with a newline.
+ */
+export function itemTable(
+  head: readonly string[],
+  cells: readonly (readonly string[])[],
+  options: TableOptions,
+): string {
+  const c = options.palette;
+  const rows = cells.map((r) => r.map((cell) => terminalLine(cell) || "-"));
+  const widths = head.slice(0, -1).map((h, i) =>
+    Math.max(h.length, ...rows.map((r) => r[i].length))
+  );
+  const used = widths.reduce((a, b) => a + b, 0) + 2 * widths.length;
+  const last = options.columns === undefined ? undefined : Math.max(20, options.columns - used - 1);
+  const table = new Table({
+    head: head.map((h) => c.bold(h)),
+    chars: NO_BORDER,
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 0 },
+    ...(last === undefined ? {} : {
+      colWidths: [...widths, last],
+      wordWrap: true,
+      wrapOnWordBoundary: true,
+    }),
+  });
+  for (const r of rows) table.push(r.map((cell, i) => (i === 0 ? c.bold(cell) : cell)));
   return table.toString().split("\n").map((l) => l.trimEnd()).join("\n") + "\n";
 }

@@ -27,7 +27,8 @@ export interface ClientMetadata {
   protocolVersion: string;
 }
 
-function metadataOf(s: Session): ClientMetadata {
+/** The client metadata of a session's envelopes: its era and protocol version. */
+export function metadataOf(s: Session): ClientMetadata {
   return { era: s.era, protocolVersion: s.protocolVersion };
 }
 
@@ -84,7 +85,7 @@ async function rawRequest(
  * Classifies a failed request: a fired client timer, the caller's cancellation, the SDK's own
  * timeout (mapped to the client's one timeout error), or whatever classify() makes of it.
  */
-function failureOf(
+export function failureOf(
   err: unknown,
   o: { deadline?: Deadline; signal?: AbortSignal; limits: TimeLimits },
 ): ClientError {
@@ -95,13 +96,25 @@ function failureOf(
   return classify(err);
 }
 
-/** One received tools/list page. */
-export interface ToolsPage {
+/** One received page of a list (tools/list, resources/list, ...). */
+export interface Page {
   requestCursor: string | null;
   mcpResult: Record<string, unknown>;
 }
 
-/** Options of listTools. */
+/** One received tools/list page. */
+export type ToolsPage = Page;
+
+/** A paged list request: its method and the result member holding the items. */
+export interface ListKind {
+  method: string;
+  key: string;
+}
+
+/** tools/list. */
+export const TOOLS_LIST: ListKind = { method: "tools/list", key: "tools" };
+
+/** Options of listToolsPages and listPages. */
 export interface ListOptions {
   singlePage?: boolean;
   cursor?: string;
@@ -117,15 +130,25 @@ export interface ListOptions {
  * Follows nextCursor until it is absent (an empty string is a cursor). A repeated cursor or
  * more than maxPages pages is a protocol error rather than a loop.
  */
-export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsPage[]> {
-  const pages: ToolsPage[] = [];
+export function listToolsPages(s: Session, o: ListOptions): Promise<ToolsPage[]> {
+  return listPages(s, TOOLS_LIST, o);
+}
+
+/**
+ * Every page of one list (`kind`), each as received: follows nextCursor until it is absent (an
+ * empty string is a cursor). A repeated cursor or more than maxPages pages is a protocol error
+ * rather than a loop; a page without its items array is an invalid result.
+ */
+export async function listPages(s: Session, kind: ListKind, o: ListOptions): Promise<Page[]> {
+  const { method, key } = kind;
+  const pages: Page[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined = o.cursor;
   while (true) {
     if (pages.length >= o.maxPages) {
       throw new ClientError(
         "protocol",
-        `tools/list did not end within --max-pages ${o.maxPages} pages`,
+        `${method} did not end within --max-pages ${o.maxPages} pages`,
         {
           details: { pages: pages.length },
         },
@@ -133,12 +156,12 @@ export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsP
     }
     const result = await rawRequest(
       s,
-      { method: "tools/list", params: cursor === undefined ? {} : { cursor } },
+      { method, params: cursor === undefined ? {} : { cursor } },
       o,
     );
     pages.push({ requestCursor: cursor ?? null, mcpResult: result });
-    if (!Array.isArray(result.tools)) {
-      throw new ClientError("invalid-result", "a tools/list page has no tools array", {
+    if (!Array.isArray(result[key])) {
+      throw new ClientError("invalid-result", `a ${method} page has no ${key} array`, {
         details: result,
       });
     }
@@ -150,7 +173,7 @@ export async function listToolsPages(s: Session, o: ListOptions): Promise<ToolsP
     if (seen.has(next) || next === o.cursor) {
       throw new ClientError(
         "protocol",
-        `tools/list repeated the cursor ${JSON.stringify(next)}; stopped`,
+        `${method} repeated the cursor ${JSON.stringify(next)}; stopped`,
         {
           details: { pages: pages.length },
         },
@@ -470,7 +493,7 @@ function outputVerdict(
 }
 
 /** Whether the SDK refused a modern result for lacking resultType (SdkErrorCode.InvalidResult). */
-function missingResultType(err: unknown): boolean {
+export function missingResultType(err: unknown): boolean {
   return SdkError.isInstance(err) && err.code === SdkErrorCode.InvalidResult &&
     (err.data as { violation?: unknown } | undefined)?.violation === "missing-resultType";
 }

@@ -108,6 +108,12 @@ const CASES: Case[] = [
   ["wmcp tools call --output js", ["json", "jsonl"]],
   ["wmcp completion ", ["bash", "zsh", "fish"]],
   ["wmcp auth log", ["login", "logout"]],
+  ["wmcp p", ["prompts", "ping"]],
+  ["wmcp resources ", ["list", "templates", "read"]],
+  ["wmcp prompts g", ["get"]],
+  ["wmcp prompts get --skip", ["--skip-local-validation"]],
+  ["wmcp resources templates --single", ["--single-page"]],
+  ["wmcp ping --output js", ["json", "jsonl"]],
   // An unknown command: nothing.
   ["wmcp bogus ", []],
 ];

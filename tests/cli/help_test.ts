@@ -59,6 +59,14 @@ const HELP_PATHS = [
   ["tools", "show"],
   ["tools", "call"],
   ["tools", "run"],
+  ["resources"],
+  ["resources", "list"],
+  ["resources", "templates"],
+  ["resources", "read"],
+  ["prompts"],
+  ["prompts", "list"],
+  ["prompts", "get"],
+  ["ping"],
   ["auth"],
   ["auth", "login"],
   ["auth", "status"],
@@ -95,6 +103,11 @@ Deno.test("help: every command and subcommand answers --help and -h on stdout, e
     assert.match(at(["serve", "stop"]).stdout, /--pid-file FILE/);
     assert.match(at(["config", "print"]).stdout, /claude-desktop/);
     assert.match(at(["auth", "logout"]).stdout, /--all/);
+    assert.notEqual(at(["resources", "read"]).stdout, at(["resources"]).stdout);
+    assert.match(at(["resources", "read"]).stdout, /binary ones as a note/);
+    assert.match(at(["prompts", "get"]).stdout, /--skip-local-validation/);
+    assert.match(at(["resources", "templates"]).stdout, /--single-page/);
+    assert.match(at(["ping"]).stdout, /server\/discover/);
     // `help COMMAND` is the same text; the program name defaults to wmcp.
     const [viaWord, plain] = await Promise.all([
       inProcess(["help", "tools"], { env: { WMCP_PROG: "mywmcp" } }),
@@ -327,6 +340,27 @@ Deno.test("suggest: misspelled commands, subcommands and flags get did-you-mean 
         ["tools", "lst"],
         /unknown subcommand tools "lst" \(did you mean list\?\)/,
         "wmcp tools --help",
+      ],
+      [
+        ["resources", "raed"],
+        /unknown subcommand resources "raed" \(did you mean read\?\)/,
+        "wmcp resources --help",
+      ],
+      [
+        ["prompts", "gte", "x"],
+        /unknown subcommand prompts "gte" \(did you mean get\?\)/,
+        "wmcp prompts --help",
+      ],
+      [["pnig"], /unknown command "pnig" \(did you mean ping\?\)/, "wmcp --help"],
+      [
+        ["prompts", "list", "--singel-page"],
+        /unknown flag --singel-page \(did you mean --single-page\?\)/,
+        "wmcp prompts list --help",
+      ],
+      [
+        ["ping", "--timout", "3"],
+        /unknown flag --timout \(did you mean --timeout\?\)/,
+        "wmcp ping --help",
       ],
       [
         ["auth", "logut"],

@@ -325,6 +325,63 @@ Deno.test("plans: --no-auth reaches only its endpoint and no credentials; auth s
   assert.ok(!headless.some((f) => f.startsWith("--allow-run")), headless.join(" "));
 });
 
+Deno.test("plans: resources, prompts and ping get exactly the grants tools list gets for the same target; prompts get reads its --arguments-file", () => {
+  const ctx = {
+    invocationDir: "/work",
+    deno: [Deno.execPath()],
+    configDir: "/home/u/.config/wmcp",
+    browser: "xdg-open",
+  };
+  const targets = [
+    ["--root", "/work/project"],
+    ["--endpoint", "http://127.0.0.1:3000/mcp"],
+    ["--endpoint", "http://127.0.0.1:3000/mcp", "--no-auth"],
+  ];
+  const commands = [
+    ["resources", "list"],
+    ["resources", "templates"],
+    ["resources", "read", "file:///x"],
+    ["prompts", "list"],
+    ["prompts", "get", "greet", "city=Lisbon"],
+    ["ping"],
+  ];
+  for (const target of targets) {
+    const tools = commandPermissions(["tools", "list", ...target], ctx);
+    assert.equal(tools.kind, "child");
+    for (const command of commands) {
+      const plan = commandPermissions([...command, ...target], ctx);
+      assert.deepEqual(plan, tools, [...command, ...target].join(" "));
+    }
+  }
+  const file = commandPermissions(
+    ["prompts", "get", "greet", "--arguments-file", "args.json", "--root", "/work/project"],
+    ctx,
+  );
+  assert.equal(file.kind, "child");
+  if (file.kind === "child") {
+    assert.ok(
+      file.flags.some((f) => f.startsWith("--allow-read=") && f.includes("/work/args.json")),
+      file.flags.join(" "),
+    );
+  }
+});
+
+Deno.test("router: ping and resources list reach the bundled server on --root through a scoped child", async () => {
+  const L = await scratch();
+  try {
+    const ping = await router(["ping", "--root", L.A, "--output", "json"], { cwd: L.cwd });
+    assert.equal(ping.code, 0, ping.stderr);
+    assert.equal(JSON.parse(ping.stdout).operation, "ping");
+    const list = await router(["resources", "list", "--root", L.A], { cwd: L.cwd });
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual(JSON.parse(list.stdout).pages[0].mcpResult.resources, []);
+    const missing = await router(["prompts", "list", "--root", `${L.A}/nope`], { cwd: L.cwd });
+    assert.equal(missing.code, 2, missing.stderr);
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
 Deno.test("auth: cli.ts started with narrower flags re-launches with the router's auth grant", async () => {
   const L = await scratch();
   try {

@@ -9,6 +9,11 @@
  * error with EVIL as message), `progress` (progress notifications with EVIL as message for about
  * a second), `ask` (an elicitation/create whose message, field title, description and enum
  * labels are EVIL), and one whose name is EVIL (the client leaves it out, with a warning).
+ *
+ * Resources and prompts: every name, title, description, MIME type, URI and URI template it lists
+ * carries EVIL; `hostile://text` reads as two contents (EVIL text, and a blob whose URI and MIME
+ * type are EVIL), `hostile://error` as a JSON-RPC error with EVIL as message; prompt `evil` (one
+ * required argument `x`) gets EVIL as description, role, text, an embedded resource and an image.
  */
 import { EVIL } from "./_hostile_text.ts";
 
@@ -33,6 +38,56 @@ const tools = [
   { name: "ask", description: EVIL, inputSchema: { type: "object" } },
   { name: EVIL, description: EVIL, inputSchema: { type: "object" } },
 ];
+
+const resources = [
+  { uri: "hostile://text", name: EVIL, title: EVIL, description: EVIL, mimeType: `text/${EVIL}` },
+  { uri: "hostile://error", name: "error", description: EVIL },
+];
+const resourceTemplates = [
+  { uriTemplate: `hostile://{id}${EVIL}`, name: EVIL, title: EVIL, mimeType: EVIL },
+];
+const prompts = [
+  {
+    name: "evil",
+    title: EVIL,
+    description: EVIL,
+    arguments: [{ name: "x", description: EVIL, required: true }],
+  },
+  { name: EVIL, description: EVIL },
+];
+
+/** Base64 of a text's UTF-8 bytes. */
+const b64 = (t: string) => btoa(String.fromCharCode(...enc.encode(t)));
+
+/** resources/read: EVIL in every string, a blob beside the text; or an EVIL JSON-RPC error. */
+function read(id: unknown, uri: unknown) {
+  if (uri !== "hostile://text") {
+    return send({ jsonrpc: "2.0", id, error: { code: -32002, message: EVIL } });
+  }
+  send({
+    jsonrpc: "2.0",
+    id,
+    result: {
+      contents: [
+        { uri, mimeType: `text/${EVIL}`, text: EVIL },
+        { uri: `hostile://${EVIL}`, mimeType: EVIL, blob: b64(EVIL) },
+      ],
+    },
+  });
+}
+
+/** prompts/get: EVIL as description, role, text, embedded resource and image type. */
+function getPrompt(id: unknown) {
+  const messages = [
+    { role: "user", content: { type: "text", text: EVIL } },
+    {
+      role: EVIL,
+      content: { type: "resource", resource: { uri: EVIL, mimeType: EVIL, text: EVIL } },
+    },
+    { role: "assistant", content: { type: "image", mimeType: EVIL, data: b64(EVIL) } },
+  ];
+  send({ jsonrpc: "2.0", id, result: { description: EVIL, messages } });
+}
 
 const waiting = new Map<string, (result: unknown) => void>();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -110,7 +165,7 @@ function handle(msg: Record<string, unknown>) {
         id,
         result: {
           protocolVersion: (msg.params as Record<string, unknown>).protocolVersion,
-          capabilities: { tools: {} },
+          capabilities: { tools: {}, resources: {}, prompts: {} },
           serverInfo: { name: `evil${EVIL}`, version: EVIL, title: EVIL },
           instructions: EVIL,
         },
@@ -119,6 +174,16 @@ function handle(msg: Record<string, unknown>) {
       return send({ jsonrpc: "2.0", id, result: { tools } });
     case "tools/call":
       return void call(id, msg.params as Record<string, unknown>);
+    case "resources/list":
+      return send({ jsonrpc: "2.0", id, result: { resources } });
+    case "resources/templates/list":
+      return send({ jsonrpc: "2.0", id, result: { resourceTemplates } });
+    case "resources/read":
+      return read(id, (msg.params as Record<string, unknown>).uri);
+    case "prompts/list":
+      return send({ jsonrpc: "2.0", id, result: { prompts } });
+    case "prompts/get":
+      return getPrompt(id);
     case "ping":
       return send({ jsonrpc: "2.0", id, result: {} });
     default:

@@ -2,7 +2,8 @@
  * The bundled client against a hostile server, on a real terminal (a pty from `script`): every
  * string the server supplies (progress and elicitation text, results, errors, JSON-RPC error
  * messages, server name, version, title and instructions, tool names and descriptions, the
- * stderr of a server that dies or logs) reaches the terminal escaped (decision 0042). The screen
+ * stderr of a server that dies or logs, resource and prompt names, URIs, MIME types, contents and
+ * messages) reaches the terminal escaped (decision 0042). The screen
  * holds no ESC, BEL, C1 CSI, bidi override, line separator or bare carriage return of the
  * server's; wmcp's own redraw of the progress line (`\r` then erase-line) is the one sequence
  * that may appear (NO_COLOR is set, so wmcp styles nothing).
@@ -128,6 +129,27 @@ Deno.test("escaping: a tool's result, its error text and a JSON-RPC error messag
     assert.equal(r.code === 0, tool === "result", `${tool}: ${r.screen}`);
     assertEscaped(r.screen);
   }
+});
+
+Deno.test("escaping: resources and prompts (lists, templates, a read, a get, an error)", async () => {
+  const runs: [string[], number][] = [
+    [["resources", "list"], 0],
+    [["resources", "templates"], 0],
+    [["resources", "read", "hostile://text"], 0],
+    [["resources", "read", "hostile://error"], 4],
+    [["prompts", "list"], 0],
+    [["prompts", "get", "evil", "x=1"], 0],
+  ];
+  for (const [args, code] of runs) {
+    const r = await onPty(args);
+    assert.equal(r.code, code, `${args.join(" ")}: ${r.screen}`);
+    assertEscaped(r.screen);
+  }
+  // The blob is a note with its size, never its bytes; each note and row stays one line.
+  const read = await onPty(["resources", "read", "hostile://text"]);
+  assert.match(read.screen, /\n\[blob \\u001b\]0;pwned[^\n]*ACCEPT SECOND LINE, 86 bytes\]\n/);
+  const get = await onPty(["prompts", "get", "evil", "x=1"]);
+  assert.match(get.screen, /\n\[image \\u001b[^\n]*, 86 bytes\]\n/);
 });
 
 Deno.test("escaping: progress messages are one escaped line", async () => {
