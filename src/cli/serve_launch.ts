@@ -216,9 +216,9 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
  * not given as a literal absolute path (absent: the invocation directory; or relative) is
  * refused by refuseBroadRoot when it is `/`, $HOME or above $HOME (links resolved by a probe
  * child, since the launcher holds no read permission). Returns the server arguments with
- * `--root DIR` when it was absent.
+ * `--root DIR` when it was absent. Exported for tests of the launcher's decision in process.
  */
-async function explicitRoot(serverArgs: string[]): Promise<string[]> {
+export async function explicitRoot(serverArgs: string[]): Promise<string[]> {
   const given = rootFlag(flagValue(serverArgs, "root"));
   if (isLiteralAbsoluteRoot(given)) return serverArgs;
   const root = normalizeAbsolute(resolveFromInvocation(given ?? "."));

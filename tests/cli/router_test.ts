@@ -4,13 +4,16 @@
  * the command line are reachable wherever they are, while anything the command did not name stays
  * refused (by the containment check, and by the child's Deno permissions: a probe run with exactly
  * the flags the router computes for `op` is refused read, net and run outside them); SIGTERM to
- * the router ends its child.
+ * the router ends its child. The containment check's refusals (../B, a link to B, B's absolute
+ * path) are answers of `op` itself: they run as `main` in process (decision 0052), one of them
+ * through the router too, with the same bytes and exit code.
  */
 import assert from "node:assert/strict";
 import { commandPermissions, UngrantablePathError } from "../../src/cli/command_permissions.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { errorOf, gone, PROJECT, ROUTER_FLAGS, routerWithChild, type Run } from "./_router.ts";
 import { launcherRuntime, launcherScript } from "../../src/cli/install.ts";
+import { runInProcess } from "../_support/in_process.ts";
 
 const dec = new TextDecoder();
 
@@ -196,18 +199,9 @@ Deno.test("router: files named on the command line are reachable from anywhere; 
       }),
     );
     const cwd = L.cwd;
-    await t.step("op --arguments-file elsewhere (absolute and relative)", async () => {
-      for (const f of [`${E}/args.json`, "../elsewhere/args.json"]) {
-        const r = await router(
-          ["op", "read_file", "--root", L.A, "--output", "json", "--arguments-file", f],
-          { cwd },
-        );
-        assert.equal(r.code, 0, r.stderr);
-        assert.equal(JSON.parse(r.stdout).content, "alpha\n");
-      }
-    });
-    await t.step("op --root A refuses ../B and a link to B (OUTSIDE_WORKSPACE)", async () => {
-      for (const path of ["../B/secret.txt", "link", `${L.B}/secret.txt`]) {
+    await t.step(
+      "op --arguments-file elsewhere (relative; tools call below names one absolute)",
+      async () => {
         const r = await router(
           [
             "op",
@@ -216,14 +210,35 @@ Deno.test("router: files named on the command line are reachable from anywhere; 
             L.A,
             "--output",
             "json",
-            "--arguments",
-            JSON.stringify({ path }),
+            "--arguments-file",
+            "../elsewhere/args.json",
           ],
           { cwd },
         );
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(JSON.parse(r.stdout).content, "alpha\n");
+      },
+    );
+    await t.step("op --root A refuses ../B and a link to B (OUTSIDE_WORKSPACE)", async () => {
+      const argv = (path: string) => [
+        "op",
+        "read_file",
+        "--root",
+        L.A,
+        "--output",
+        "json",
+        "--arguments",
+        JSON.stringify({ path }),
+      ];
+      for (const path of ["../B/secret.txt", "link", `${L.B}/secret.txt`]) {
+        const r = await runInProcess(argv(path), { cwd, env: { NO_COLOR: "1" } });
         assert.equal(r.code, 1, r.stderr);
         assert.equal(errorOf(r).code, "OUTSIDE_WORKSPACE");
         assert.ok(!r.stdout.includes("SECRET") && !r.stderr.includes("SECRET"));
+        if (path !== "link") continue;
+        // The anchor: through the router and its scoped child, the same bytes and exit code.
+        const real = await router(argv(path), { cwd });
+        assert.deepStrictEqual(real, { code: r.code, stdout: r.stdout, stderr: r.stderr });
       }
     });
     await t.step("op with a root that is a link: read through its real path", async () => {
