@@ -16,6 +16,7 @@
  * belongs to a real run.
  */
 import { main } from "../../src/cli/main.ts";
+import { route } from "../../src/cli/router.ts";
 import { type OutStream, withStreams } from "../../src/std_streams.ts";
 import type { CliResult } from "./cli.ts";
 import { TEST_CONFIG_DIR } from "../client/_client.ts";
@@ -33,6 +34,13 @@ export interface InProcessOptions {
    * interactive (it may sign in); nothing is read from the test's stdin unless the run prompts.
    */
   stdinIsTerminal?: boolean;
+  /**
+   * Run cli.ts's router (`route(argv)`, src/cli/router.ts) instead of `main(argv)`: for what the
+   * router answers before it starts the command's child (a path it cannot grant, a missing root).
+   * Its path and entry probes are still real children; a command it routes to a child would run
+   * there, with output not captured: use it where the router answers itself.
+   */
+  router?: boolean;
 }
 
 /** What one run in process produced: a real run's fields, and the permissions it gave up. */
@@ -113,7 +121,7 @@ async function once(args: string[], options: InProcessOptions): Promise<InProces
       () =>
         withStreams(
           { stdout, stderr, stdinIsTerminal: () => options.stdinIsTerminal ?? false },
-          () => main([...args]),
+          () => (options.router ? route : main)([...args]),
         ),
     );
   } finally {

@@ -1,11 +1,20 @@
 /**
  * The router's fixes, as real processes of cli.ts started exactly as the `cli` task starts it:
- * `tools call NAME --help` connects like the call (bundled server and --config); every path put
- * into a permission flag refuses a comma with exit 2; a missing bundled root is exit 2 before
- * any server starts; SIGHUP reaches the scoped child and a child's signal maps to 128+N; a
- * --config entry is loaded first so its child gets run on that command only and no net; auth
- * started with narrower flags re-launches with the router's own auth grant; the router's
- * VALUE_FLAGS match the commands' option tables; the serve launcher's flags match its task.
+ * `tools call NAME --help` connects like the call (bundled server and --config); SIGHUP reaches
+ * the scoped child and a child's signal maps to 128+N; a --config entry is loaded first so its
+ * child gets run on that command only and no net (the entry probe and a probe script under the
+ * planned flags are real children too); auth started with narrower flags re-launches with the
+ * router's own auth grant.
+ *
+ * What the router answers itself, before it starts any child, runs the router (`route(argv)`)
+ * in process with its streams captured, its path probe still a real child (decision 0052): plain
+ * help, every path put into a permission flag refusing a comma with exit 2, a missing or non-
+ * directory bundled root refused with exit 2 before any server starts. `op`'s missing root,
+ * which the router's scoped child answers, runs the CLI's main in process. The comma and the
+ * missing-root tests each have one real cli.ts run as their anchor (the same exit code, stdout
+ * and stderr as in process).
+ * The router's VALUE_FLAGS match the commands' option tables; the serve launcher's flags match
+ * its task.
  */
 import assert from "node:assert/strict";
 import {
@@ -14,6 +23,7 @@ import {
   VALUE_FLAGS,
 } from "../../src/cli/command_permissions.ts";
 import { probeEntry } from "../../src/cli/entry_probe.ts";
+import { runInProcess } from "../_support/in_process.ts";
 import { launcherFlags } from "../../src/cli/host_config.ts";
 import { DECLARED } from "../../src/cli/commands.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
@@ -44,6 +54,28 @@ async function router(
     signal: AbortSignal.timeout(60_000),
   }).output();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/**
+ * The router in process (`route(argv)` with the streams captured; its path probe is a real
+ * child), or with `child` the CLI's main, which answers in the scoped child the router starts;
+ * with `anchor` also as the real cli.ts `router` runs it: both must answer the same.
+ */
+async function routed(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; anchor?: boolean; child?: boolean },
+): Promise<Run> {
+  const r = await runInProcess(args, {
+    cwd: opts.cwd,
+    env: { NO_COLOR: "1", ...opts.env },
+    router: !opts.child,
+  });
+  const inProcess = { code: r.code, stdout: r.stdout, stderr: r.stderr };
+  if (opts.anchor) {
+    const real = await router(args, opts);
+    assert.deepStrictEqual(inProcess, real, `in process and as cli.ts: ${args.join(" ")}`);
+  }
+  return inProcess;
 }
 
 async function scratch() {
@@ -82,8 +114,9 @@ Deno.test("router: tools call NAME --help connects like the call (bundled and --
       assert.match(r.stdout, /startLine/, r.stdout);
       assert.doesNotMatch(r.stderr, /PERMISSION|NotCapable/, r.stderr);
     }
-    // Plain help needs nothing: it answers even when the root does not exist.
-    const plain = await router(["tools", "--help", "--root", "/nonexistent-wmcp"], { cwd: L.cwd });
+    // Plain help needs nothing: the router answers it in its own process (here the router in
+    // process), even when the root does not exist.
+    const plain = await routed(["tools", "--help", "--root", "/nonexistent-wmcp"], { cwd: L.cwd });
     assert.equal(plain.code, 0, plain.stderr);
     assert.match(plain.stdout, /tools/);
   } finally {
@@ -95,15 +128,17 @@ Deno.test("router: a comma in any granted path is exit 2 in words (credentials, 
   const L = await scratch();
   try {
     for (const dir of ["/tmp/x,/etc", "/tmp/x,/"]) {
-      const r = await router(["tools", "list", "--endpoint", "http://127.0.0.1:9/mcp"], {
+      // The first case is the anchor: the real router answers the same.
+      const r = await routed(["tools", "list", "--endpoint", "http://127.0.0.1:9/mcp"], {
         cwd: L.cwd,
         env: { WMCP_CONFIG_DIR: dir },
+        anchor: dir === "/tmp/x,/etc",
       });
       assert.equal(r.code, 2, r.stderr);
       const e = errorOf(r);
       assert.equal(e.code, "USAGE");
       assert.match(e.message, /credentials directory .*comma/);
-      const auth = await router(["auth", "status"], {
+      const auth = await routed(["auth", "status"], {
         cwd: L.cwd,
         env: { WMCP_CONFIG_DIR: dir },
       });
@@ -113,7 +148,7 @@ Deno.test("router: a comma in any granted path is exit 2 in words (credentials, 
     // The invocation directory, granted to a --config whose entry is not loaded first.
     const commaDir = `${L.base}/c,d`;
     await Deno.mkdir(commaDir);
-    const r = await router(["tools", "list", "--config", L.config], { cwd: commaDir });
+    const r = await routed(["tools", "list", "--config", L.config], { cwd: commaDir });
     assert.equal(r.code, 2, r.stderr);
     assert.match(errorOf(r).message, /invocation directory .*comma/);
     // The search worker directory (a checkout path with a comma).
@@ -135,7 +170,14 @@ Deno.test("router: a missing root is exit 2 USAGE for tools as for op (no server
   const L = await scratch();
   try {
     for (const args of [["tools", "list"], ["server-info"], ["op", "list_directory"]]) {
-      const r = await router([...args, "--root", "/nonexistent-wmcp-root"], { cwd: L.cwd });
+      // `tools list` is the anchor: the real router answers the same. The router refuses a
+      // bundled server's missing root itself; `op` it hands to its scoped child, whose main
+      // answers (in process here).
+      const r = await routed([...args, "--root", "/nonexistent-wmcp-root"], {
+        cwd: L.cwd,
+        anchor: args[0] === "tools",
+        child: args[0] === "op",
+      });
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
       const e = errorOf(r);
       assert.equal(e.code, "USAGE");
@@ -143,7 +185,7 @@ Deno.test("router: a missing root is exit 2 USAGE for tools as for op (no server
       assert.doesNotMatch(r.stderr, /bubblewrap|sandbox/i);
     }
     // A file is not a root either.
-    const f = await router(["tools", "list", "--root", `${L.A}/a.txt`], { cwd: L.cwd });
+    const f = await routed(["tools", "list", "--root", `${L.A}/a.txt`], { cwd: L.cwd });
     assert.equal(f.code, 2, f.stderr);
     assert.match(errorOf(f).message, /not a directory/);
   } finally {

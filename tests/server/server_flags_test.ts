@@ -1,15 +1,37 @@
 /**
- * The one server flags module (src/cli/server_flags.ts) with real child processes: --help and
- * --version on both servers and through the launcher, bad numbers and short secrets refused with
- * the same message directly and through `cli.ts serve http`, did-you-mean for unknown flags, the
- * permission function's output, a server started with exactly that output, and the tasks and
- * RUNTIME.md kept equal to the table.
+ * The one server flags module (src/cli/server_flags.ts): --help and --version on both servers and
+ * through the launcher, bad numbers and short secrets refused with the same message directly and
+ * through `cli.ts serve http`, did-you-mean for unknown flags, the permission function's output, a
+ * server started with exactly that output, and the tasks and RUNTIME.md kept equal to the table.
+ *
+ * What a server or the launcher answers before it serves is not a property of the process
+ * boundary, so those cases run in process (decision 0052): "directly" is what serve_http.ts and
+ * serve_stdio.ts do before they serve (answerInfoFlags, parseServerFlags, loadServerSecrets, a
+ * usage error printed as `wmcp: MESSAGE`, exit 2; Deno.mainModule set to the entry's, by which it
+ * names itself), "through the launcher" is the CLI's
+ * `main(["serve", KIND, ...])` (tests/_support/in_process.ts). Anchors run as real children (the
+ * entry with exactly serverPermissions' flags, or none for help; `cli.ts serve` with the tasks'
+ * launcher permissions) and must answer the same exit code, stdout and stderr as in process. The
+ * launcher reads no secret (the server it starts does), so its short-secret cases are real
+ * children: the launcher, the engine broker and the server. A server started with exactly
+ * serverPermissions' output serves as a real child.
  */
 import assert from "node:assert/strict";
 import denoConfig from "../../deno.json" with { type: "json" };
-import { flagsOf, SERVER_FLAGS, type ServerKind, suggestFlag } from "../../src/cli/server_flags.ts";
+import {
+  answerInfoFlags,
+  flagsOf,
+  parseServerFlags,
+  SERVER_FLAGS,
+  type ServerKind,
+  suggestFlag,
+} from "../../src/cli/server_flags.ts";
 import { serverPermissions } from "../../src/cli/server_permissions.ts";
+import { loadServerSecrets } from "../../src/cli/server_secrets.ts";
+import { UsageError } from "../../src/config.ts";
+import { type OutStream, withStreams } from "../../src/std_streams.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
+import { runInProcess } from "../_support/in_process.ts";
 import {
   CLI,
   makeWorkspace,
@@ -40,14 +62,105 @@ async function run(args: string[], env?: Record<string, string>): Promise<Outcom
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-/** A server entry run directly with exactly the permissions its flags need. */
-function direct(kind: ServerKind, args: string[], env?: Record<string, string>) {
+/** A stream that keeps what is written to it (as text). */
+function capture(): OutStream & { text: () => string } {
+  const chunks: Uint8Array[] = [];
+  return {
+    write: (bytes) => Promise.resolve((chunks.push(bytes.slice()), bytes.length)),
+    writeSync: (bytes) => (chunks.push(bytes.slice()), bytes.length),
+    isTerminal: () => false,
+    text: () => dec.decode(new Uint8Array(chunks.flatMap((c) => [...c]))),
+  };
+}
+
+/**
+ * What a server entry run directly answers before it serves, in process: help or version
+ * (answerInfoFlags, before anything is checked), else the flags (parseServerFlags) and, for HTTP,
+ * the secrets (loadServerSecrets, reading env over this process's environment), a usage error
+ * printed as the entries print it (`wmcp: MESSAGE`, exit 2), with Deno.mainModule the entry's for
+ * the run (the entry names itself by it). Every case here is refused or answered before the
+ * server would start.
+ */
+async function directInProcess(
+  kind: ServerKind,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Outcome> {
+  const stdout = capture();
+  const stderr = capture();
+  // The entry names itself by its main module (`serve_http.ts --help` in its messages).
+  const mainModule = Object.getOwnPropertyDescriptor(Deno, "mainModule")!;
+  const entry = new URL(`file://${ENTRY[kind]}`).href;
+  Object.defineProperty(Deno, "mainModule", { get: () => entry, configurable: true });
+  try {
+    const code = await withStreams({ stdout, stderr, stdinIsTerminal: () => false }, async () => {
+      const info = await answerInfoFlags(kind, args);
+      if (info !== undefined) return info;
+      try {
+        const flags = await parseServerFlags(kind, args);
+        if (kind === "http") {
+          await loadServerSecrets(flags, { env: (name) => env[name] ?? Deno.env.get(name) });
+        }
+      } catch (err) {
+        if (!(err instanceof UsageError)) throw err;
+        stderr.writeSync(new TextEncoder().encode(`wmcp: ${err.message}\n`));
+        return 2;
+      }
+      throw new Error(`${kind} ${args.join(" ")}: nothing refused, the server would start`);
+    });
+    return { code, stdout: stdout.text(), stderr: stderr.text() };
+  } finally {
+    Object.defineProperty(Deno, "mainModule", mainModule);
+  }
+}
+
+/** The same answer from the launcher, in process: the CLI's main(["serve", KIND, ...]). */
+async function launchedInProcess(
+  kind: ServerKind,
+  args: string[],
+  env?: Record<string, string>,
+): Promise<Outcome> {
+  const r = await runInProcess(["serve", kind, ...args], { env });
+  return { code: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A server entry run directly as a real child with exactly the permissions its flags need. */
+function directReal(kind: ServerKind, args: string[], env?: Record<string, string>) {
   return run(["run", ...serverPermissions(kind, args), ENTRY[kind], ...args], env);
 }
 
-/** The same flags through the launcher, with the tasks' permissions. */
-function launched(kind: ServerKind, args: string[], env?: Record<string, string>) {
-  return run(["run", ...LAUNCHER, CLI, "serve", kind, "--sandbox", "off", ...args], env);
+/** `cli.ts serve KIND` as a real child, with the tasks' launcher permissions. */
+function launchedReal(kind: ServerKind, args: string[], env?: Record<string, string>) {
+  return run(["run", ...LAUNCHER, CLI, "serve", kind, ...args], env);
+}
+
+/** Asserts a real child answered exactly as the in-process run; returns the in-process outcome. */
+function same(inProcess: Outcome, real: Outcome, what: string): Outcome {
+  assert.deepStrictEqual(inProcess, real, `in process and as a real child: ${what}`);
+  return inProcess;
+}
+
+/** A server entry run directly: in process, and with `anchor` also as a real child (the same). */
+async function direct(
+  kind: ServerKind,
+  args: string[],
+  o: { env?: Record<string, string>; anchor?: boolean } = {},
+): Promise<Outcome> {
+  const inProcess = await directInProcess(kind, args, o.env);
+  if (!o.anchor) return inProcess;
+  return same(inProcess, await directReal(kind, args, o.env), `serve_${kind}.ts ${args.join(" ")}`);
+}
+
+/** The same flags through the launcher (`--sandbox off`): in process, with `anchor` also real. */
+async function launched(
+  kind: ServerKind,
+  args: string[],
+  o: { anchor?: boolean } = {},
+): Promise<Outcome> {
+  const full = ["--sandbox", "off", ...args];
+  const inProcess = await launchedInProcess(kind, full);
+  if (!o.anchor) return inProcess;
+  return same(inProcess, await launchedReal(kind, full), `serve ${kind} ${full.join(" ")}`);
 }
 
 /** The usage message of a failed direct run (`wmcp: MESSAGE`). */
@@ -71,14 +184,27 @@ function launchedMessage(o: Outcome): string {
 }
 
 Deno.test("--help and --version: both servers, directly (no permissions) and through the launcher", async () => {
+  // The anchors: per server, one help flag directly with no permissions at all and one version
+  // flag through the launcher, the other way round for the other server.
+  const anchors = new Set(["http direct --help", "http launcher -V", "stdio direct --version"]);
+  anchors.add("stdio launcher -h");
   for (const kind of ["http", "stdio"] as const) {
-    const ways: [string, string[]][] = [
-      ["direct", ["run", "--no-prompt", ENTRY[kind]]],
-      ["launcher", ["run", ...LAUNCHER, CLI, "serve", kind]],
+    const ways: [string, (flag: string) => Promise<Outcome>, string[]][] = [
+      ["direct", (flag) => directInProcess(kind, [flag]), ["run", "--no-prompt", ENTRY[kind]]],
+      [
+        "launcher",
+        (flag) => launchedInProcess(kind, [flag]),
+        ["run", ...LAUNCHER, CLI, "serve", kind],
+      ],
     ];
-    for (const [way, prefix] of ways) {
+    for (const [way, inProcess, realPrefix] of ways) {
+      const answer = async (flag: string) => {
+        const o = await inProcess(flag);
+        if (!anchors.has(`${kind} ${way} ${flag}`)) return o;
+        return same(o, await run([...realPrefix, flag]), `${kind} ${way} ${flag}`);
+      };
       for (const flag of ["--help", "-h"]) {
-        const o = await run([...prefix, flag]);
+        const o = await answer(flag);
         const ctx = `${kind} ${way} ${flag}: ${o.stderr}`;
         assert.equal(o.code, 0, ctx);
         assert.equal(o.stderr, "", ctx);
@@ -95,15 +221,20 @@ Deno.test("--help and --version: both servers, directly (no permissions) and thr
         assert.equal(o.stdout.includes("--sandbox MODE"), way === "launcher", ctx);
       }
       for (const flag of ["--version", "-V"]) {
-        const o = await run([...prefix, flag]);
+        const o = await answer(flag);
         assert.equal(o.code, 0, `${kind} ${way} ${flag}: ${o.stderr}`);
         assert.equal(o.stdout, `${denoConfig.version}\n`);
         assert.equal(o.stderr, "");
       }
     }
   }
-  // Help wins over a bad value: nothing is checked, nothing starts.
-  const o = await run(["run", "--no-prompt", SERVE_HTTP, "--port", "nope", "--help"]);
+  // Help wins over a bad value: nothing is checked, nothing starts (anchored: the entry's order).
+  const args = ["--port", "nope", "--help"];
+  const o = same(
+    await directInProcess("http", args),
+    await run(["run", "--no-prompt", SERVE_HTTP, ...args]),
+    "serve_http.ts --port nope --help",
+  );
   assert.equal(o.code, 0, o.stderr);
   assert.match(o.stdout, /^serve_http\.ts /);
 });
@@ -123,10 +254,13 @@ Deno.test("bad numbers: exit 2 naming the flag, the same message directly and th
       [["--limit", "maxWriteBytes=0"], "--limit"],
       [["--endpoint", "mcp"], "--endpoint"],
     ];
+    // Anchored: a port (the first case) and a limit (parsed by the limits' own table).
+    const anchored = new Set(["--port 65536", "--limit maxWriteBytes=0"]);
     for (const [args, flag] of cases) {
       const full = ["--root", root, "--port", "0", ...args];
-      const d = await direct("http", full);
-      const l = await launched("http", full);
+      const anchor = anchored.has(args.join(" "));
+      const d = await direct("http", full, { anchor });
+      const l = await launched("http", full, { anchor });
       const ctx = `${args.join(" ")}: direct ${d.stderr} launcher ${l.stderr}`;
       assert.equal(d.code, 2, ctx);
       assert.equal(l.code, 2, ctx);
@@ -135,7 +269,7 @@ Deno.test("bad numbers: exit 2 naming the flag, the same message directly and th
       assert.equal(launchedMessage(l), directMessage(d), ctx);
     }
     // The stdio server checks its numbers with the same table.
-    const s = await direct("stdio", ["--root", root, "--page-size", "-3"]);
+    const s = await direct("stdio", ["--root", root, "--page-size", "-3"], { anchor: true });
     assert.equal(s.code, 2, s.stderr);
     assert.match(directMessage(s), /--page-size/);
   } finally {
@@ -149,22 +283,28 @@ Deno.test("short secrets: exit 2 naming the flag or variable, directly and throu
   try {
     await Deno.writeTextFile(`${dir}/short.tokens`, "long-enough-token-0123\nshort\n");
     await Deno.writeTextFile(`${dir}/short.key`, "k".repeat(31));
-    const cases: [string[], Record<string, string>, RegExp][] = [
-      [["--token-file", `${dir}/short.tokens`], {}, /--token-file .*at least 16 characters/],
-      [["--read-token-file", `${dir}/short.tokens`], {}, /--read-token-file .*at least 16/],
-      [[], { WMCP_TOKEN: "short" }, /WMCP_TOKEN .*at least 16 characters/],
-      [["--state-key-file", `${dir}/short.key`], {}, /--state-key-file .*at least 32 bytes/],
-      [[], { WMCP_STATE_KEY: "k".repeat(31) }, /WMCP_STATE_KEY .*at least 32 bytes/],
+    // The last field: also through the launcher as real children (the launcher reads no secret;
+    // the server it starts refuses, and its line reaches the launcher's stderr). One file flag and
+    // one variable; the direct run of each is anchored as well.
+    const cases: [string[], Record<string, string>, RegExp, boolean][] = [
+      [["--token-file", `${dir}/short.tokens`], {}, /--token-file .*at least 16 characters/, true],
+      [["--read-token-file", `${dir}/short.tokens`], {}, /--read-token-file .*at least 16/, false],
+      [[], { WMCP_TOKEN: "short" }, /WMCP_TOKEN .*at least 16 characters/, false],
+      [["--state-key-file", `${dir}/short.key`], {}, /--state-key-file .*at least 32 bytes/, false],
+      [[], { WMCP_STATE_KEY: "k".repeat(31) }, /WMCP_STATE_KEY .*at least 32 bytes/, true],
     ];
-    for (const [args, env, expected] of cases) {
+    for (const [args, env, expected, throughLauncher] of cases) {
       const full = ["--root", root, "--port", "0", ...args];
-      const d = await direct("http", full, env);
-      const l = await launched("http", full, env);
-      const ctx = `${JSON.stringify([args, env])}: direct ${d.stderr} launcher ${l.stderr}`;
-      assert.equal(d.code, 2, ctx);
+      const d = await direct("http", full, { env, anchor: throughLauncher });
+      const ctx0 = `${JSON.stringify([args, env])}: direct ${d.stderr}`;
+      assert.equal(d.code, 2, ctx0);
+      assert.equal(d.stdout, "", `${ctx0}: nothing served`);
+      assert.match(directMessage(d), expected, ctx0);
+      if (!throughLauncher) continue;
+      const l = await launchedReal("http", ["--sandbox", "off", ...full], env);
+      const ctx = `${ctx0} launcher ${l.stderr}`;
       assert.equal(l.code, 2, ctx);
-      assert.equal(d.stdout + l.stdout, "", `${ctx}: nothing served`);
-      assert.match(directMessage(d), expected, ctx);
+      assert.equal(l.stdout, "", `${ctx}: nothing served`);
       assert.equal(launchedMessage(l), directMessage(d), ctx);
     }
   } finally {
@@ -185,8 +325,9 @@ Deno.test("unknown flags: exit 2 with a did-you-mean from the table, directly an
       ] as const
     ) {
       const args = ["--root", root, flag, "1"];
-      const d = await direct(kind, args);
-      const l = await launched(kind, args);
+      // Anchored: the first HTTP case, and the stdio case directly.
+      const d = await direct(kind, args, { anchor: flag === "--prot" || kind === "stdio" });
+      const l = await launched(kind, args, { anchor: flag === "--prot" });
       const ctx = `${kind} ${flag}: ${d.stderr} ${l.stderr}`;
       assert.equal(d.code, 2, ctx);
       assert.equal(l.code, 2, ctx);
@@ -205,8 +346,8 @@ Deno.test("unknown flags: exit 2 with a did-you-mean from the table, directly an
       other.stderr,
       /--port is a flag of the HTTP server; serve_stdio\.ts does not take it/,
     );
-    // Through the launcher the message names the command as typed.
-    const typed = await launched("stdio", ["--root", root, "--port", "1"]);
+    // Through the launcher the message names the command as typed (anchored).
+    const typed = await launched("stdio", ["--root", root, "--port", "1"], { anchor: true });
     assert.equal(typed.code, 2);
     assert.equal(
       launchedMessage(typed),
