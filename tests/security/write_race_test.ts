@@ -104,6 +104,8 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
     const swapper = await startSwapper(`${W}/p`, `${W}/plink`);
     let swaps = 0;
     try {
+      // Nothing but the attempts changes O: each attempt's snapshot after is the next one's before.
+      let before = await snapshot(O);
       for (const [label, make] of kinds) {
         const t: Tally = { ok: 0, codes: {}, reportedEscapes: 0, silentEscapes: 0, changes: [] };
         tallies[label] = t;
@@ -111,7 +113,6 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
           if (label.startsWith("move_path(into")) {
             await Deno.writeTextFile(`${W}/src.txt`, "source\n");
           }
-          const before = await snapshot(O);
           const [name, args] = make(i);
           let error: WorkspaceError | null = null;
           try {
@@ -140,6 +141,7 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
             if (error?.code === "CHANGED_DURING_OPERATION") t.reportedEscapes++;
             else t.silentEscapes++;
           }
+          before = after;
         }
       }
     } finally {
