@@ -15,8 +15,16 @@ import { EVIL } from "./_hostile_text.ts";
 
 const FIXTURE = new URL("./_hostile_server.ts", import.meta.url).pathname;
 
+/**
+ * What runs the command on the pty: the router's child entry (scoped_main.ts: main, what cli.ts
+ * runs each command in) with the permissions the test names, or cli.ts itself (the router, which
+ * starts that child). The terminal is the subject here, not the router's grants: one test runs
+ * both and asserts the same screen.
+ */
+const SCOPED_MAIN = new URL("../../src/cli/scoped_main.ts", import.meta.url).pathname;
+
 /** Runs the client on a pty against the hostile server config entry `server` (answers typed in). */
-async function onPty(args: string[], server = "hostile", answers = "") {
+async function onPty(args: string[], server = "hostile", answers = "", viaRouter = false) {
   const dir = await Deno.makeTempDir({ prefix: "wmcp-esc-" });
   try {
     const config = `${dir}/mcp.json`;
@@ -30,17 +38,19 @@ async function onPty(args: string[], server = "hostile", answers = "") {
         mcpServers: { hostile: entry("serve"), chatty: entry("chatty"), dying: entry("die") },
       }),
     );
+    const flags = ["--quiet", "--no-prompt", `--allow-read=${dir}`, "--allow-env", "--allow-run"];
+    const words = [
+      ...args,
+      "--config",
+      config,
+      "--server",
+      server,
+      "--protocol-version",
+      "2025-11-25",
+    ];
     const client = "exec " + [
       Deno.execPath(),
-      ...cliArgv(["--quiet", "--no-prompt", `--allow-read=${dir}`, "--allow-env", "--allow-run"], [
-        ...args,
-        "--config",
-        config,
-        "--server",
-        server,
-        "--protocol-version",
-        "2025-11-25",
-      ]),
+      ...(viaRouter ? cliArgv(flags, words) : ["run", ...flags, SCOPED_MAIN, ...words]),
     ].map(shellQuote).join(" ");
     const child = new Deno.Command("script", {
       args: ["-qec", client, "/dev/null"],
@@ -106,6 +116,8 @@ Deno.test("escaping: server-info (name, version, title, instructions)", async ()
   assert.equal(r.code, 0, r.screen);
   assertEscaped(r.screen);
   assert.match(r.screen, /instructions:/);
+  // Through the router (cli.ts) the terminal shows the same.
+  assert.deepEqual(await onPty(["server-info"], "hostile", "", true), r);
 });
 
 Deno.test("escaping: tools list (a tool's name is one row)", async () => {
