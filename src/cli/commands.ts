@@ -237,17 +237,19 @@ export const SERVER_INFO = {
   ],
 } as const satisfies CommandDecl;
 
+/** The paging flags of a list command (`tools list`, `resources list`, ...). */
+const PAGING_FLAGS = {
+  "single-page": { kind: "bool", help: "only the first page" },
+  cursor: { kind: "string", value: "C", help: "start at this page cursor" },
+} as const satisfies Record<string, FlagDecl>;
+
 /** `tools list`: every page of the server's tools. */
 export const TOOLS_LIST = {
   path: ["tools", "list"],
   usage: ["[--single-page] [--cursor C] [--max-pages N] [CONNECTION] [OUTPUT]"],
   about:
     "Lists the server's tools (every page unless --single-page; at most --max-pages, default 100).",
-  flags: {
-    ...CLIENT_FLAGS,
-    "single-page": { kind: "bool", help: "only the first page" },
-    cursor: { kind: "string", value: "C", help: "start at this page cursor" },
-  },
+  flags: { ...CLIENT_FLAGS, ...PAGING_FLAGS },
   sections: [CONNECTION, TIME],
   examples: [
     "tools list --root ~/project",
@@ -318,12 +320,6 @@ the exit code is the worst one.`,
     `printf '%s\\n' '{"name":"read_file","arguments":{"path":"a.txt"}}' | {prog} tools run - --root .`,
   ],
 } as const satisfies CommandDecl;
-
-/** The paging flags of a list command (`tools list`, `resources list`, ...). */
-const PAGING_FLAGS = {
-  "single-page": { kind: "bool", help: "only the first page" },
-  cursor: { kind: "string", value: "C", help: "start at this page cursor" },
-} as const satisfies Record<string, FlagDecl>;
 
 /** `resources list`: every page of the server's resources. */
 export const RESOURCES_LIST = {

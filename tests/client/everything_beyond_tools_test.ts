@@ -11,11 +11,11 @@
  */
 import assert from "node:assert/strict";
 import { installNpmFixture } from "./_npm_fixture.ts";
+import { LOOPBACK_ONLY, startServer } from "./_peers.ts";
 import { type Json, runClient, stderrError, stdoutJson, stdoutLines } from "./_client.ts";
 import { runInProcess } from "../_support/in_process.ts";
 import { withTempDir, writeConfig } from "../_support/fs.ts";
 
-const LOOPBACK_ONLY = new URL("./fixtures/loopback_only.mjs", import.meta.url).pathname;
 const FEATURES = "demo://resource/static/document/features.md";
 const LEGACY = ["legacy", "2025-11-25"];
 
@@ -76,44 +76,6 @@ async function exercise(target: string[]): Promise<void> {
   assert.match(pretty.stdout, /^ping: answered in [0-9.]+ ms \(legacy 2025-11-25\)\n$/);
 }
 
-/** Node running server-everything over Streamable HTTP on 127.0.0.1: its URL and a stop. */
-async function startHttp(entry: string, cwd: string) {
-  const child = new Deno.Command("node", {
-    args: ["--import", LOOPBACK_ONLY, entry, "streamableHttp"],
-    env: { PORT: "0" },
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  let port: number | undefined;
-  // The preload reports the port it bound as one JSON line on stderr.
-  while (port === undefined) {
-    const { value, done } = await lines.read();
-    if (done) break;
-    seen += value;
-    const hit = seen.split("\n").find((l) => l.startsWith('{"event":"listening"'));
-    if (hit) port = JSON.parse(hit).port;
-  }
-  const drained = (async () => {
-    while (!(await lines.read()).done) { /* keep the pipe drained */ }
-  })();
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await child.status;
-    await drained;
-  };
-  if (port === undefined) {
-    await stop();
-    assert.fail(`server-everything did not listen: ${seen}`);
-  }
-  return { url: `http://127.0.0.1:${port}/mcp`, stop };
-}
-
 Deno.test("server-everything over stdio and Streamable HTTP: resources, templates, prompts, ping", async (t) => {
   const installed = await installNpmFixture({
     name: "server-everything",
@@ -136,9 +98,14 @@ Deno.test("server-everything over stdio and Streamable HTTP: resources, template
         assert.deepEqual(stdoutJson(child).metadata.method, "ping");
       });
       await t.step("Streamable HTTP on 127.0.0.1", async () => {
-        const server = await startHttp(entry, dir);
+        const server = await startServer(
+          "node",
+          ["--import", LOOPBACK_ONLY, entry, "streamableHttp"],
+          { env: { PORT: "0" }, readyEvent: "listening", cwd: dir },
+        );
         try {
-          await exercise(["--endpoint", server.url]);
+          assert.equal(server.ready.address, "127.0.0.1");
+          await exercise(["--endpoint", `http://127.0.0.1:${server.ready.port}/mcp`]);
         } finally {
           await server.stop();
         }

@@ -13,72 +13,13 @@
  */
 import assert from "node:assert/strict";
 import { assertExit, type Json, runClient, stdoutJson } from "./_client.ts";
+import { LOOPBACK_ONLY, startServer } from "./_peers.ts";
 import { installNpmFixture } from "./_npm_fixture.ts";
 import { writeConfig } from "../_support/fs.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url).pathname.replace(/\/$/, "");
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;
-const LOOPBACK_ONLY = `${FIXTURES}/loopback_only.mjs`;
 const LEGACY = { era: "legacy", protocolVersion: "2025-11-25" };
-
-/** A server process we started, ready once it printed a JSON line with `event`. */
-interface Server {
-  ready: Json;
-  stop(): Promise<void>;
-}
-
-async function startServer(
-  command: string,
-  args: string[],
-  opts: { readyEvent: string; env?: Record<string, string>; cwd?: string },
-): Promise<Server> {
-  const child = new Deno.Command(command, {
-    args,
-    env: opts.env,
-    cwd: opts.cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  let found: (v: Json) => void;
-  const ready = new Promise<Json>((r) => (found = r));
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    let buf = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      buf += chunk;
-      for (let nl = buf.indexOf("\n"); nl !== -1; nl = buf.indexOf("\n")) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        try {
-          const v = JSON.parse(line);
-          if (v?.event === opts.readyEvent) found(v);
-        } catch { /* not a JSON line */ }
-      }
-    }
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const first = await Promise.race([
-    ready,
-    child.status.then(() => null),
-    new Promise((r) => (timer = setTimeout(() => r(null), 30_000))),
-  ]);
-  clearTimeout(timer);
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await child.status;
-    await drained;
-  };
-  if (first === null) {
-    await stop();
-    assert.fail(`${command} ${args.join(" ")} did not become ready: ${text}`);
-  }
-  return { ready: first, stop };
-}
 
 /** What one peer should yield through one target. */
 interface Expect {

@@ -10,6 +10,7 @@
  * where that install was already done (`npm ci` with the same two files).
  */
 import assert from "node:assert/strict";
+import { LOOPBACK_ONLY, startServer } from "./_peers.ts";
 import { installNpmFixture } from "./_npm_fixture.ts";
 import { type CliResult, runCli } from "../_support/cli.ts";
 import { writeConfig } from "../_support/fs.ts";
@@ -23,7 +24,6 @@ const PAGING_SERVER = `${FIXTURES}/paging_server.ts`;
 const PAGING_PAGES = `${FIXTURES}/paging_pages.json`;
 const REPEAT_PAGES = `${FIXTURES}/repeat_pages.json`;
 const V1_SERVER = `${FIXTURES}/v1_server.ts`;
-const LOOPBACK_ONLY = `${FIXTURES}/loopback_only.mjs`;
 const EVERYTHING_VERSION = "2026.8.31";
 
 const LEGACY = { era: "legacy", protocolVersion: "2025-11-25" };
@@ -149,69 +149,6 @@ async function isGone(pid: number): Promise<boolean> {
     stderr: "null",
   }).output();
   return code !== 0;
-}
-
-/** A server process we started, ready once it printed a JSON line with `event` (stdout or stderr). */
-interface Server {
-  ready: Json;
-  stop(): Promise<void>;
-  output(): string;
-}
-
-async function startServer(
-  command: string,
-  args: string[],
-  opts: { env?: Record<string, string>; readyEvent: string; cwd?: string },
-): Promise<Server> {
-  const child = new Deno.Command(command, {
-    args,
-    env: opts.env,
-    cwd: opts.cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  let resolveReady!: (v: Json) => void;
-  const ready = new Promise<Json>((r) => (resolveReady = r));
-  const drain = async (stream: ReadableStream<Uint8Array>) => {
-    let buf = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) !== -1) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (!line.startsWith("{")) continue;
-        try {
-          const v = JSON.parse(line);
-          if (v?.event === opts.readyEvent) resolveReady(v);
-        } catch { /* not ours */ }
-      }
-    }
-  };
-  const drained = Promise.all([drain(child.stdout), drain(child.stderr)]);
-  const status = child.status;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const first = await Promise.race([
-    ready,
-    status.then((s) => ({ exited: s.code })),
-    new Promise((r) => (timer = setTimeout(() => r({ timeout: true }), 30_000))),
-  ]);
-  clearTimeout(timer);
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch { /* gone */ }
-    await status;
-    await drained;
-  };
-  if ((first as Json)?.event !== opts.readyEvent) {
-    await stop();
-    assert.fail(`${command} ${args.join(" ")} did not become ready: ${text}`);
-  }
-  return { ready: first, stop, output: () => text };
 }
 
 // ---------------------------------------------------------------------------------------------
