@@ -35,6 +35,8 @@ export interface Broker {
   socket: string;
   /** What the server must say first. */
   token: string;
+  /** Its process id. */
+  pid: number;
   /** Settles with the broker's exit code when it exits, whenever that is. */
   exited: Promise<number>;
   /** Ends it: its stdin closes (it exits on its own), then SIGKILL after STOP_MS. */
@@ -135,5 +137,5 @@ export async function startBroker(
     await stop();
     return { reason: ready.reason ?? "ripgrep cannot run here" };
   }
-  return { dir, socket, token, exited, stop };
+  return { dir, socket, token, pid: child.pid, exited, stop };
 }

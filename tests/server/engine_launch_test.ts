@@ -3,7 +3,9 @@
  * host starts them (`cli.ts serve stdio` with the tasks' permissions): with `--engine auto` (the
  * default) on a machine with bubblewrap and ripgrep the server reports and uses the native engine,
  * inside the sandbox or not; `--engine builtin` starts no broker; a bad value is a usage error;
- * and a broker that dies takes the server with it (exit 1, said on stderr, no process left).
+ * a broker that dies takes the server with it (exit 1, said on stderr, no process left); and a
+ * signal to the launcher's whole process group (as a terminal sends Ctrl-C or a hang-up) ends the
+ * server and the broker without blaming the broker, leaving no process or directory.
  */
 import assert from "node:assert/strict";
 import { CLI } from "../_support/cli.ts";
@@ -28,9 +30,14 @@ class Served {
   stderr = "";
   #next = 10;
 
-  constructor(args: string[]) {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...LAUNCHER, CLI, "serve", "stdio", ...args],
+  /**
+   * `session`: in a session (and process group) of its own, as a terminal's foreground job is,
+   * so that a signal can go to its whole group (setsid(1) execs it: the child's pid is the group's).
+   */
+  constructor(args: string[], o: { session?: boolean } = {}) {
+    const argv = [Deno.execPath(), "run", ...LAUNCHER, CLI, "serve", "stdio", ...args];
+    const child = new Deno.Command(o.session ? "setsid" : argv[0], {
+      args: o.session ? argv : argv.slice(1),
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -108,6 +115,32 @@ async function childrenOf(ppid: number, text: string): Promise<number[]> {
 /** Whether a process runs (or is yet to be reaped). */
 async function alive(pid: number): Promise<boolean> {
   return (await processes()).some((p) => p.pid === pid);
+}
+
+/** The directory a broker was started with (its `--dir`, from its command line). */
+async function brokerDir(pid: number): Promise<string> {
+  const args = (await processes()).find((p) => p.pid === pid)?.args ?? "";
+  const dir = /--dir (\/tmp\/wmcp-engine-[0-9a-f]+)/.exec(args)?.[1];
+  assert.ok(dir, `the broker's directory in ${args}`);
+  return dir;
+}
+
+/**
+ * Waits until a process that is not this test's child has ended (it cannot be awaited): true once
+ * ps no longer lists it, false if it still runs after a generous bound.
+ */
+async function gone(pid: number, boundMs = 30_000): Promise<boolean> {
+  const end = Date.now() + boundMs;
+  while (await alive(pid)) {
+    if (Date.now() > end) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+/** Whether a path exists (links not followed). */
+async function exists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
 }
 
 async function withTree(fn: (root: string) => Promise<void>): Promise<void> {
@@ -198,12 +231,52 @@ Deno.test({
       const servers = await childrenOf(s.child.pid, "serve_stdio.ts");
       assert.ok(broker, "the broker runs");
       assert.equal(servers.length, 1, "the server runs (in bubblewrap)");
+      const dir = await brokerDir(broker);
       Deno.kill(broker, "SIGKILL");
       const status = await s.child.status;
       assert.equal(status.code, 1, s.stderr);
       assert.match(s.stderr, /broker exited .* the server was stopped/);
       assert.equal(await alive(servers[0]), false, "the server (and its bubblewrap) ended");
       await s.close().catch(() => {});
+      // A killed broker cannot remove its directory (the launcher may not write there): this
+      // test killed it, so this test removes what it left.
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
     });
   },
 });
+
+for (const signal of ["SIGINT", "SIGHUP", "SIGTERM"] as const) {
+  Deno.test({
+    name:
+      `${signal} to the launcher's whole process group: the server and the broker end, no broker blamed, nothing left`,
+    ignore: !available,
+    async fn() {
+      await withTree(async (root) => {
+        const s = new Served(["--root", root], { session: true });
+        await s.start();
+        const found = await s.tool("search_text", { query: "needle" });
+        assert.equal((found.matches as unknown[]).length, 1);
+        const [broker] = await childrenOf(s.child.pid, "broker/main.ts");
+        assert.ok(broker, "the broker runs");
+        const dir = await brokerDir(broker);
+        const servers = await childrenOf(s.child.pid, "serve_stdio.ts");
+        assert.equal(servers.length, 1, "the server runs (in bubblewrap)");
+        // As a terminal sends Ctrl-C or a hang-up to its foreground job: to every process of it.
+        const kill = await new Deno.Command("kill", {
+          args: [`-${signal.slice(3)}`, "--", `-${s.child.pid}`],
+        }).output();
+        assert.ok(kill.success);
+        const status = await s.child.status;
+        await s.close().catch(() => {});
+        assert.notEqual(status.code, 1, s.stderr);
+        assert.doesNotMatch(s.stderr, /broker exited/);
+        if (signal === "SIGINT") assert.equal(status.code, 130, s.stderr);
+        // A launcher that ends on the signal closes the broker's stdin as it goes: the broker
+        // ends on its own after it, removing its directory.
+        assert.ok(await gone(broker), "the broker ended");
+        assert.ok(await gone(servers[0]), "the server (and its bubblewrap) ended");
+        assert.equal(await exists(dir), false, "the broker's directory is gone");
+      });
+    },
+  });
+}

@@ -198,6 +198,15 @@ Deno.test({
       assert.equal(after?.id, 7, JSON.stringify(after));
       assert.ok(await noProcessIn(root), "no rg, find or bwrap left running in the workspace");
 
+      // Signals its launcher's process group gets (Ctrl-C, a closed terminal, kill -- -PGID)
+      // are the launcher's to act on: the broker outlives them and still answers.
+      for (const sig of ["SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"] as const) {
+        Deno.kill(broker.pid, sig);
+      }
+      await c.send(grep(8));
+      const still = await c.next();
+      assert.equal(still?.id, 8, JSON.stringify(still));
+
       // A line over the cap closes the connection.
       await c.send("x".repeat(MAX_REQUEST_LINE + 10));
       assert.equal(await c.next(), null);

@@ -6,8 +6,9 @@
  * It creates DIR (0700; an existing one is refused), says `ready` on stdout, listens on
  * DIR/engine.sock, accepts the first connection that says the token, and stops listening (the
  * socket file is removed). It answers that connection's greps (session.ts) until it closes. It
- * exits, killing every grep, when stdin ends (the launcher stops it, or is gone) or on SIGTERM,
- * never by itself while the launcher runs, and removes DIR on the way out.
+ * exits, killing every grep, when stdin ends (the launcher stops it, or is gone), never by itself
+ * while the launcher runs and not on a signal the launcher's process group gets (the launcher acts
+ * on those), and removes DIR on the way out.
  *
  * @module
  */
@@ -109,8 +110,24 @@ async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
   return { token, ended };
 }
 
+/** Signals the broker outlives (the launcher, which gets them too, decides). */
+const IGNORED_SIGNALS: readonly Deno.Signal[] = [
+  "SIGHUP",
+  "SIGINT",
+  "SIGQUIT",
+  "SIGTERM",
+  "SIGUSR1",
+  "SIGUSR2",
+];
+
 /** Runs the broker; resolves with its exit code. */
 export async function main(args: string[]): Promise<number> {
+  // Its life is the launcher's: it ends when its stdin closes (the launcher stopped it, or died).
+  // A signal sent to the launcher's process group (Ctrl-C, a closed terminal, `kill -- -PGID`)
+  // reaches it too, and is the launcher's to act on: it stops the server, then this broker.
+  // Ending here on such a signal would make the launcher report a broker that died, and the
+  // default action of SIGHUP or SIGQUIT would leave its directory behind.
+  for (const sig of IGNORED_SIGNALS) Deno.addSignalListener(sig, () => {});
   const dir = argValue(args, "--dir");
   const root = argValue(args, "--root");
   const { token, ended } = await stdinToken();
@@ -135,14 +152,10 @@ export async function main(args: string[]): Promise<number> {
     const hello = await selfCheck(root, rg, find);
     const reason = hello.native ? {} : { reason: hello.reason };
     console.log(JSON.stringify({ event: "ready", native: hello.native, ...reason }));
-    const stop = new Promise<void>((resolve) => {
-      for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, resolve);
-      ended.then(resolve);
-    });
     const o = { root, rg: rg ?? "", find: find ?? "", token, hello, socket };
     // The session's end is not the broker's: the launcher says when (stdin), after the server.
     void serve(listener, o, (s) => (session = s)).catch(() => {});
-    await stop;
+    await ended;
     return 0;
   } finally {
     cleanup();
