@@ -14,6 +14,7 @@
  */
 import { type BrokerAnswer, SOCKET_NAME } from "../../workspace/native/protocol.ts";
 import { BrokerSession, readLines } from "./session.ts";
+import { FORWARDED } from "../child.ts";
 import { FIND_CANDIDATES, RG_CANDIDATES, sandboxArgs } from "./programs.ts";
 
 /** How long `rg --version` in its sandbox may take (ms). */
@@ -110,24 +111,15 @@ async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
   return { token, ended };
 }
 
-/** Signals the broker outlives (the launcher, which gets them too, decides). */
-const IGNORED_SIGNALS: readonly Deno.Signal[] = [
-  "SIGHUP",
-  "SIGINT",
-  "SIGQUIT",
-  "SIGTERM",
-  "SIGUSR1",
-  "SIGUSR2",
-];
-
 /** Runs the broker; resolves with its exit code. */
 export async function main(args: string[]): Promise<number> {
   // Its life is the launcher's: it ends when its stdin closes (the launcher stopped it, or died).
   // A signal sent to the launcher's process group (Ctrl-C, a closed terminal, `kill -- -PGID`)
   // reaches it too, and is the launcher's to act on: it stops the server, then this broker.
   // Ending here on such a signal would make the launcher report a broker that died, and the
-  // default action of SIGHUP or SIGQUIT would leave its directory behind.
-  for (const sig of IGNORED_SIGNALS) Deno.addSignalListener(sig, () => {});
+  // default action of SIGHUP or SIGQUIT would leave its directory behind. The set is the one the
+  // launcher forwards to the server.
+  for (const sig of FORWARDED) Deno.addSignalListener(sig, () => {});
   const dir = argValue(args, "--dir");
   const root = argValue(args, "--root");
   const { token, ended } = await stdinToken();
