@@ -14,8 +14,6 @@ import {
   readResource,
   type RequestOptions,
   type RequestOutcome,
-  RESOURCE_TEMPLATES_LIST,
-  RESOURCES_LIST,
 } from "../client/requests.ts";
 import { writeStdout } from "./output.ts";
 import { didYouMean, unknownArgumentMessage } from "./suggest.ts";
@@ -42,9 +40,9 @@ export interface MoreContext {
 
 /** The list commands: `resources list`, `resources templates`, `prompts list`. */
 const LISTS = {
-  "resources list": { kind: RESOURCES_LIST, view: RESOURCES_VIEW },
-  "resources templates": { kind: RESOURCE_TEMPLATES_LIST, view: TEMPLATES_VIEW },
-  "prompts list": { kind: PROMPTS_LIST, view: PROMPTS_VIEW },
+  "resources list": RESOURCES_VIEW,
+  "resources templates": TEMPLATES_VIEW,
+  "prompts list": PROMPTS_VIEW,
 } as const;
 
 /** Whether a command path is one of this module's. */
@@ -58,7 +56,8 @@ export async function listCommand(
   path: string,
   paging: { singlePage: boolean; cursor: string | undefined },
 ): Promise<number> {
-  const { kind, view } = LISTS[path as keyof typeof LISTS];
+  const view = LISTS[path as keyof typeof LISTS];
+  const kind = view.kind;
   const pages = await listPages(c.session, kind, { ...c.listOptions, ...paging });
   await writeStdout(renderPages(view, pages, { ...metadataOf(c.session) }, c.output));
   return CLIENT_EXIT.ok;

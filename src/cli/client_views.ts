@@ -5,7 +5,8 @@
  * the round trip). Server-supplied text reaches a terminal only through
  * src/client/terminal_text.ts (decision 0042); JSON only through `line` (terminalJson).
  */
-import { CONTRACT_VERSION, type Page } from "../client/commands.ts";
+import { CONTRACT_VERSION, type ListKind, type Page } from "../client/commands.ts";
+import { PROMPTS_LIST, RESOURCE_TEMPLATES_LIST, RESOURCES_LIST } from "../client/requests.ts";
 import { terminalLine, terminalSafe } from "../client/terminal_text.ts";
 import { palette, stdoutColor } from "./colors.ts";
 import { terminalColumns } from "./output.ts";
@@ -14,12 +15,10 @@ import { itemTable } from "./table.ts";
 
 type Item = Record<string, unknown>;
 
-/** How one list is shown: its items' member, the names its views use, its table. */
+/** How one list is shown: the request it shows (method, items' member), its views' names, its table. */
 export interface ListView {
-  /** The list method (the envelope's operation). */
-  method: string;
-  /** The result member holding the items. */
-  key: string;
+  /** The list request: its method (the envelope's operation) and the result member of its items. */
+  kind: ListKind;
   /** The json view's count member (`resourceCount`). */
   countKey: string;
   /** The items in the pretty footer (`resources`). */
@@ -53,8 +52,7 @@ function promptSignature(item: Item): string {
 
 /** `resources list`. */
 export const RESOURCES_VIEW: ListView = {
-  method: "resources/list",
-  key: "resources",
+  kind: RESOURCES_LIST,
   countKey: "resourceCount",
   noun: "resources",
   head: ["URI", "MIME TYPE", "NAME"],
@@ -63,8 +61,7 @@ export const RESOURCES_VIEW: ListView = {
 
 /** `resources templates`. */
 export const TEMPLATES_VIEW: ListView = {
-  method: "resources/templates/list",
-  key: "resourceTemplates",
+  kind: RESOURCE_TEMPLATES_LIST,
   countKey: "resourceTemplateCount",
   noun: "resource templates",
   head: ["URI TEMPLATE", "MIME TYPE", "NAME"],
@@ -73,8 +70,7 @@ export const TEMPLATES_VIEW: ListView = {
 
 /** `prompts list`. */
 export const PROMPTS_VIEW: ListView = {
-  method: "prompts/list",
-  key: "prompts",
+  kind: PROMPTS_LIST,
   countKey: "promptCount",
   noun: "prompts",
   head: ["PROMPT", "ARGUMENTS", "DESCRIPTION"],
@@ -95,17 +91,17 @@ export function renderPages(
   if (output === "mcp-json") {
     return line({
       contractVersion: CONTRACT_VERSION,
-      operation: view.method,
+      operation: view.kind.method,
       pages,
       metadata: { pageCount: pages.length, ...meta },
     });
   }
-  const items = pages.flatMap((p) => p.mcpResult[view.key] as unknown[]);
+  const items = pages.flatMap((p) => p.mcpResult[view.kind.key] as unknown[]);
   if (output === "json") {
     return line({
-      operation: view.method,
+      operation: view.kind.method,
       derived: "flattened from every page; not lossless (use --output mcp-json)",
-      [view.key]: items,
+      [view.kind.key]: items,
       metadata: { pageCount: pages.length, [view.countKey]: items.length, ...meta },
     });
   }
