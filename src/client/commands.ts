@@ -416,13 +416,18 @@ async function sendCall(
   };
 }
 
-/** A JSON-RPC error answered the call: a protocol error with its code and data. */
-function rpcErrorOutcome(meta: Record<string, unknown>, last: RawMessage): CallOutcome {
+/** A JSON-RPC error response as the client's failure: a protocol error with its code and data. */
+export function rpcError(last: RawMessage): ClientError {
   const e = last.error as { code?: number; message?: string; data?: unknown };
-  const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
+  return new ClientError("protocol", e.message ?? "JSON-RPC error", {
     rpcCode: e.code,
     details: e.data,
   });
+}
+
+/** A JSON-RPC error answered the call: a protocol error with its code and data. */
+function rpcErrorOutcome(meta: Record<string, unknown>, last: RawMessage): CallOutcome {
+  const error = rpcError(last);
   return { envelope: errorEnvelope(meta, last), exitCode: error.exitCode, error };
 }
 
@@ -441,14 +446,26 @@ function resultVerdict(
   result: Record<string, unknown>,
   o: CallOptions,
 ): ClientError | "tool-error" | undefined {
+  const incomplete = resultTypeVerdict(result);
+  if (incomplete !== undefined) return incomplete;
+  if (!Array.isArray(result.content)) {
+    return new ClientError("invalid-result", "the tools/call result has no content array");
+  }
+  if (result.isError === true) return "tool-error";
+  return outputVerdict(name, result, o);
+}
+
+/**
+ * What a result's resultType says of it: input required (this run could not answer it), an
+ * unrecognized type, or undefined when it is complete (an absent resultType counts as complete).
+ */
+export function resultTypeVerdict(result: Record<string, unknown>): ClientError | undefined {
   const resultType = result.resultType;
   if (resultType === "input_required") {
     return new ClientError(
       "input-required",
       "the server needs input that this run did not provide",
-      {
-        details: { inputRequests: result.inputRequests ?? null },
-      },
+      { details: { inputRequests: result.inputRequests ?? null } },
     );
   }
   if (resultType !== undefined && resultType !== "complete") {
@@ -457,11 +474,7 @@ function resultVerdict(
       `unrecognized resultType ${JSON.stringify(resultType)}`,
     );
   }
-  if (!Array.isArray(result.content)) {
-    return new ClientError("invalid-result", "the tools/call result has no content array");
-  }
-  if (result.isError === true) return "tool-error";
-  return outputVerdict(name, result, o);
+  return undefined;
 }
 
 /** structuredContent against the tool's outputSchema, when it declares one. */

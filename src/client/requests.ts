@@ -14,6 +14,8 @@ import {
   type ListKind,
   metadataOf,
   missingResultType,
+  resultTypeVerdict,
+  rpcError,
 } from "./commands.ts";
 
 /** resources/list. */
@@ -174,12 +176,7 @@ async function request(
   };
   const metadata = { ...metadataOf(s), ...(how.rounds ? { rounds: sent.rounds } : {}) };
   if (last && "error" in last) {
-    const e = last.error as { code?: number; message?: string; data?: unknown };
-    const error = new ClientError("protocol", e.message ?? "JSON-RPC error", {
-      rpcCode: e.code,
-      details: e.data,
-    });
-    return failed({ ...envelope, mcpError: last.error, metadata }, error);
+    return failed({ ...envelope, mcpError: last.error, metadata }, rpcError(last));
   }
   if (!last || !("result" in last)) {
     return failed({ ...envelope, metadata }, sent.failure(sdkError ?? new Error("no response")));
@@ -214,20 +211,8 @@ function resultVerdict(
   if (typeof result !== "object" || result === null || Array.isArray(result)) {
     return new ClientError("invalid-result", `the ${method} result is not an object`);
   }
-  const resultType = result.resultType;
-  if (resultType === "input_required") {
-    return new ClientError(
-      "input-required",
-      "the server needs input that this run did not provide",
-      { details: { inputRequests: result.inputRequests ?? null } },
-    );
-  }
-  if (resultType !== undefined && resultType !== "complete") {
-    return new ClientError(
-      "invalid-result",
-      `unrecognized resultType ${JSON.stringify(resultType)}`,
-    );
-  }
+  const incomplete = resultTypeVerdict(result);
+  if (incomplete !== undefined) return incomplete;
   const complaint = check(result);
   return complaint === undefined ? undefined : new ClientError("invalid-result", complaint);
 }
