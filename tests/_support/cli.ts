@@ -63,21 +63,28 @@ export function spawnCli(
     const w = child.stdin.getWriter();
     w.write(new TextEncoder().encode(options.stdin)).then(() => w.close()).catch(() => {});
   }
+  // The output is read through readers the watchdog can cancel: a child the router started
+  // (with the command's grants) may outlive a killed router and hold the pipes open.
+  const stdout = collect(child.stdout.getReader());
+  const stderr = collect(child.stderr.getReader());
   let killed = false;
   const watchdog = setTimeout(() => {
     killed = true;
     try {
       child.kill("SIGKILL");
     } catch { /* gone */ }
+    child.status.then(() => {
+      stdout.cancel();
+      stderr.cancel();
+    });
   }, options.timeoutMs ?? 60_000);
-  const done = child.output().then((out) => {
+  const done = Promise.all([child.status, stdout.text, stderr.text]).then(([status, out, err]) => {
     clearTimeout(watchdog);
-    const dec = new TextDecoder();
     const r: CliResult = {
-      code: out.code,
-      signal: out.signal,
-      stdout: dec.decode(out.stdout),
-      stderr: dec.decode(out.stderr),
+      code: status.code,
+      signal: status.signal,
+      stdout: out,
+      stderr: err,
       ms: performance.now() - started,
     };
     if (killed) throw new Error(`cli ${args.join(" ")} did not exit in time: ${JSON.stringify(r)}`);
@@ -87,6 +94,32 @@ export function spawnCli(
     throw err;
   });
   return { child, done };
+}
+
+/** A stream read to its end as text, or as far as it got when cancelled. */
+function collect(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  const chunks: Uint8Array[] = [];
+  const text = (async () => {
+    try {
+      while (true) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+      }
+    } catch { /* cancelled */ }
+    return new TextDecoder().decode(concat(chunks));
+  })();
+  return { text, cancel: () => void reader.cancel().catch(() => {}) };
+}
+
+function concat(chunks: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /** Runs `deno run DENO_FLAGS cli.ts ARGS` to completion. */
