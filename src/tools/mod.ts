@@ -7,6 +7,7 @@ import type { ToolUnit } from "./unit.ts";
 import { workspaceInfoTool } from "./workspace_info.ts";
 import { listDirectoryTool } from "./list_directory.ts";
 import { readFileTool } from "./read_file.ts";
+import { readFilesTool } from "./read_files.ts";
 import { readMediaTool } from "./read_media.ts";
 import { getFileInfoTool } from "./get_file_info.ts";
 import { findFilesTool } from "./find_files.ts";
@@ -24,6 +25,7 @@ export const TOOLS: readonly ToolUnit[] = Object.freeze([
   workspaceInfoTool,
   listDirectoryTool,
   readFileTool,
+  readFilesTool,
   readMediaTool,
   getFileInfoTool,
   findFilesTool,

@@ -345,6 +345,11 @@ export class CheckedFile {
     return fs.readSync(this.fd, buffer, offset, length, null);
   }
 
+  /** Reads at `position` (the descriptor's position is unchanged), synchronously. */
+  readAtSync(buffer: Uint8Array, offset: number, length: number, position: number): number {
+    return fs.readSync(this.fd, buffer, offset, length, position);
+  }
+
   /** Reads at the current position through the runtime's blocking pool (large files). */
   read(buffer: Uint8Array, offset: number, length: number): Promise<number> {
     return new Promise((resolve, reject) => {

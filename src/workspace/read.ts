@@ -9,7 +9,7 @@ import {
   retryReplacedRead,
   verifyAfterRead,
 } from "./containment.ts";
-import { jsonBytes, ResultBudget } from "./budget.ts";
+import { jsonBytes } from "./budget.ts";
 import { resultReserve } from "./limits.ts";
 import {
   assertFitsBudget,
@@ -23,19 +23,33 @@ import {
   sha256Stream,
 } from "./text.ts";
 import { LineWindow } from "./read_window.ts";
+import { readTail, type Tail } from "./read_tail.ts";
 
 /** Arguments of readFile. */
 export interface ReadFileArgs {
   path: string;
   startLine?: number;
   endLine?: number;
+  /** The last N lines, read from the file's end (not with startLine or endLine). */
+  tailLines?: number;
   maxBytes?: number;
+}
+
+/** Why a tail read has no sha256 and totalLines: it did not read the file whole. */
+export interface TailHashSkipped {
+  reason: "tailLines";
+  /** The file's size when it was opened. */
+  size: number;
 }
 
 /** How a read operation is run: its cancellation signal. */
 export interface ReadOptions {
   /** Aborts the read (cancellation, timeout, shutdown): it stops with CANCELLED. */
   signal?: AbortSignal;
+  /** The time this read may take (ms); default the workspace's maxOperationMs. */
+  maxOperationMs?: number;
+  /** The bytes this read's result may take; default the workspace's maxResultBytes (read_file). */
+  resultBytes?: number;
 }
 
 /** Result of readFile. */
@@ -45,12 +59,16 @@ export interface ReadFileResult {
   size: number;
   /** Lines of the whole file; absent when the file is over maxHashBytes (see sha256Skipped). */
   totalLines?: number;
-  startLine: number;
-  endLine: number;
+  /** First line returned; absent on a tail read that did not read the file whole. */
+  startLine?: number;
+  /** Last line returned (0 when none); absent when startLine is. */
+  endLine?: number;
+  /** On a tailLines read: the lines content holds, the last of them the file's last line. */
+  linesFromEnd?: number;
   /** sha256 of the whole file; absent when the file is over maxHashBytes. */
   sha256?: string;
-  /** Why sha256 and totalLines are absent: the file is larger than maxHashBytes. */
-  sha256Skipped?: HashSkipped;
+  /** Why sha256 and totalLines are absent: the file is larger than maxHashBytes, or a tail read did not read it whole. */
+  sha256Skipped?: HashSkipped | TailHashSkipped;
   truncated: boolean;
   /** What cut the range: the call's maxBytes, or the result byte budget. */
   truncatedReason?: "maxBytes" | "maxResultBytes";
@@ -182,6 +200,18 @@ function readFileResult(
   return result;
 }
 
+/** Cancellation and the time budget of one text read, between chunks. */
+function readPacer(ws: Workspace, options: ReadOptions): () => Promise<void> {
+  const maxOperationMs = options.maxOperationMs ?? ws.limits.maxOperationMs;
+  return pacer({ signal: options.signal, maxOperationMs });
+}
+
+/** JSON bytes the content of one text read may take: what its fixed fields and path leave. */
+function contentRoom(ws: Workspace, options: ReadOptions, rel: string): number {
+  const limit = options.resultBytes ?? ws.limits.maxResultBytes;
+  return Math.max(0, limit - resultReserve(limit) - jsonBytes(rel) - 1);
+}
+
 /** One attempt of readFile (retryReplacedRead runs it again when the file is replaced). */
 async function readFileOnce(
   ws: Workspace,
@@ -189,6 +219,7 @@ async function readFileOnce(
   options: ReadOptions,
 ): Promise<ReadFileResult> {
   const maxBytes = checkedMaxBytes(ws, args);
+  if (args.tailLines !== undefined) return await readTailOnce(ws, args, maxBytes, options);
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Infinity;
   const r = await ws.policy.resolve(args.path, {
@@ -197,12 +228,10 @@ async function readFileOnce(
     syncMetadata: true,
   });
   const file = openCheckedFileSync(r, "path");
-  const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
+  const tick = readPacer(ws, options);
   const hashLimit = ws.limits.maxHashBytes;
   // The content's share of the result budget: what the fixed fields leave.
-  const budget = new ResultBudget(ws.limits.maxResultBytes, 0);
-  budget.take(resultReserve(ws.limits.maxResultBytes) + jsonBytes(r.rel));
-  const maxJson = budget.remaining;
+  const maxJson = contentRoom(ws, options, r.rel);
   let statSize = 0;
   let hash: ReturnType<typeof sha256Stream> | null = null;
   let window: LineWindow;
@@ -219,6 +248,83 @@ async function readFileOnce(
   verifyAfterRead(r, "path");
   const sha256 = hash && read.atEof ? hash.hex() : null;
   return readFileResult(r.rel, window, read, { start, statSize, hashLimit, sha256 });
+}
+
+/** tailLines with startLine or endLine, or not a positive integer: INVALID_ARGUMENT. */
+function checkTailArgs(args: ReadFileArgs): number {
+  const n = args.tailLines!;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new WorkspaceError("INVALID_ARGUMENT", `tailLines must be a positive integer, got ${n}`, {
+      argument: "tailLines",
+    });
+  }
+  if (args.startLine !== undefined || args.endLine !== undefined) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      "tailLines cannot be combined with startLine or endLine",
+      { argument: "tailLines" },
+    );
+  }
+  return n;
+}
+
+/** The read_file result of a tail read (fields in read_file's order). */
+function tailResult(rel: string, t: Tail): ReadFileResult {
+  const { whole } = t;
+  const lines = whole
+    ? {
+      totalLines: whole.totalLines,
+      startLine: Math.max(1, whole.totalLines - t.lines + 1),
+      endLine: whole.totalLines,
+    }
+    : {};
+  const result: ReadFileResult = {
+    path: rel,
+    content: t.content,
+    size: t.size,
+    ...lines,
+    linesFromEnd: t.lines,
+    ...(whole
+      ? { sha256: whole.sha256 }
+      : { sha256Skipped: { reason: "tailLines" as const, size: t.size } }),
+    truncated: t.cut !== undefined,
+  };
+  if (t.cut !== undefined) result.truncatedReason = t.cut;
+  if (t.lineTruncated) result.lineTruncated = true;
+  return result;
+}
+
+/** One attempt of a tailLines read: the file's end, read backwards (read_tail.ts). */
+async function readTailOnce(
+  ws: Workspace,
+  args: ReadFileArgs,
+  maxBytes: number,
+  options: ReadOptions,
+): Promise<ReadFileResult> {
+  const lines = checkTailArgs(args);
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
+  const file = openCheckedFileSync(r, "path");
+  const tick = readPacer(ws, options);
+  const maxJson = contentRoom(ws, options, r.rel);
+  let tail: Tail;
+  try {
+    tail = await readTail(file, {
+      lines,
+      maxBytes,
+      maxJson,
+      hashLimit: ws.limits.maxHashBytes,
+      rel: r.rel,
+      tick,
+    });
+  } finally {
+    file.close();
+  }
+  verifyAfterRead(r, "path");
+  return tailResult(r.rel, tail);
 }
 
 /** Result of readMedia. */

@@ -184,6 +184,28 @@ export function cutText(s: string, maxUtf8: number, maxJson: number): string {
 }
 
 /**
+ * Longest suffix of s, never splitting a code point, whose UTF-8 size is at most maxUtf8 and
+ * whose JSON string size is at most maxJson (cutText from the other end).
+ */
+export function cutTextEnd(s: string, maxUtf8: number, maxJson: number): string {
+  let u = 0;
+  let j = 0;
+  let i = s.length;
+  const c = { units: 0, utf8: 0, json: 0 };
+  while (i > 0) {
+    const low = s.charCodeAt(i - 1);
+    const high = i >= 2 ? s.charCodeAt(i - 2) : 0;
+    const at = low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? i - 2 : i - 1;
+    costAt(s, at, c);
+    if (u + c.utf8 > maxUtf8 || j + c.json > maxJson) break;
+    u += c.utf8;
+    j += c.json;
+    i = at;
+  }
+  return s.slice(i);
+}
+
+/**
  * Throws TOO_LARGE (details size, limit, reason "maxResultBytes") unless the JSON of a
  * fixed-shape result (nothing in it can be cut) fits the result byte budget.
  */

@@ -96,12 +96,12 @@ function resultOf(r: CliResult): Record<string, unknown> {
   return JSON.parse(r.stdout);
 }
 
-Deno.test("cli: op list shows 7 operations read-only and 12 with --write", async () => {
+Deno.test("cli: op list shows 8 operations read-only and 13 with --write", async () => {
   await withTempDir(async (dir) => {
     const ro = resultOf(await anchored(["op", "list"], { read: [dir] }));
     const ops = ro.operations as Record<string, unknown>[];
     assert.deepStrictEqual(ops.map((o) => o.name), availableOperations(false).map((o) => o.name));
-    assert.equal(ops.length, 7);
+    assert.equal(ops.length, 8);
     for (const o of ops) {
       const def = getOperation(o.name as string)!;
       assert.deepStrictEqual(o, {
@@ -115,7 +115,7 @@ Deno.test("cli: op list shows 7 operations read-only and 12 with --write", async
       });
     }
     const rw = resultOf(await cli(["op", "list", "--write"], { read: [dir] }));
-    assert.equal((rw.operations as unknown[]).length, 12);
+    assert.equal((rw.operations as unknown[]).length, 13);
     // Compact JSON by default when stdout is not a terminal.
     const raw = (await cli(["op", "list"], { read: [dir] })).stdout;
     assert.ok(raw.endsWith("}\n") && !raw.slice(0, -1).includes("\n"), "one line of JSON");

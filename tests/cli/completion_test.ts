@@ -100,7 +100,7 @@ const CASES: Case[] = [
   ["wmcp tools c", ["call"]],
   ["wmcp config print --host cl", ["claude-desktop", "claude-code"]],
   ["wmcp op read_file --ro", ["--root"]],
-  ["wmcp op re", ["read_file", "read_media"]],
+  ["wmcp op re", ["read_file", "read_files", "read_media"]],
   ["wmcp serve http --sandbox ", ["auto", "required", "off"]],
   ["wmcp serve stdio --engine ", ["auto", "native", "builtin"]],
   ["wmcp serve stdio --root ", ["other", "subdir"]],

@@ -247,6 +247,7 @@ Deno.test("serve_stdio.ts (startStdioServer on real pipes) answers connect()'s t
         "workspace_info",
         "list_directory",
         "read_file",
+        "read_files",
         "read_media",
         "get_file_info",
         "find_files",

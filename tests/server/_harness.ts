@@ -154,6 +154,7 @@ export const READ_TOOLS = [
   "workspace_info",
   "list_directory",
   "read_file",
+  "read_files",
   "read_media",
   "get_file_info",
   "find_files",

@@ -13,6 +13,7 @@ import type { OperationContext } from "../../mod.ts";
 import type { WorkspaceInfoResult } from "../../src/workspace/info.ts";
 import type { ListDirectoryResult } from "../../src/workspace/list.ts";
 import type { FileInfoResult, ReadFileResult, ReadMediaResult } from "../../src/workspace/read.ts";
+import type { ReadFilesResult } from "../../src/workspace/read_many.ts";
 import type { FindFilesResult } from "../../src/workspace/find.ts";
 import type { SearchTextResult } from "../../src/workspace/search.ts";
 import type { WriteFileResult } from "../../src/workspace/write.ts";
@@ -26,6 +27,7 @@ export interface Results {
   workspace_info: WorkspaceInfoResult;
   list_directory: ListDirectoryResult;
   read_file: ReadFileResult;
+  read_files: ReadFilesResult;
   read_media: ReadMediaResult;
   get_file_info: FileInfoResult;
   find_files: FindFilesResult;

@@ -196,7 +196,7 @@ Deno.test("read_file: maxBytes pages continue exactly where they stopped", async
         assert.equal(r.endLine, 50);
         break;
       }
-      assert.equal(r.nextStartLine, r.endLine + 1);
+      assert.equal(r.nextStartLine, r.endLine! + 1);
       start = r.nextStartLine!;
       assert.ok(pages < 100, "paging terminates");
     }

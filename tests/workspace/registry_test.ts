@@ -17,6 +17,7 @@ const READ_OPS = [
   "workspace_info",
   "list_directory",
   "read_file",
+  "read_files",
   "read_media",
   "get_file_info",
   "find_files",
@@ -75,7 +76,13 @@ Deno.test("registry: input schemas name their required arguments", () => {
   assert.deepStrictEqual(required("move_path"), ["destination", "source"]);
   assert.deepStrictEqual(required("delete_path"), ["path"]);
   const props = jsonSchemas(getOperation("read_file")!).input.properties as Record<string, unknown>;
-  assert.deepStrictEqual(Object.keys(props).sort(), ["endLine", "maxBytes", "path", "startLine"]);
+  assert.deepStrictEqual(Object.keys(props).sort(), [
+    "endLine",
+    "maxBytes",
+    "path",
+    "startLine",
+    "tailLines",
+  ]);
 });
 
 Deno.test("registry: availableOperations by mode", () => {

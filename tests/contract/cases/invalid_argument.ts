@@ -87,6 +87,28 @@ export const INVALID_ARGUMENT_CASES: Case[] = [
     ),
   },
   {
+    name: "INVALID_ARGUMENT: tailLines with startLine",
+    op: "read_file",
+    fixture: BASE,
+    args: (p) => ({ path: p("a.txt"), startLine: 1, tailLines: 2 }),
+    expect: err(
+      "INVALID_ARGUMENT",
+      "tailLines",
+      issue("tailLines", "tailLines cannot be combined with startLine or endLine"),
+    ),
+  },
+  {
+    name: "INVALID_ARGUMENT: read_files with no paths",
+    op: "read_files",
+    fixture: BASE,
+    args: () => ({ paths: [] }),
+    expect: err(
+      "INVALID_ARGUMENT",
+      "paths",
+      issue("paths", "Too small: expected array to have >=1 items"),
+    ),
+  },
+  {
     name: "INVALID_ARGUMENT: startLine past the end",
     op: "read_file",
     fixture: BASE,

@@ -1,6 +1,6 @@
 /**
  * Contract table, section "success: read".
- * Successful reads: workspace_info, list_directory, read_file, read_media, get_file_info,
+ * Successful reads: workspace_info, list_directory, read_file, read_files, read_media, get_file_info,
  * find_files, search_text.
  */
 import { type Case, FIFO, limitsOf, link } from "../_model.ts";
@@ -164,6 +164,155 @@ export const READ_CASES: Case[] = [
         truncated: true,
         truncatedReason: "maxBytes",
         nextStartLine: 2,
+      },
+    },
+  },
+  {
+    name: "read_file: tailLines of a small file (read whole: line numbers and sha256)",
+    op: "read_file",
+    fixture: BASE,
+    args: (p) => ({ path: p("a.txt"), tailLines: 2 }),
+    expect: {
+      result: {
+        path: "a.txt",
+        content: "beta\ngamma\n",
+        size: 17,
+        totalLines: 3,
+        startLine: 2,
+        endLine: 3,
+        linesFromEnd: 2,
+        sha256: sha(A),
+        truncated: false,
+      },
+    },
+  },
+  {
+    name: "read_file: tailLines beyond the file's length gives every line",
+    op: "read_file",
+    fixture: BASE,
+    args: (p) => ({ path: p("a.txt"), tailLines: 50 }),
+    expect: {
+      result: {
+        path: "a.txt",
+        content: A,
+        size: 17,
+        totalLines: 3,
+        startLine: 1,
+        endLine: 3,
+        linesFromEnd: 3,
+        sha256: sha(A),
+        truncated: false,
+      },
+    },
+  },
+  {
+    name: "read_file: tailLines under maxBytes keeps the newest lines",
+    op: "read_file",
+    fixture: BASE,
+    args: (p) => ({ path: p("a.txt"), tailLines: 3, maxBytes: 11 }),
+    expect: {
+      result: {
+        path: "a.txt",
+        content: "beta\ngamma\n",
+        size: 17,
+        totalLines: 3,
+        startLine: 2,
+        endLine: 3,
+        linesFromEnd: 2,
+        sha256: sha(A),
+        truncated: true,
+        truncatedReason: "maxBytes",
+      },
+    },
+  },
+  {
+    name: "read_file: tailLines of a large file reads only its end (no line numbers, no sha256)",
+    op: "read_file",
+    // Not UTF-8 at its first byte: a whole read would be BINARY_FILE; the tail never reads it.
+    fixture: { "large.log": new Uint8Array([0xff, ...new TextEncoder().encode(LARGE)]) },
+    args: (p) => ({ path: p("large.log"), tailLines: 2 }),
+    expect: {
+      result: {
+        path: "large.log",
+        content: LINE + LINE,
+        size: 300_001,
+        linesFromEnd: 2,
+        sha256Skipped: { reason: "tailLines", size: 300_001 },
+        truncated: false,
+      },
+    },
+  },
+  {
+    name: "read_files: each path read or its typed error, in order",
+    op: "read_files",
+    fixture: BASE,
+    args: (p) => ({ paths: [p("a.txt"), p("missing.txt"), p("dir/sub/c.txt")] }),
+    expect: {
+      result: {
+        files: [
+          {
+            path: "a.txt",
+            content: A,
+            size: 17,
+            totalLines: 3,
+            startLine: 1,
+            endLine: 3,
+            sha256: sha(A),
+            truncated: false,
+          },
+          {
+            path: "missing.txt",
+            error: {
+              code: "NOT_FOUND",
+              message: "path missing.txt does not exist",
+              argument: "paths[1]",
+            },
+          },
+          {
+            path: "dir/sub/c.txt",
+            content: C_TXT,
+            size: 8,
+            totalLines: 1,
+            startLine: 1,
+            endLine: 1,
+            sha256: sha(C_TXT),
+            truncated: false,
+          },
+        ],
+        truncated: false,
+      },
+    },
+  },
+  {
+    name: "read_files: tailLines for every path; a binary file is its own error",
+    op: "read_files",
+    fixture: { ...BASE, "bin.dat": NUL_BYTES },
+    args: (p) => ({ paths: [p("bin.dat"), p("a.txt")], tailLines: 1 }),
+    expect: {
+      result: {
+        files: [
+          {
+            path: "bin.dat",
+            error: {
+              code: "BINARY_FILE",
+              message: "bin.dat is not UTF-8 text; use read_media to read it as base64",
+              argument: "paths[0]",
+              details: { suggestion: "read_media" },
+            },
+          },
+          {
+            path: "a.txt",
+            content: "gamma\n",
+            size: 17,
+            totalLines: 3,
+            startLine: 3,
+            endLine: 3,
+            linesFromEnd: 1,
+            sha256: sha(A),
+            truncated: false,
+          },
+        ],
+        truncated: false,
       },
     },
   },

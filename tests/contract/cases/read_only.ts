@@ -35,6 +35,7 @@ export const READ_ONLY_CASES: Case[] = [
         "workspace_info",
         "list_directory",
         "read_file",
+        "read_files",
         "read_media",
         "get_file_info",
         "find_files",
