@@ -212,6 +212,13 @@ Deno.test("renderers: read_file text after a dim header; search hits grep-style,
     const list = prettyResult("list_directory", await run(ws, "list_directory", { path: "." }));
     assert.match(list, /^docs\/$/m);
     assert.match(list, /^src\/$/m);
+    // With sizes: the directory name bold blue, its total dim.
+    const sized = await run(ws, "list_directory", { path: ".", sizes: true });
+    const styled = prettyResult("list_directory", sized, { palette: palette(true) });
+    const B = (s: string) => `\x1b[1m\x1b[34m${s}\x1b[39m\x1b[22m`;
+    const D = (s: string) => `\x1b[2m${s}\x1b[22m`;
+    const srcBytes = TREE["src/a.ts"].length + TREE["src/b.ts"].length;
+    assert.ok(styled.includes(`${B("src/")}${D(` (${srcBytes} bytes total)`)}`), styled);
   });
 });
 
