@@ -4,6 +4,10 @@
  */
 import type { Styles } from "./unit.ts";
 
+/** A directory line's total note (list_directory with sizes), from the `/` that ends the name. */
+const DIRECTORY_TOTAL =
+  /\/ \(((at least )?\d+ bytes total(, partial: \w+)?|total unknown: [\w ]+)\)$/;
+
 /** A list_directory or find_files line: directories bold blue, notes in brackets dim. */
 export function styledEntryLine(line: string, c: Styles): string {
   if (
@@ -12,6 +16,10 @@ export function styledEntryLine(line: string, c: Styles): string {
     return c.dim(line);
   }
   if (line.endsWith("/")) return c.bold(c.blue(line));
+  const total = DIRECTORY_TOTAL.exec(line);
+  if (total) {
+    return c.bold(c.blue(line.slice(0, total.index + 1))) + c.dim(line.slice(total.index + 1));
+  }
   const note = / \((\d+ bytes|symlink|special file)\)$/.exec(line);
   if (!note) return line;
   const name = line.slice(0, note.index);

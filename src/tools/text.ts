@@ -40,12 +40,18 @@ export function quoted(s: string): string {
   );
 }
 
-/** One entry of a listing or a find: `dir/`, `name (N bytes)`, `link (symlink)`... */
-export function entryLine(e: { path: string; type: string; size?: number | null }): string {
+/** One entry of a listing or a find: `dir/`, `dir/ (N bytes total)`, `name (N bytes)`... */
+export function entryLine(e: {
+  path: string;
+  type: string;
+  size?: number | null;
+  totalSize?: number | null;
+  totalSizePartial?: string;
+}): string {
   const path = shownPath(e.path);
   switch (e.type) {
     case "directory":
-      return `${path}/`;
+      return `${path}/${directoryTotal(e)}`;
     case "symlink":
       return `${path} (symlink)`;
     case "other":
@@ -53,6 +59,14 @@ export function entryLine(e: { path: string; type: string; size?: number | null 
     default:
       return typeof e.size === "number" ? `${path} (${e.size} bytes)` : path;
   }
+}
+
+/** A listed directory's total when sizes were asked for: ` (N bytes total)`, or marked partial. */
+function directoryTotal(e: { totalSize?: number | null; totalSizePartial?: string }): string {
+  if (e.totalSize === undefined) return "";
+  if (e.totalSize === null) return ` (total unknown: ${e.totalSizePartial ?? "not summed"})`;
+  if (e.totalSizePartial === undefined) return ` (${e.totalSize} bytes total)`;
+  return ` (at least ${e.totalSize} bytes total, partial: ${e.totalSizePartial})`;
 }
 
 /** What to do about a truncated search or find, naming the argument to change. */

@@ -83,6 +83,11 @@ export interface WalkOptions {
   onUnreadable?: (visited: number) => void;
   /** Called with the entry count (`visited`) when a directory at maxDepth is not entered. */
   onDepthLimit?: (visited: number) => void;
+  /**
+   * Called once, when the visited cap stops the walk: `chain` is then the directory whose
+   * listing was cut (the directories of that chain are the ones left unfinished).
+   */
+  onCapped?: () => void;
   /** Skip a directory (and everything below it) when this returns true. */
   pruneDir?: (entry: WalkEntry) => boolean;
   /** Checked between entries: throws CANCELLED or TIME_BUDGET_EXCEEDED. */
@@ -373,6 +378,7 @@ export class Walker {
     if (o.respectGitignore && isIgnored(here, rel, listedType === "directory")) return null;
     if (stats.visited >= o.maxVisited) {
       stats.capped = true;
+      o.onCapped?.();
       return CAPPED;
     }
     stats.visited++;

@@ -101,7 +101,11 @@ async function inTmux(dir: string, command: string, columns: number): Promise<st
     String(columns),
     "-y",
     "50",
-    `${command}; echo $? > ${shellQuote(done)}; sleep 120`,
+    // The status is renamed into place: the file never exists empty (a `>` redirect creates it
+    // before echo writes, and a poll between the two read "").
+    `${command}; echo $? > ${shellQuote(`${done}.tmp`)}; mv ${shellQuote(`${done}.tmp`)} ${
+      shellQuote(done)
+    }; sleep 120`,
   );
   assert.equal(started.code, 0, new TextDecoder().decode(started.stderr));
   try {
@@ -213,6 +217,13 @@ Deno.test("renderers: read_file text after a dim header; search hits grep-style,
     const list = prettyResult("list_directory", await run(ws, "list_directory", { path: "." }));
     assert.match(list, /^docs\/$/m);
     assert.match(list, /^src\/$/m);
+    // With sizes: the directory name bold blue, its total dim.
+    const sized = await run(ws, "list_directory", { path: ".", sizes: true });
+    const styled = prettyResult("list_directory", sized, { palette: palette(true) });
+    const B = (s: string) => `\x1b[1m\x1b[34m${s}\x1b[39m\x1b[22m`;
+    const D = (s: string) => `\x1b[2m${s}\x1b[22m`;
+    const srcBytes = TREE["src/a.ts"].length + TREE["src/b.ts"].length;
+    assert.ok(styled.includes(`${B("src/")}${D(` (${srcBytes} bytes total)`)}`), styled);
   });
 });
 

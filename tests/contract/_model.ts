@@ -20,6 +20,7 @@ export const SMALL_LIMITS: Partial<Limits> = {
   maxReadBytes: 64,
   maxMediaBytes: 16,
   maxWriteBytes: 16,
+  maxVisited: 6,
 };
 
 /**
@@ -45,11 +46,11 @@ export function limitsOf(config: ConfigName): Limits {
 export type FixtureNode =
   | string
   | Uint8Array
-  | { dir: true }
+  | { dir: true; mtime?: number }
   | { link: string }
   | { hardlink: string }
   | { fifo: true }
-  | { file: string; mode: number };
+  | { file: string; mode?: number; mtime?: number };
 
 /**
  * Files, directories and links to create, relative to the case directory. Parents are
@@ -60,6 +61,12 @@ export type Fixture = Record<string, FixtureNode>;
 
 /** A directory. */
 export const DIR = { dir: true } as const;
+/**
+ * A text file (or, with `dir: true` as content, a directory) whose mtime is set, in seconds since
+ * the epoch, after the whole fixture is made (so creating its contents does not move it).
+ */
+export const timed = (content: string | { dir: true }, mtime: number): FixtureNode =>
+  typeof content === "string" ? { file: content, mtime } : { dir: true, mtime };
 /** A FIFO (named pipe). */
 export const FIFO = { fifo: true } as const;
 /** A symbolic link with this target. */
@@ -201,10 +208,16 @@ export async function materialize(
     else if ("hardlink" in node) await Deno.link(`${dir}/${node.hardlink}`, abs);
     else if ("file" in node) {
       await Deno.writeTextFile(abs, node.file);
-      await Deno.chmod(abs, node.mode);
+      if (node.mode !== undefined) await Deno.chmod(abs, node.mode);
     } else {
       const out = await new Deno.Command("mkfifo", { args: [abs], stderr: "piped" }).output();
       if (!out.success) throw new Error(`mkfifo ${abs}: ${new TextDecoder().decode(out.stderr)}`);
+    }
+  }
+  // Times last: making a directory's contents moves its mtime.
+  for (const [rel, node] of entries) {
+    if (typeof node === "object" && "mtime" in node && node.mtime !== undefined) {
+      await Deno.utime(`${dir}/${rel}`, node.mtime, node.mtime);
     }
   }
 }

@@ -1,10 +1,10 @@
 /**
  * Walks racing a directory swap (issue 8, section 1): while _swapper.py exchanges a
  * workspace directory with a symbolic link to an outside directory (renameat2
- * RENAME_EXCHANGE in a tight loop, from a second process), list_directory, find_files and
- * search_text run again and again (search_text also behind the native engine's prefilter,
- * decision 0054). Every refusal must be CHANGED_DURING_OPERATION, and the counts of clean results,
- * refusals and escapes are printed.
+ * RENAME_EXCHANGE in a tight loop, from a second process), list_directory (also with its
+ * directory totals, sizes), find_files and search_text run again and again (search_text also
+ * behind the native engine's prefilter, decision 0054). Every refusal must be
+ * CHANGED_DURING_OPERATION, and the counts of clean results, refusals and escapes are printed.
  *
  * What the in-process layer guarantees against another process, and what it cannot: every
  * directory entered and file opened is tied to the identity its lstat recorded and the
@@ -72,10 +72,31 @@ async function setup(
   return { base, ws, close: async () => await prefilter?.close() };
 }
 
+/** Bytes of the files below ws/d as setup writes them (what every directory total must stay within). */
+const INSIDE_BYTES = Array.from(
+  { length: 20 },
+  (_, i) => `inside content ${i}\n`.length + `inside content deep ${i}\n`.length,
+).reduce((a, b) => a + b);
+
+/**
+ * list_directory with sizes names nothing outside, so its escape is a number: the only directory
+ * listed at the root is ws/d's (under either name while the racer swaps), whose exact total is
+ * INSIDE_BYTES and whose partial total is at most that; anything else counted outside bytes.
+ */
+function sizeEscaped(r: unknown): boolean {
+  const entries = (r as { entries: { totalSize?: number | null; totalSizePartial?: string }[] })
+    .entries;
+  return entries.some((e) =>
+    typeof e.totalSize === "number" &&
+    (e.totalSizePartial === undefined ? e.totalSize !== INSIDE_BYTES : e.totalSize > INSIDE_BYTES)
+  );
+}
+
 async function race(
   name: string,
   input: Record<string, unknown>,
   native = false,
+  escaped: (result: unknown) => boolean = () => false,
 ): Promise<Tally> {
   const { base, ws, close } = await setup(native);
   const tally: Tally = { ok: 0, changed: 0, escapes: 0, other: [], plain: 0, plainEscapes: 0 };
@@ -99,7 +120,7 @@ async function race(
       try {
         const r = await runOperation({ workspace: ws }, name, input);
         const text = JSON.stringify(r);
-        if (text.includes(SECRET) || text.includes(SECRET_NAME)) tally.escapes++;
+        if (text.includes(SECRET) || text.includes(SECRET_NAME) || escaped(r)) tally.escapes++;
         else tally.ok++;
       } catch (err) {
         if (err instanceof WorkspaceError && err.code === "CHANGED_DURING_OPERATION") {
@@ -144,21 +165,22 @@ const STRICT = Deno.env.get("RACE_STRICT") === "1";
 const NATIVE = await nativeAvailable();
 
 for (
-  const [name, input, native] of [
-    ["search_text", { query: "content" }, false],
-    ["search_text", { query: "content" }, true],
-    ["find_files", { pattern: "**" }, false],
-    ["list_directory", { depth: 3 }, false],
+  const [name, input, native, escaped] of [
+    ["search_text", { query: "content" }, false, undefined],
+    ["search_text", { query: "content" }, true, undefined],
+    ["find_files", { pattern: "**" }, false, undefined],
+    ["list_directory", { depth: 3 }, false, undefined],
+    ["list_directory", { sizes: true }, false, sizeEscaped],
   ] as const
 ) {
   Deno.test({
-    name: `walk race: ${name}${
-      native ? " (native engine)" : ""
+    name: `walk race: ${name}${native ? " (native engine)" : ""}${
+      "sizes" in input ? " with sizes" : ""
     } while a directory is swapped with a link to the outside`,
     ignore: native && !NATIVE,
   }, async () => {
     // One round, until the baseline has enough samples to compare with (see MAX_MS).
-    const t = await race(name, input, native);
+    const t = await race(name, input, native, escaped);
     assert.ok(t.plain >= MIN_SAMPLES, `only ${t.plain} plain samples in ${GIVE_UP_MS} ms`);
     console.log(
       `${name}: ${t.ok} clean, ${t.changed} refused CHANGED_DURING_OPERATION, ` +

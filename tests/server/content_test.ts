@@ -73,6 +73,44 @@ Deno.test("list_directory and find_files: one entry per line, a trailer when pag
   );
 });
 
+Deno.test("list_directory with sizes: a directory's total on its line, partial ones marked and explained", () => {
+  const listed = text("list_directory", {
+    path: ".",
+    entries: [
+      { path: "a", type: "directory", size: 4096, mtime: null, totalSize: 80 },
+      {
+        path: "b",
+        type: "directory",
+        size: 4096,
+        mtime: null,
+        totalSize: 4,
+        totalSizePartial: "maxVisited",
+      },
+      {
+        path: "c",
+        type: "directory",
+        size: 4096,
+        mtime: null,
+        totalSize: null,
+        totalSizePartial: "maxVisited",
+      },
+      { path: "f", type: "file", size: 3, mtime: null },
+    ],
+    total: 4,
+    truncated: false,
+    sizesPartial: true,
+  });
+  assert.equal(
+    listed,
+    "a/ (80 bytes total)\n" +
+      "b/ (at least 4 bytes total, partial: maxVisited)\n" +
+      "c/ (total unknown: maxVisited)\n" +
+      "f (3 bytes)\n" +
+      "[directory totals marked partial or unknown were cut by a bound (maxVisited, maxDepth) " +
+      "or by a directory that could not be read or changed; list a narrower path for exact totals]",
+  );
+});
+
 Deno.test("read_file: the header says what a model needs to continue", () => {
   assert.equal(
     text("read_file", {

@@ -125,6 +125,8 @@ Deno.test("registry: unknown arguments are INVALID_ARGUMENT naming them", async 
       path: ".",
       depth: 1,
       includeHidden: false,
+      sortBy: "name",
+      sizes: false,
     });
     // null arguments are treated as {}.
     const info = await run(ws, "workspace_info", null as unknown as Record<string, unknown>);

@@ -1,6 +1,6 @@
 /** Fixtures, constants and expectation builders shared by the contract table's sections. */
 import { createHash } from "node:crypto";
-import { type Fixture, link } from "../_model.ts";
+import { DIR, type Fixture, hardlink, link, timed } from "../_model.ts";
 
 /** Hex sha256, computed independently of the code under test. */
 export const sha = (s: string | Uint8Array) => createHash("sha256").update(s).digest("hex");
@@ -21,6 +21,57 @@ export const BASE: Fixture = {
   "dir/sub/c.txt": C_TXT,
   ".hidden": "hidden beta\n",
 };
+
+/** Seconds since the epoch: the oldest mtime of SORT (the others are minutes later). */
+const T0 = 1_700_000_000;
+
+/**
+ * Sizes and mtimes that sort differently (list_directory's sortBy): big.txt 9 bytes (oldest),
+ * mid.txt 5, tie-a.txt and tie-b.txt 3 each with one mtime (a tie), small.txt 1 (newest); d/
+ * (no size key without sizes) with d/x.txt 4 (newer) and d/y.txt 7 (older).
+ */
+export const SORT: Fixture = {
+  "big.txt": timed("x".repeat(9), T0),
+  "mid.txt": timed("x".repeat(5), T0 + 60),
+  "tie-a.txt": timed("abc", T0 + 120),
+  "tie-b.txt": timed("xyz", T0 + 120),
+  "d": timed(DIR, T0 + 180),
+  "d/x.txt": timed("1234", T0 + 240),
+  "d/y.txt": timed("1234567", T0 + 30),
+  "small.txt": timed("s", T0 + 300),
+};
+
+/**
+ * Directory totals (list_directory's sizes): src/ holds 10 + 100 (hidden) + 7 bytes, a hard link
+ * to its 10-byte file and a link to big/ (500 bytes), which the sum does not follow.
+ */
+export const SIZES: Fixture = {
+  "src/a.ts": "x".repeat(10),
+  "src/.cache/blob": "c".repeat(100),
+  "src/deep/z.txt": "z".repeat(7),
+  "src/hl": hardlink("src/a.ts"),
+  "src/big": link("../big"),
+  "big/huge": "h".repeat(500),
+  "empty": DIR,
+  "f.txt": "fff",
+};
+
+/** Directories of 2, 5 and 1 files: at maxVisited 6 (config "small") the sums stop inside b/. */
+export const CAPPED: Fixture = {
+  "a/1": "1".repeat(40),
+  "a/2": "2".repeat(40),
+  "b/1": "1",
+  "b/2": "2",
+  "b/3": "3",
+  "b/4": "4",
+  "b/5": "5".repeat(100),
+  "c/1": "c".repeat(1000),
+};
+
+/** A list_directory cursor of the default (name) order at `offset`: `rel`'s listing at depth 1. */
+export const nameCursor = (rel: string, offset: number) =>
+  btoa(JSON.stringify({ v: 1, o: offset, k: sha(`${rel}\0${1}\0${false}`).slice(0, 16) }))
+    .replaceAll("=", "");
 
 /** A link leading out of every workspace. */
 export const OUT: Fixture = { "a.txt": A, out: link("{{outside}}") };

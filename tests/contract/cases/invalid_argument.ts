@@ -3,7 +3,7 @@
  * INVALID_ARGUMENT: arguments the schemas or the operations refuse.
  */
 import type { Case } from "../_model.ts";
-import { A, BASE, err, issue } from "./_shared.ts";
+import { A, BASE, err, issue, nameCursor, SORT } from "./_shared.ts";
 
 /** The rows of section "INVALID_ARGUMENT", in table order. */
 export const INVALID_ARGUMENT_CASES: Case[] = [
@@ -73,6 +73,35 @@ export const INVALID_ARGUMENT_CASES: Case[] = [
     op: "list_directory",
     fixture: BASE,
     args: (p) => ({ path: p("."), cursor: btoa(JSON.stringify({ v: 1, o: 1, k: "nope" })) }),
+    expect: err("INVALID_ARGUMENT", "cursor"),
+  },
+  {
+    name: "INVALID_ARGUMENT: unknown list_directory sortBy",
+    op: "list_directory",
+    fixture: BASE,
+    args: (p) => ({ path: p("."), sortBy: "ctime" }),
+    expect: err(
+      "INVALID_ARGUMENT",
+      "sortBy",
+      issue("sortBy", 'Invalid option: expected one of "name"|"size"|"mtime"'),
+    ),
+  },
+  {
+    name: "INVALID_ARGUMENT: unknown list_directory order",
+    op: "list_directory",
+    fixture: BASE,
+    args: (p) => ({ path: p("."), order: "newest" }),
+    expect: err(
+      "INVALID_ARGUMENT",
+      "order",
+      issue("order", 'Invalid option: expected one of "asc"|"desc"'),
+    ),
+  },
+  {
+    name: "INVALID_ARGUMENT: a cursor of the name order reused with sortBy size",
+    op: "list_directory",
+    fixture: SORT,
+    args: (p) => ({ path: p("."), limit: 2, sortBy: "size", cursor: nameCursor(p("."), 4) }),
     expect: err("INVALID_ARGUMENT", "cursor"),
   },
   {
