@@ -37,6 +37,8 @@ export interface Broker {
   token: string;
   /** Its process id. */
   pid: number;
+  /** rg's --debug log names the large files, so greps run no find (its start checked). */
+  largeLog: boolean;
   /** Settles with the broker's exit code when it exits, whenever that is. */
   exited: Promise<number>;
   /** Ends it: its stdin closes (it exits on its own), then SIGKILL after STOP_MS. */
@@ -125,7 +127,7 @@ export async function startBroker(
   await writer.write(new TextEncoder().encode(token + "\n")).catch(() => {});
   const timeout = new Promise<string>((r) => setTimeout(() => r(""), READY_MS));
   const line = await Promise.race([readyLine(child.stdout), exited.then(() => ""), timeout]);
-  let ready: { event?: string; native?: boolean; reason?: string } = {};
+  let ready: { event?: string; native?: boolean; reason?: string; largeFromRg?: boolean } = {};
   try {
     ready = JSON.parse(line);
   } catch { /* no ready line */ }
@@ -137,5 +139,5 @@ export async function startBroker(
     await stop();
     return { reason: ready.reason ?? "ripgrep cannot run here" };
   }
-  return { dir, socket, token, pid: child.pid, exited, stop };
+  return { dir, socket, token, pid: child.pid, largeLog: ready.largeFromRg === true, exited, stop };
 }

@@ -8,6 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { startBroker } from "../../src/launch/broker.ts";
+import {
+  FIND_CANDIDATES,
+  largeFromDebug,
+  RG_CANDIDATES,
+} from "../../src/launch/broker/programs.ts";
+import { BrokerSession } from "../../src/launch/broker/session.ts";
 import { BadRequest, checkRequest, MAX_REQUEST_LINE } from "../../src/workspace/native/protocol.ts";
 import { makeTempDir, removeDir } from "../_support/fs.ts";
 import { nativeAvailable, testEngineDir } from "../_support/native.ts";
@@ -161,6 +167,8 @@ Deno.test({
       // Connected: no one else may (the socket file is gone).
       assert.equal(await Deno.lstat(broker.socket).then(() => true, () => false), false);
 
+      // rg 13's --debug log has the form the broker reads (its start probed it): no find runs.
+      assert.equal(broker.largeLog, true);
       // A grep: files holding the pattern, and those over maxFileBytes.
       await c.send(grep(1, { maxFileBytes: 50 }));
       const a = await c.next();
@@ -219,5 +227,73 @@ Deno.test({
     assert.equal(await broker.exited, 0);
     assert.equal(await Deno.lstat(broker.dir).then(() => true, () => false), false);
     await removeDir(root);
+  },
+});
+
+Deno.test("largeFromDebug: the files rg's --debug log says --max-filesize skipped; other lines apart", () => {
+  const log = [
+    "DEBUG|grep_regex::literal|/x/literal.rs:58: literal prefixes detected: Literals { }",
+    "DEBUG|ignore::walk|/x/walk.rs:1728: ignoring ./big.txt: 100 bytes",
+    "DEBUG|ignore::walk|/x/walk.rs:1728: ignoring ./a dir/odd: 7 bytes.txt: 4096 bytes",
+    "DEBUG|ignore::walk|/x/walk.rs:1700: ignoring ./.git: Override(...)",
+    "rg: regex parse error:",
+    "",
+  ].join("\n");
+  assert.deepEqual(largeFromDebug(log), {
+    large: ["big.txt", "a dir/odd: 7 bytes.txt"],
+    other: "rg: regex parse error:",
+  });
+  assert.deepEqual(largeFromDebug(""), { large: [], other: "" });
+});
+
+/** The first of the paths that exists. */
+async function firstOf(paths: readonly string[]): Promise<string> {
+  for (const p of paths) if (await Deno.stat(p).then(() => true, () => false)) return p;
+  throw new Error(`none of ${paths.join(", ")}`);
+}
+
+Deno.test({
+  name: "session: the large files are the same from rg's --debug log as from find",
+  ignore: !available,
+  fn: async () => {
+    const root = await makeTempDir();
+    try {
+      await Deno.writeTextFile(`${root}/small.txt`, "needle\n");
+      await Deno.mkdir(`${root}/d/.h`, { recursive: true });
+      await Deno.writeTextFile(`${root}/d/big one.txt`, "x".repeat(100));
+      await Deno.writeTextFile(`${root}/d/.h/big.txt`, "x".repeat(100));
+      const answers = [];
+      const rg = await firstOf(RG_CANDIDATES);
+      const find = await firstOf(FIND_CANDIDATES);
+      for (const largeFromRg of [false, true]) {
+        const sent: Record<string, unknown>[] = [];
+        const got = new Promise<void>((resolve) => {
+          const session = new BrokerSession({
+            root,
+            rg,
+            find,
+            largeFromRg,
+            token: "t".repeat(64),
+            hello: { type: "hello", native: true, engine: "ripgrep" },
+          }, (a) => {
+            sent.push(a as unknown as Record<string, unknown>);
+            if (a.type !== "hello") resolve();
+          });
+          session.line(JSON.stringify({ type: "hello", token: "t".repeat(64) }));
+          session.line(JSON.stringify(grep(1, { maxFileBytes: 50, hidden: true })));
+        });
+        await got;
+        const a = sent[1] as { type: string; paths: string[]; large: string[] };
+        assert.equal(a.type, "files", JSON.stringify(a));
+        answers.push({ paths: a.paths.sort(), large: a.large.sort() });
+      }
+      assert.deepEqual(answers[0], {
+        paths: ["small.txt"],
+        large: ["d/.h/big.txt", "d/big one.txt"],
+      });
+      assert.deepEqual(answers[1], answers[0]);
+    } finally {
+      await removeDir(root);
+    }
   },
 });

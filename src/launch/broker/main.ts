@@ -15,7 +15,7 @@
 import { type BrokerAnswer, SOCKET_NAME } from "../../workspace/native/protocol.ts";
 import { BrokerSession, readLines } from "./session.ts";
 import { FORWARDED } from "../child.ts";
-import { FIND_CANDIDATES, RG_CANDIDATES, sandboxArgs } from "./programs.ts";
+import { FIND_CANDIDATES, largeFromDebug, RG_CANDIDATES, rgArgs, sandboxArgs } from "./programs.ts";
 
 /** How long `rg --version` in its sandbox may take (ms). */
 const SELF_CHECK_MS = 10_000;
@@ -93,6 +93,48 @@ async function selfCheck(
   }
 }
 
+/**
+ * Whether rg's --debug log names the files --max-filesize skips in the form largeFromDebug reads:
+ * rg runs, as a grep would, in its sandbox over a probe directory in the broker's own directory
+ * holding one file over the limit. False (find lists large files) when it does not, or fails.
+ */
+async function probeLargeLog(dir: string, rg: string): Promise<boolean> {
+  const probe = `${dir}/probe`;
+  try {
+    Deno.mkdirSync(probe, { mode: 0o700 });
+    Deno.writeTextFileSync(`${probe}/large.txt`, "xx\n");
+    const request = {
+      type: "grep" as const,
+      id: 0,
+      base: ".",
+      pattern: "x",
+      literal: true,
+      ignoreCase: false,
+      hidden: false,
+      skipGit: false,
+      maxFileBytes: 1,
+    };
+    const child = new Deno.Command("bwrap", {
+      args: sandboxArgs({ root: probe, program: rg, args: rgArgs(request, { debug: true }) }),
+      clearEnv: true,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
+    const out = await child.output();
+    clearTimeout(timer);
+    const log = largeFromDebug(new TextDecoder().decode(out.stderr));
+    return out.code === 1 && log.large.length === 1 && log.large[0] === "large.txt";
+  } catch {
+    return false;
+  } finally {
+    try {
+      Deno.removeSync(probe, { recursive: true });
+    } catch { /* gone */ }
+  }
+}
+
 /** Reads the first line of stdin (the token), then resolves when stdin ends. */
 async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
   const reader = Deno.stdin.readable.getReader();
@@ -141,10 +183,13 @@ export async function main(args: string[]): Promise<number> {
     listener = Deno.listen({ transport: "unix", path: socket });
     const rg = firstFile(RG_CANDIDATES);
     const find = firstFile(FIND_CANDIDATES);
-    const hello = await selfCheck(root, rg, find);
+    const [hello, largeFromRg] = await Promise.all([
+      selfCheck(root, rg, find),
+      rg === undefined ? false : probeLargeLog(dir, rg),
+    ]);
     const reason = hello.native ? {} : { reason: hello.reason };
-    console.log(JSON.stringify({ event: "ready", native: hello.native, ...reason }));
-    const o = { root, rg: rg ?? "", find: find ?? "", token, hello, socket };
+    console.log(JSON.stringify({ event: "ready", native: hello.native, largeFromRg, ...reason }));
+    const o = { root, rg: rg ?? "", find: find ?? "", largeFromRg, token, hello, socket };
     // The session's end is not the broker's: the launcher says when (stdin), after the server.
     void serve(listener, o, (s) => (session = s)).catch(() => {});
     await ended;
@@ -157,7 +202,15 @@ export async function main(args: string[]): Promise<number> {
 /** Accepts connections until one says the token, then serves it to its end. */
 async function serve(
   listener: Deno.Listener,
-  o: { root: string; rg: string; find: string; token: string; hello: Hello; socket: string },
+  o: {
+    root: string;
+    rg: string;
+    find: string;
+    largeFromRg: boolean;
+    token: string;
+    hello: Hello;
+    socket: string;
+  },
   onSession: (s: BrokerSession) => void,
 ): Promise<void> {
   for await (const conn of listener) {
@@ -175,7 +228,15 @@ async function serve(
       onSession(session);
     };
     const session = new BrokerSession(
-      { root: o.root, rg: o.rg, find: o.find, token: o.token, hello: o.hello, greeted: shut },
+      {
+        root: o.root,
+        rg: o.rg,
+        find: o.find,
+        largeFromRg: o.largeFromRg,
+        token: o.token,
+        hello: o.hello,
+        greeted: shut,
+      },
       (a) => void writer.write(encoder.encode(JSON.stringify(a) + "\n")).catch(() => {}),
     );
     const timer = setTimeout(() => greeted || conn.close(), HELLO_MS);

@@ -19,10 +19,13 @@ import { LIBRARY_PATHS } from "../../sandbox/bwrap.ts";
  * NUL does not end the search), ignore files are not applied (`--no-ignore`: the walk applies
  * .gitignore), BOMs are honoured as rg does by default (a superset: the built-in engine skips
  * what is not UTF-8), and `$` matches before CRLF (`--crlf`), as the built-in engine strips a
- * line's trailing CR.
+ * line's trailing CR. With `debug`, rg also logs on stderr the files over maxFileBytes it did not
+ * search, which makes find's pass (findLargeArgs) unneeded where that log has the expected form.
  */
-export function rgArgs(r: GrepRequest): string[] {
+export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
   const args = [
+    // With --debug, rg names on stderr each file --max-filesize skipped (largeFromDebug).
+    ...(o.debug ? ["--debug"] : []),
     "--no-config",
     "--files-with-matches",
     "--null",
@@ -51,6 +54,27 @@ function dotted(base: string): string {
  */
 export function findLargeArgs(r: GrepRequest): string[] {
   return [dotted(r.base), "-type", "f", "-size", `+${r.maxFileBytes}c`, "-print0"];
+}
+
+/** A debug line of rg's walk for a file --max-filesize skipped: `... ignoring ./PATH: N bytes`. */
+const SKIPPED_LARGE = /^DEBUG\|ignore::walk\|[^|]*: ignoring (.+): \d+ bytes$/;
+
+/**
+ * The files over maxFileBytes named by rg's --debug log on stderr (workspace-relative, as
+ * outputPaths gives them), and whether the log held anything else: a line that is neither one of
+ * those nor another DEBUG line is an error message (rg ran with --no-messages, so it has none
+ * otherwise). A name holding a newline is split over two lines and not recognized: such a file is
+ * counted as searched instead of as too large.
+ */
+export function largeFromDebug(stderr: string): { large: string[]; other: string } {
+  const large: string[] = [];
+  const other: string[] = [];
+  for (const line of stderr.split("\n")) {
+    const m = SKIPPED_LARGE.exec(line);
+    if (m) large.push(m[1].startsWith("./") ? m[1].slice(2) : m[1]);
+    else if (line !== "" && !line.startsWith("DEBUG|")) other.push(line);
+  }
+  return { large, other: other.join("\n") };
 }
 
 /** Where rg is looked for, in order (the broker may read these paths and its own directory). */

@@ -14,7 +14,7 @@ import {
   MAX_ANSWER_BYTES,
   MAX_REQUEST_LINE,
 } from "../../workspace/native/protocol.ts";
-import { findLargeArgs, outputPaths, rgArgs, sandboxArgs } from "./programs.ts";
+import { findLargeArgs, largeFromDebug, outputPaths, rgArgs, sandboxArgs } from "./programs.ts";
 
 /** Greps running at once; the rest wait. */
 export const MAX_RUNNING = 2;
@@ -37,6 +37,11 @@ export interface SessionOptions {
   rg: string;
   /** find's absolute path (GNU find). */
   find: string;
+  /**
+   * rg's --debug log names the files over maxFileBytes (the broker's start checked it: main.ts
+   * probeLargeLog), so no find runs beside it; else find lists them.
+   */
+  largeFromRg?: boolean;
   /** The token the server must say first. */
   token: string;
   /** The hello answer: whether greps can run at all. */
@@ -65,6 +70,8 @@ interface Ended {
   code: number;
   out: { bytes: Uint8Array; over: boolean };
   err: string;
+  /** Its stderr passed its cap. */
+  errOver?: boolean;
 }
 
 /** Reads a stream to its end, keeping at most `cap` bytes; true in `over` when it had more. */
@@ -95,28 +102,33 @@ async function readCapped(
   return { bytes, over };
 }
 
-/** The answer to a grep whose two programs ended. */
-function answerOf(r: GrepRequest, rg: Ended, find: Ended): BrokerAnswer {
-  if (rg.out.over || find.out.over) {
+/**
+ * The answer to a grep whose programs ended: rg, and find unless rg's --debug log named the large
+ * files (`find` undefined).
+ */
+function answerOf(r: GrepRequest, rg: Ended, find: Ended | undefined): BrokerAnswer {
+  if (rg.out.over || rg.errOver || find?.out.over) {
     return { type: "error", id: r.id, code: "limit", message: "the answer passed the cap" };
   }
+  const log = find === undefined ? largeFromDebug(rg.err) : { large: [], other: rg.err };
   // rg: 0 files found, 1 none, 2 an error, which --no-messages limits to the pattern's or the
   // sandbox's (a file rg cannot read is one the walk cannot read either).
-  const rgOk = rg.code === 0 || rg.code === 1 || (rg.code === 2 && rg.err.trim() === "");
+  const rgOk = rg.code === 0 || rg.code === 1 || (rg.code === 2 && log.other.trim() === "");
   // find: 0, or 1 after a directory it could not read (its files are not listed, nor read).
-  const findOk = (find.code === 0 || find.code === 1) && !find.err.startsWith("bwrap:");
+  const findOk = find === undefined ||
+    ((find.code === 0 || find.code === 1) && !find.err.startsWith("bwrap:"));
   if (rgOk && findOk) {
     return {
       type: "files",
       id: r.id,
       paths: outputPaths(rg.out.bytes),
-      large: outputPaths(find.out.bytes),
+      large: find === undefined ? log.large : outputPaths(find.out.bytes),
     };
   }
-  const failed = rgOk ? find : rg;
+  const failed = rgOk ? find! : { ...rg, err: log.other };
   const message = failed.err.trim().slice(0, 2000) || `exit code ${failed.code}`;
-  const pattern = !rgOk && rg.code === 2 && !rg.err.startsWith("bwrap:") &&
-    /regex|pattern|parse/i.test(rg.err);
+  const pattern = !rgOk && rg.code === 2 && !log.other.startsWith("bwrap:") &&
+    /regex|pattern|parse/i.test(log.other);
   return { type: "error", id: r.id, code: pattern ? "pattern" : "failed", message };
 }
 
@@ -222,14 +234,14 @@ export class BrokerSession {
   async #run(job: Job): Promise<void> {
     const r = job.request;
     if (job.cancelled) return;
-    const { rg, find } = this.#o;
-    let ended: [Ended, Ended] | undefined;
+    const { rg, find, largeFromRg } = this.#o;
+    let ended: [Ended, Ended | undefined] | undefined;
     try {
       // A cancelled grep's processes are killed; its run ends then, whatever holds their output.
       ended = await Promise.race([
         Promise.all([
-          this.#program(job, rg, rgArgs(r)),
-          this.#program(job, find, findLargeArgs(r)),
+          this.#program(job, rg, rgArgs(r, { debug: largeFromRg }), largeFromRg),
+          largeFromRg ? undefined : this.#program(job, find, findLargeArgs(r)),
         ]),
         job.stopped.then(() => undefined),
       ]);
@@ -246,8 +258,11 @@ export class BrokerSession {
     this.#finish(job, answerOf(r, ...ended));
   }
 
-  /** Runs one program of a grep in its sandbox, its output capped. */
-  async #program(job: Job, program: string, args: string[]): Promise<Ended> {
+  /**
+   * Runs one program of a grep in its sandbox, its output capped; its stderr too, at the answer's
+   * cap when it carries rg's --debug log (`log`), else at MAX_STDERR (an error message).
+   */
+  async #program(job: Job, program: string, args: string[], log = false): Promise<Ended> {
     job.startedAt ??= performance.now();
     const child = new Deno.Command("bwrap", {
       args: sandboxArgs({ root: this.#o.root, program, args }),
@@ -264,10 +279,11 @@ export class BrokerSession {
     };
     const [out, err, status] = await Promise.all([
       readCapped(child.stdout, MAX_ANSWER_BYTES, kill),
-      readCapped(child.stderr, MAX_STDERR, () => {}),
+      readCapped(child.stderr, log ? MAX_ANSWER_BYTES : MAX_STDERR, log ? kill : () => {}),
       child.status,
     ]);
-    return { code: status.code, out, err: new TextDecoder().decode(err.bytes) };
+    const errOver = log && err.over;
+    return { code: status.code, out, err: new TextDecoder().decode(err.bytes), errOver };
   }
 
   #finish(job: Job, answer: BrokerAnswer): void {
