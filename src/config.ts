@@ -5,6 +5,7 @@ import type { Workspace } from "./workspace/workspace.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 import type { SearchPrefilter } from "./workspace/native/prefilter.ts";
 import { ENGINE_ENV } from "./workspace/native/protocol.ts";
+import { detectSandbox } from "./sandbox/report.ts";
 
 /** What every entry point needs to open the workspace. */
 export interface Config {
@@ -257,6 +258,8 @@ export async function openWorkspaceFromFlags(
       limits: config.limits,
       engine: options.engine,
       prefilter: await prefilterFromEnv(),
+      // Under the launcher's bubblewrap the root is a mount point (decision 0059).
+      rootMounted: (await detectSandbox()) === "bubblewrap",
     });
   } catch (err) {
     const e = toWorkspaceError(err);

@@ -59,6 +59,9 @@ const operation = defineOperation({
       inProcess: z.literal(true),
       sandbox: z.enum(["bubblewrap", "none"]),
       denoPermissions: z.enum(["scoped", "broad"]),
+      root: z.enum(["mount", "identity"]).describe(
+        "How the root is held: the kernel sandbox's mount point (it cannot be replaced there, so it is not re-checked), or its identity pinned at open and re-checked on every request.",
+      ),
     }),
   }),
   annotations: READ,

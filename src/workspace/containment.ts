@@ -26,6 +26,12 @@ export interface Identity {
 /** One directory of a checked chain: its absolute path and the identity it was checked with. */
 export interface ChainLink extends Identity {
   abs: string;
+  /**
+   * A mount point of the kernel sandbox (the workspace root under bubblewrap): it cannot be renamed
+   * or replaced there (EBUSY), and a swap on the host is not seen inside, so it is not re-checked
+   * (decision 0059).
+   */
+  mounted?: boolean;
 }
 
 /** A checked location: what the re-checks and checked opens need of a resolved path. */
@@ -98,7 +104,7 @@ export function dirHolds(fs: WorkspaceFs, dir: ChainLink): boolean {
  */
 export function brokenLink(fs: WorkspaceFs, chain: readonly ChainLink[]): number {
   for (let i = 0; i < chain.length; i++) {
-    if (!dirHolds(fs, chain[i])) return i;
+    if (chain[i].mounted !== true && !dirHolds(fs, chain[i])) return i;
   }
   return -1;
 }

@@ -45,6 +45,11 @@ export interface WorkspaceInfoResult {
     inProcess: true;
     sandbox: "bubblewrap" | "none";
     denoPermissions: "scoped" | "broad";
+    /**
+     * How the root is held: `mount` (the sandbox's mount point: it cannot be replaced there, so
+     * it is not re-checked) or `identity` (pinned at open, re-checked on every request).
+     */
+    root: "mount" | "identity";
   };
 }
 
@@ -74,6 +79,7 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       inProcess: true,
       sandbox: await detectSandbox(),
       denoPermissions: broad ? "broad" : "scoped",
+      root: ws.policy.rootMounted ? "mount" : "identity",
     },
     engine: {
       mode: ws.engine.mode,

@@ -127,6 +127,11 @@ export class PathPolicy {
   readonly rootId: Readonly<{ dev: number; ino: number | null }>;
   /** The file system every check of this workspace goes through. */
   readonly fs: WorkspaceFs;
+  /**
+   * The root is the kernel sandbox's mount point (decision 0059): it is not re-checked, since it
+   * cannot be replaced in the sandbox and a swap on the host is not seen there.
+   */
+  readonly rootMounted: boolean;
   readonly #rootRealParts: string[];
   readonly #rootGivenParts: string[];
 
@@ -135,8 +140,10 @@ export class PathPolicy {
     rootReal: string,
     rootId: { dev: number; ino: number | null },
     fs: WorkspaceFs,
+    rootMounted: boolean,
   ) {
     this.fs = fs;
+    this.rootMounted = rootMounted;
     this.rootGiven = rootGiven;
     this.rootReal = rootReal;
     this.rootId = Object.freeze({ dev: rootId.dev, ino: rootId.ino });
@@ -148,7 +155,10 @@ export class PathPolicy {
    * Opens the policy for a root directory, which must exist and be a directory; `fs` defaults
    * to the runtime's (Deno's API on Deno, node:fs on Node and Bun).
    */
-  static async open(root: string, options: { fs?: WorkspaceFs } = {}): Promise<PathPolicy> {
+  static async open(
+    root: string,
+    options: { fs?: WorkspaceFs; rootMounted?: boolean } = {},
+  ): Promise<PathPolicy> {
     const fs = options.fs ?? defaultFs();
     if (root.includes("\0")) {
       throw new WorkspaceError("INVALID_ARGUMENT", "the workspace root contains a NUL byte", {
@@ -190,7 +200,10 @@ export class PathPolicy {
     // The configured spelling is trusted for absolute arguments only when it has no "..":
     // "link/.." means something else lexically than on disk.
     const spelled = given.split("/").includes("..") ? real : normalizeAbs(given);
-    return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino }, fs);
+    // Only a root reached without a link is the mount point itself (the launcher mounts the
+    // spelled path): any other is checked as usual.
+    const mounted = options.rootMounted === true && real === normalizeAbs(given);
+    return new PathPolicy(spelled, real, { dev: info.dev, ino: info.ino }, fs, mounted);
   }
 
   /** Resolves a caller path to a real location inside the workspace, or throws a typed error. */
@@ -331,7 +344,9 @@ export class PathPolicy {
   async #resolved(w: Walk, sync: boolean): Promise<Resolved> {
     const { stack, ids, missingFrom } = w;
     const abs = joinAbs(this.rootReal, stack);
-    const chain: ChainLink[] = [{ abs: this.rootReal, ...this.rootId }];
+    const chain: ChainLink[] = [
+      { abs: this.rootReal, ...this.rootId, ...(this.rootMounted ? { mounted: true } : {}) },
+    ];
     for (let i = 0; i < stack.length - 1; i++) {
       const id = ids[i];
       if (id === null) break;
@@ -360,6 +375,7 @@ export class PathPolicy {
    * a symbolic link, not another directory put in its place).
    */
   verifyRoot(argument?: string): void {
+    if (this.rootMounted) return;
     // Gone or unreadable counts as changed.
     if (!dirHolds(this.fs, { abs: this.rootReal, ...this.rootId })) {
       throw new WorkspaceError(

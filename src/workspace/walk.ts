@@ -239,8 +239,10 @@ export class Walker {
   /** The chain from the root to the base, each link lstat'ed and checked. */
   #baseChain(): PinnedDir[] {
     const { root, base } = this.#o;
-    const rootInfo = lstatOrNullSync(this.#o.fs, root.abs);
-    if (rootInfo === null || !rootInfo.isDirectory || !sameIdentity(rootInfo, root)) {
+    const rootInfo = root.mounted ? null : lstatOrNullSync(this.#o.fs, root.abs);
+    if (
+      !root.mounted && (rootInfo === null || !rootInfo.isDirectory || !sameIdentity(rootInfo, root))
+    ) {
       throw new WorkspaceError(
         "CHANGED_DURING_OPERATION",
         "the workspace root was replaced or moved after the server started; nothing was returned",

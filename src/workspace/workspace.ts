@@ -42,6 +42,13 @@ export interface WorkspaceOptions {
    * none, every file is read.
    */
   prefilter?: SearchPrefilter;
+  /**
+   * The root is the mount point of the kernel sandbox this process runs in (the server launcher's
+   * bubblewrap): its identity is not re-checked on every request (decision 0059). Set only by the
+   * server entries when the sandbox is detected; a root reached through a link is checked anyway.
+   * @ignore
+   */
+  rootMounted?: boolean;
 }
 
 /**
@@ -108,7 +115,10 @@ export class Workspace {
     } catch (err) {
       throw new WorkspaceError("INVALID_ARGUMENT", (err as Error).message, { argument: "limits" });
     }
-    const policy = await PathPolicy.open(options.root, { fs: options.fs });
+    const policy = await PathPolicy.open(options.root, {
+      fs: options.fs,
+      rootMounted: options.rootMounted,
+    });
     return new Workspace(policy, limits, {
       writable: options.writable === true,
       engine: options.engine,

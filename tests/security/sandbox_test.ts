@@ -157,7 +157,16 @@ Deno.test({
       inProcess: true,
       sandbox: "bubblewrap",
       denoPermissions: "scoped",
+      root: "mount",
     });
+    // The root is a mount point: swapped on the host, the server still serves the directory it
+    // was started on, which is why it no longer re-checks the root's identity (decision 0059).
+    await Deno.rename(W, `${W}-moved`);
+    await Deno.mkdir(W);
+    await Deno.writeTextFile(`${W}/inside.txt`, "swapped in\n");
+    const read = await callTool(server.url, "read_file", { path: "inside.txt" });
+    const sc = (read.result as { structuredContent: { content: string } }).structuredContent;
+    assert.equal(sc.content, "inside content\n");
   } finally {
     server.child.kill("SIGTERM");
     assert.equal((await server.status).code, 0);
@@ -339,10 +348,12 @@ Deno.test("sandbox: a forged WMCP_SANDBOX does not make an unsandboxed server re
   const { ready, reader } = await readReadyLine(child.stdout);
   try {
     const info = await callTool(ready.url, "workspace_info", {});
+    // Nor makes it trust the root as a mount point: it stays checked on every request.
     assert.deepEqual(containmentOf(info), {
       inProcess: true,
       sandbox: "none",
       denoPermissions: "scoped",
+      root: "identity",
     });
   } finally {
     child.kill("SIGTERM");

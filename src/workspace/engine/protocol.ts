@@ -19,6 +19,8 @@ export interface PinnedDir {
   dev: number;
   /** Inode of the checked directory (null where the platform has none). */
   ino: number | null;
+  /** The sandbox's mount point (the root under bubblewrap): never re-checked (ChainLink.mounted). */
+  mounted?: boolean;
 }
 
 /** One unit of work: everything a worker needs, nothing it must look up. */

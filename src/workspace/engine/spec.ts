@@ -21,6 +21,7 @@ export function jobSpec(
       abs: ws.policy.rootReal,
       dev: ws.policy.rootId.dev,
       ino: ws.policy.rootId.ino,
+      ...(ws.policy.rootMounted ? { mounted: true } : {}),
     },
     base: { rel: dir.rel, abs: dir.abs, dev: dir.info.dev, ino: dir.info.ino },
     limits: { ...ws.limits },
