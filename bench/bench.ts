@@ -1138,17 +1138,32 @@ async function rowScale(quick: boolean): Promise<RowResult> {
       one: { rps: number };
       two: { rps: number };
       ratio: number;
+      ceiling: number;
+      ofCeiling: number;
     };
     const one = figure("1 instance", "calls/s", [j.one.rps], j.one);
     const two = figure("2 instances", "calls/s", [j.two.rps], j.two);
-    const target: Target = { op: ">=", value: 1.6, text: ">= 1.6x one instance" };
+    // Issue 21: the 2-vs-1 ratio judged against the two-core ceiling these costs allow.
+    const target: Target = { op: ">=", value: 0.9, text: ">= 90% of the two-core ceiling" };
     return {
       ...base,
       status: out.success ? "ok" : "failed",
       wmcp: [two],
       anchors: [one],
-      ratios: [{ label: "2/1", value: j.ratio, unit: "x", target, met: meets(j.ratio, target) }],
-      notes: out.success ? [] : [`exit ${out.code}`],
+      ratios: [
+        { label: "2/1", value: j.ratio, unit: "x" },
+        {
+          label: "2/1 of the ceiling",
+          value: j.ofCeiling,
+          unit: "%",
+          target,
+          met: meets(j.ofCeiling, target),
+        },
+      ],
+      notes: [
+        `two-core ceiling from the measured per-call costs: ${j.ceiling}x`,
+        ...(out.success ? [] : [`exit ${out.code}`]),
+      ],
     };
   } catch {
     const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" ");

@@ -239,7 +239,13 @@ async function main(): Promise<number> {
     });
     const spread = (xs: number[], d = 0) =>
       `${round(Math.min(...xs), d)}..${round(Math.max(...xs), d)}`;
-    const result = { one: summary(runs.one), two: summary(runs.two), ratio: round(median(ratios)) };
+    const result = {
+      one: summary(runs.one),
+      two: summary(runs.two),
+      ratio: round(median(ratios)),
+      ceiling: 0,
+      ofCeiling: 0,
+    };
     // Cores busy with something other than this benchmark (other programs on the machine).
     const othersCores = (r: WrkRun) =>
       Math.max(0, r.cpu!.busyCores - (r.rps * (r.cpu!.wmcpUs + r.cpu!.nginxUs + r.wrkUs)) / 1e6);
@@ -256,6 +262,10 @@ async function main(): Promise<number> {
     const oneRate = Math.min(1e6 / wMain, cores * 1e6 / (w + proxy));
     const twoRate = Math.min(2e6 / wMain, cores * 1e6 / (w + proxy));
     const ceiling = twoRate / oneRate;
+    // The 2-vs-1 ratio as a fraction of what these costs allow on this machine's cores: on two
+    // cores a bare ratio says little (nginx and wrk share them), the fraction says how close.
+    result.ceiling = round(ceiling, 2);
+    result.ofCeiling = round(median(ratios) / ceiling, 3);
     console.log(
       [
         "HTTP modern tools/call get_file_info through nginx, wrk " +
@@ -264,7 +274,7 @@ async function main(): Promise<number> {
         `p50 ${result.one.p50ms} ms`,
         `  two instances: ${result.two.rps} calls/s (${spread(runs.two.map((r) => r.rps))}), ` +
         `p50 ${result.two.p50ms} ms`,
-        `  two / one    : ${result.ratio}x (${spread(ratios, 2)}); target >= 1.6x`,
+        `  two / one    : ${result.ratio}x (${spread(ratios, 2)})`,
         ...(["one", "two"] as const).map((w) => {
           const c = runs[w].map((r) => r.cpu!);
           return `  CPU a call (${w}): wmcp ${round(median(c.map((x) => x.wmcpUs)), 0)} µs ` +
@@ -276,6 +286,8 @@ async function main(): Promise<number> {
         }),
         `  ceiling on 2 otherwise idle cores from these costs: ${round(ceiling, 2)}x ` +
         "(one instance is bound by its main thread; two share the cores with nginx and wrk)",
+        `  two / one as a fraction of the ceiling: ${round(result.ofCeiling * 100, 1)}%; ` +
+        "target >= 90%",
         ...(busyElsewhere > 0.25
           ? [
             `  note: other programs kept ${round(busyElsewhere, 2)} cores busy during the runs; ` +
