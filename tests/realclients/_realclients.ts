@@ -157,10 +157,11 @@ export const ALL_TOOLS = [
   "edit_file",
   "create_directory",
   "move_path",
+  "copy_path",
   "delete_path",
 ];
 
-/** The page size that makes every client page (12 tools: pages of 5, 5, 2). */
+/** The page size that makes every client page (13 tools: pages of 5, 5, 3). */
 export const SMALL_PAGE = 5;
 
 /** One tool call of a plan. */
@@ -460,7 +461,7 @@ export async function exerciseClient(
     era(paged);
     const listing = listingOf(paged);
     checkListing(listing.list);
-    // 12 tools in pages of 5 (a client that cannot tell reports -1).
+    // 13 tools in pages of 5 (a client that cannot tell reports -1).
     if (listing.pages >= 0) assert.equal(listing.pages, 3, "tools/list pages requested");
     if (reads) checkReadWrite(paged.steps.slice(1) as Shown[], tag, workspace);
 

@@ -63,7 +63,7 @@ Deno.test("stdio server with --write exposes and runs the write tools", async ()
   try {
     await withClient(root, { mode: "auto", write: true }, async (client) => {
       const { tools } = await client.listTools();
-      assert.equal(tools.length, 12);
+      assert.equal(tools.length, 13);
       const r = await client.callTool({
         name: "write_file",
         arguments: { path: "new.txt", content: "x" },

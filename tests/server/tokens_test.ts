@@ -21,7 +21,14 @@ import { exists } from "../_support/fs.ts";
 const WRITE_A = "rw-token-alpha-0123456789";
 const WRITE_B = "rw-token-bravo-0123456789";
 const READ_A = "ro-token-alpha-0123456789";
-const WRITE_TOOLS = ["write_file", "edit_file", "create_directory", "move_path", "delete_path"];
+const WRITE_TOOLS = [
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "move_path",
+  "copy_path",
+  "delete_path",
+];
 
 /** Writes the token files into a fresh directory outside the workspace. */
 async function tokenFiles(): Promise<{ dir: string; write: string; read: string }> {
@@ -105,7 +112,7 @@ Deno.test("read-only and read-write tokens: tool lists, paging and calls on both
       for (const token of [WRITE_A, WRITE_B]) {
         const all = await modernNames(server.url, token);
         assert.deepEqual(all.names, [...READ_TOOLS, ...WRITE_TOOLS]);
-        assert.equal(all.pages, 4, "12 tools in pages of 3");
+        assert.equal(all.pages, 5, "13 tools in pages of 3");
       }
     });
 
@@ -270,7 +277,7 @@ Deno.test("--token-file and --read-token-file replace WMCP_TOKEN and WMCP_READ_T
       const r = await modernRequest(server.url, "tools/list", {}, { headers: bearer(token) });
       assert.equal(r.status, 401, "the environment's token is not accepted next to a file");
     }
-    assert.equal((await modernNames(server.url, WRITE_B)).names.length, 12);
+    assert.equal((await modernNames(server.url, WRITE_B)).names.length, 13);
   } finally {
     await server.stop();
     await Deno.remove(root, { recursive: true });
