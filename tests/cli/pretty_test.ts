@@ -520,7 +520,7 @@ Deno.test("piped: the machine formats byte for byte, nothing on stderr but the e
     assert.match(ops.stdout, /^TOOL +ACCESS +ARGUMENTS\n/);
     assert.match(ops.stdout, /^write_file +destructive +path, content, \[ifExists\]/m);
     assert.match(ops.stdout, /^create_directory +writes +path, \[parents\]$/m);
-    assert.match(ops.stdout, /\n12 operations\n$/);
+    assert.match(ops.stdout, /\n13 operations\n$/);
     assert.ok(!SGR.test(ops.stdout), "no colour without NO_COLOR's grant, and piped");
 
     // The client (bundled server): stdout is mcp-json, stderr empty or the one error line.
