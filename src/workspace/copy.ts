@@ -249,32 +249,49 @@ function classify(info: FsInfo): PlanNode["kind"] | CopySkipReason {
   return info.nlink !== null && info.nlink > 1 ? "hard-linked" : "file";
 }
 
-/** The plan's entries of one directory: listed and lstat'ed between checks that it still holds. */
+/** The names in a checked directory, listed between two checks that it still holds. */
+async function listChecked(fs: WorkspaceFs, dir: DirAt): Promise<Set<string>> {
+  assertDirHolds(fs, dir, "source");
+  const names = new Set<string>();
+  for await (const e of fs.readDir(dir.abs)) names.add(e.name);
+  assertDirHolds(fs, dir, "source");
+  return names;
+}
+
+/** Counts one entry against maxVisited: TOO_LARGE over it, before anything is copied. */
+function countVisit(p: Planning): void {
+  if (++p.visited <= p.ws.limits.maxVisited) return;
+  const limit = p.ws.limits.maxVisited;
+  throw new WorkspaceError(
+    "TOO_LARGE",
+    `${p.top} has more than maxVisited (${limit}) entries; nothing was copied`,
+    { argument: "source", details: { reason: "maxVisited", limit } },
+  );
+}
+
+/**
+ * The plan's entries of one directory, by name: listed, lstat'ed, and taken only when a second
+ * listing still has them, each listing between checks that the directory holds. A listing or an
+ * lstat made through the directory swapped for a link and swapped back must then meet the swap
+ * again at the second listing while the checks around it do not (decision 0010).
+ */
 async function planEntries(p: Planning, dir: DirAt): Promise<PlanNode[]> {
   await p.tick();
-  assertDirHolds(p.fs, dir, "source");
-  const names: string[] = [];
-  for await (const e of p.fs.readDir(dir.abs)) names.push(e.name);
-  names.sort();
-  const nodes: PlanNode[] = [];
-  for (const name of names) {
-    if (++p.visited > p.ws.limits.maxVisited) {
-      const limit = p.ws.limits.maxVisited;
-      throw new WorkspaceError(
-        "TOO_LARGE",
-        `${p.top} has more than maxVisited (${limit}) entries; nothing was copied`,
-        { argument: "source", details: { reason: "maxVisited", limit } },
-      );
-    }
+  const found: { name: string; info: FsInfo }[] = [];
+  for (const name of [...await listChecked(p.fs, dir)].sort()) {
+    countVisit(p);
     const info = lstatOrNullSync(p.fs, joinChild(dir.abs, name));
-    if (info === null) continue; // gone meanwhile
+    if (info !== null) found.push({ name, info }); // else gone meanwhile
+  }
+  const again = await listChecked(p.fs, dir);
+  const nodes: PlanNode[] = [];
+  for (const { name, info } of found) {
+    if (!again.has(name)) continue;
     const kind = classify(info);
     if (kind === "hard-linked" || kind === "special-file") {
       p.skipped.push({ path: `${dir.rel}/${name}`, reason: kind });
     } else nodes.push({ name, info, kind, children: [] });
   }
-  // The listing and the identities are taken only once the chain holds after them.
-  assertDirHolds(p.fs, dir, "source");
   p.planned += nodes.length;
   return nodes;
 }

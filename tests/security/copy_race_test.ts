@@ -191,7 +191,8 @@ async function raceCopies(maxMs: number) {
       } catch (err) {
         assert.ok(err instanceof WorkspaceError, `an untyped failure: ${err}`);
         assert.ok(REFUSALS.has(err.code), `${err.code}: ${err.message}`);
-        assert.ok(!JSON.stringify(err.toJSON()).includes(SECRET));
+        const json = JSON.stringify(err.toJSON());
+        assert.ok(!json.includes(SECRET), `an error reveals an outside name: ${json}`);
         t.refused++;
       }
       const copied = exists(`${base}/ws/dst${i}`) ? snapshotSync(`${base}/ws/dst${i}`) : {};

@@ -118,7 +118,7 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
         const t: Tally = { ok: 0, codes: {}, reportedEscapes: 0, silentEscapes: 0, changes: [] };
         tallies[label] = t;
         for (let i = 0; i < ATTEMPTS; i++) {
-          if (label.startsWith("move_path(into")) {
+          if (label.startsWith("move_path(into") || label.startsWith("copy_path(into")) {
             await Deno.writeTextFile(`${W}/src.txt`, "source\n");
           }
           const [name, args] = make(i);

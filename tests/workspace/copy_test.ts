@@ -45,6 +45,20 @@ async function mkfifo(...paths: string[]): Promise<void> {
   assert.ok(out.success, `mkfifo ${paths.join(" ")}`);
 }
 
+/**
+ * A Unix socket file at path, made by a child process (listening here would need a net grant the
+ * suite does not have); it stays when the child exits.
+ */
+async function makeSocket(path: string): Promise<void> {
+  const code = `Deno.listen({ transport: "unix", path: ${JSON.stringify(path)} }); Deno.exit(0);`;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-config", code],
+    stdout: "null",
+    stderr: "null",
+  }).output();
+  assert.ok(out.success, `a socket at ${path}`);
+}
+
 /** Runs fn on a writable workspace over a fresh directory holding files. */
 function withWs(
   files: Record<string, string | Uint8Array | null>,
@@ -193,22 +207,19 @@ Deno.test("copy_path: FIFOs, sockets and hard-linked files in a tree are skipped
   await withWs({ "src/a.txt": "a\n", "src/h1": "shared\n" }, async (ws, dir) => {
     await Deno.link(`${dir}/src/h1`, `${dir}/src/h2`);
     await mkfifo(`${dir}/src/pipe`);
-    const listener = Deno.listen({ transport: "unix", path: `${dir}/src/sock` });
-    try {
-      const r = await run(ws, "copy_path", { source: "src", destination: "dst", recursive: true });
-      assert.deepEqual(r.skipped, [
-        { path: "src/h1", reason: "hard-linked" },
-        { path: "src/h2", reason: "hard-linked" },
-        { path: "src/pipe", reason: "special-file" },
-        { path: "src/sock", reason: "special-file" },
-      ]);
-      assert.deepEqual(tree(`${dir}/dst`), { "a.txt": "a\n" });
-      // As the source itself they are refused, and a FIFO never blocks the call.
-      await runError(ws, "copy_path", { source: "src/pipe", destination: "p" }, "SPECIAL_FILE");
-      await runError(ws, "copy_path", { source: "src/h1", destination: "h" }, "HARD_LINKED");
-    } finally {
-      listener.close();
-    }
+    await makeSocket(`${dir}/src/sock`);
+    const r = await run(ws, "copy_path", { source: "src", destination: "dst", recursive: true });
+    assert.deepEqual(r.skipped, [
+      { path: "src/h1", reason: "hard-linked" },
+      { path: "src/h2", reason: "hard-linked" },
+      { path: "src/pipe", reason: "special-file" },
+      { path: "src/sock", reason: "special-file" },
+    ]);
+    assert.deepEqual(tree(`${dir}/dst`), { "a.txt": "a\n" });
+    // As the source itself they are refused, and a FIFO never blocks the call.
+    await runError(ws, "copy_path", { source: "src/pipe", destination: "p" }, "SPECIAL_FILE");
+    await runError(ws, "copy_path", { source: "src/sock", destination: "s" }, "SPECIAL_FILE");
+    await runError(ws, "copy_path", { source: "src/h1", destination: "h" }, "HARD_LINKED");
   });
 });
 
