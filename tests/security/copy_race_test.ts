@@ -212,15 +212,12 @@ async function raceCopies(maxMs: number) {
         // a look-up that met the swap half-way
       }
     }
+    assert.deepEqual(snapshotSync(`${base}/outside`), outsideBefore, "outside changed");
   } finally {
     await child.stdin.close();
     while (!(await out.read()).done) { /* drain */ }
     await child.status;
     ws.engine.close();
-  }
-  try {
-    assert.deepEqual(snapshotSync(`${base}/outside`), outsideBefore, "outside changed");
-  } finally {
     await Deno.remove(base, { recursive: true });
   }
   return t;
