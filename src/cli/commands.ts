@@ -31,7 +31,7 @@ export const OP = {
     root: { kind: "dir", help: "workspace root (default: the directory you run from)" },
     write: {
       kind: "bool",
-      help: "enable write_file, edit_file, create_directory, move_path, delete_path",
+      help: "enable write_file, edit_file, create_directory, move_path, copy_path, delete_path",
     },
     limit: {
       kind: "limit",

@@ -214,7 +214,8 @@ function logCancelled(name: string, err: unknown, abortedAt: number): void {
     tool: name,
     stopMs: Math.round(performance.now() - abortedAt),
     // What the caller will not be told: the error (a recursive delete_path's says what it
-    // had removed; every other write stopped before its commit point changed nothing).
+    // had removed, a directory's copy_path's what it had copied; every other write stopped
+    // before its commit point changed nothing).
     ...(e ? { code: e.code, details: e.details } : {}),
   });
 }

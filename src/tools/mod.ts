@@ -16,6 +16,7 @@ import { writeFileTool } from "./write_file.ts";
 import { editFileTool } from "./edit_file.ts";
 import { createDirectoryTool } from "./create_directory.ts";
 import { movePathTool } from "./move_path.ts";
+import { copyPathTool } from "./copy_path.ts";
 import { deletePathTool } from "./delete_path.ts";
 
 export type { ToolUnit } from "./unit.ts";
@@ -34,6 +35,7 @@ export const TOOLS: readonly ToolUnit[] = Object.freeze([
   editFileTool,
   createDirectoryTool,
   movePathTool,
+  copyPathTool,
   deletePathTool,
 ]);
 

@@ -1,9 +1,10 @@
 /**
  * The write primitives every write operation shares: the commit gate (cancellation and the time
- * budget checked right before the first lasting change), the atomic replace (a random-named
- * temporary file beside the target, verified, then renamed or linked into place), checked
- * removal of an entry by renaming it to a random name first, and the helpers those need.
- * Nothing here is an operation; write.ts, directories.ts, move.ts, delete.ts and edit.ts are.
+ * budget checked right before the first lasting change), the atomic write (a random-named
+ * temporary file beside the target, filled, verified, then renamed or linked into place), the
+ * atomic link (an existing entry given a second name the same way), checked removal of an entry
+ * by renaming it to a random name first, and the helpers those need. Nothing here is an
+ * operation; write.ts, directories.ts, move.ts, copy.ts, delete.ts and edit.ts are.
  */
 import type { FileHandle } from "node:fs/promises";
 import type { Workspace } from "./workspace.ts";
@@ -122,7 +123,11 @@ export function assertMayCommit(gate: CommitGate | undefined, what: string): voi
 }
 
 /** Throws HARD_LINKED for a file with more than one hard link: wmcp never writes through one. */
-export function refuseHardLinked(info: FsInfo, rel: string, argument: string): void {
+export function refuseHardLinked(
+  info: Pick<FsInfo, "nlink">,
+  rel: string,
+  argument: string,
+): void {
   if (info.nlink !== null && info.nlink > 1) {
     throw new WorkspaceError(
       "HARD_LINKED",
@@ -194,14 +199,13 @@ function tempBeside(target: Resolved): { tmpAbs: string; tmpRel: string } {
 
 /**
  * Fills the just-created temporary file: it must be in the checked directory before any byte is
- * written; then the old file's permission bits, the content, fsync.
+ * written; then the permission bits, the content (`fill`), fsync.
  */
 async function fillTemp(
   op: Replace,
   h: FileHandle,
   tmpId: Identity,
-  content: Uint8Array,
-  existing: FsInfo | null,
+  content: { fill: (h: FileHandle) => Promise<void>; mode: number | null },
 ): Promise<void> {
   // Before any byte is written: the temp file must be in the checked directory.
   if (!isOursAt(op.fs, op.chain, op.tmpAbs, tmpId)) {
@@ -212,8 +216,8 @@ async function fillTemp(
     );
   }
   // Keep the permission bits; setuid/setgid are dropped as the kernel does on a write.
-  if (existing?.mode != null) await h.chmod(existing.mode & 0o1777);
-  await h.writeFile(content);
+  if (content.mode !== null) await h.chmod(content.mode & 0o1777);
+  await content.fill(h);
   await h.sync();
 }
 
@@ -266,11 +270,7 @@ function placeNew(op: Replace): void {
  * other task of this process runs in between, so a cancellation seen by neither the gate nor the
  * rename cannot happen in between. Returns once the target's name holds the new content.
  */
-function commitTemp(
-  op: Replace,
-  tmpId: Identity,
-  options: { existing: FsInfo | null; gate?: CommitGate },
-): void {
+function commitTemp(op: Replace, tmpId: Identity, options: PlaceOptions): void {
   const { target, fs, argument } = op;
   assertMayCommit(options.gate, `the write of ${target.rel}`);
   verifyChain(op.chain, { rel: target.rel, argument, fs });
@@ -281,8 +281,11 @@ function commitTemp(
   else placeNew(op);
 }
 
-/** After the commit: the result must be where it was meant to be; the link's source goes. */
-async function afterCommit(op: Replace, tmpId: Identity): Promise<void> {
+/**
+ * After the commit: the result must be where it was meant to be; the link's source goes; the
+ * directory is flushed unless the caller flushes it once for many entries (syncDir false).
+ */
+async function afterCommit(op: Replace, tmpId: Identity, syncDir = true): Promise<void> {
   const { target, fs, chain } = op;
   // The result must be where it was meant to be: the kernel looked the names up again.
   if (!isOursAt(fs, chain, target.abs, tmpId)) {
@@ -294,7 +297,7 @@ async function afterCommit(op: Replace, tmpId: Identity): Promise<void> {
     );
   }
   if (lstatOrNullSync(fs, op.tmpAbs) !== null) removeOwn(fs, chain, op.tmpAbs, tmpId); // the link's source
-  await fsyncDir(target.parentAbs);
+  if (syncDir) await fsyncDir(target.parentAbs);
 }
 
 /** The refusal when an uncommitted temporary file cannot be removed through a verified path. */
@@ -307,26 +310,53 @@ function leftTemp(op: Replace): WorkspaceError {
   );
 }
 
-/**
- * Replaces (or creates) a file atomically: an empty temp file with a random name in the same
- * directory, verified to have landed there (chain and identity) before any byte is written;
- * write, fsync, identity checks of the chain, the temp file and the replaced file; rename (or,
- * for a new file, link); a check that the result is where it was meant to be; fsync the
- * directory. A crash leaves the old or the new content, never a mix. The rename's source is a
- * random name that exists only in the checked directory, so a parent swapped right before it
- * makes it fail instead of acting elsewhere.
- */
-export async function atomicReplace(
-  target: Resolved,
-  content: Uint8Array,
-  options: { existing: FsInfo | null; argument: string; gate?: CommitGate },
-): Promise<void> {
-  const { argument, existing } = options;
+/** How an atomic write or link places its entry. */
+export interface PlaceOptions {
+  /** The target's lstat when it was checked (it is replaced), or null (a new name, never clobbered). */
+  existing: FsInfo | null;
+  /** The argument errors name. */
+  argument: string;
+  /** Checked synchronously right before the commit (none: the operation committed already). */
+  gate?: CommitGate;
+  /** fsync the target's directory after the commit (default true). */
+  syncDir?: boolean;
+}
+
+/** The start of an atomic replace: the checked parent chain, unmoved, and a temporary name in it. */
+async function beginReplace(target: Resolved, argument: string): Promise<Replace> {
   const { fs } = target;
   const chain = parentChain(target, argument);
   await assertParentUnmoved(target, argument);
   const op: Replace = { target, fs, chain, argument, ...tempBeside(target) };
   verifyChain(chain, { rel: target.rel, argument, fs });
+  return op;
+}
+
+/**
+ * Removes whatever an uncommitted operation left at its temporary name (the name is random and
+ * exists only in the checked directory), through a verified chain; throws leftTemp otherwise.
+ */
+function dropTemp(op: Replace): void {
+  const there = lstatOrNullSync(op.fs, op.tmpAbs);
+  if (there !== null && !removeOwn(op.fs, op.chain, op.tmpAbs, there)) throw leftTemp(op);
+}
+
+/**
+ * Writes (or replaces) a file atomically: an empty temp file with a random name in the same
+ * directory, verified to have landed there (chain and identity) before any byte is written;
+ * the permission bits (`mode`), the content (`fill` writes it to the handle), fsync, identity
+ * checks of the chain, the temp file and the replaced file; rename (or, for a new file, link); a
+ * check that the result is where it was meant to be; fsync the directory. A crash leaves the old
+ * or the new content, never a mix. The rename's source is a random name that exists only in the
+ * checked directory, so a parent swapped right before it makes it fail instead of acting
+ * elsewhere. A failure before the commit removes the temporary file.
+ */
+export async function atomicWrite(
+  target: Resolved,
+  fill: (h: FileHandle) => Promise<void>,
+  options: PlaceOptions & { mode: number | null },
+): Promise<void> {
+  const op = await beginReplace(target, options.argument);
   const h = await createExclusive(op.tmpAbs);
   let tmpId: Identity | null = null;
   let committed = false;
@@ -334,19 +364,124 @@ export async function atomicReplace(
     try {
       const st = await h.stat();
       tmpId = { dev: st.dev, ino: st.ino };
-      await fillTemp(op, h, tmpId, content, existing);
+      await fillTemp(op, h, tmpId, { fill, mode: options.mode });
     } finally {
       await h.close();
     }
     commitTemp(op, tmpId, options);
     committed = true;
-    await afterCommit(op, tmpId);
+    await afterCommit(op, tmpId, options.syncDir);
   } finally {
-    if (!committed && tmpId !== null && !removeOwn(fs, chain, op.tmpAbs, tmpId)) {
+    if (!committed && tmpId !== null && !removeOwn(op.fs, op.chain, op.tmpAbs, tmpId)) {
       // Not removable through a verified path: left where it is, and said so.
       // deno-lint-ignore no-unsafe-finally
       throw leftTemp(op);
     }
+  }
+}
+
+/**
+ * Replaces (or creates) a file atomically with the given content (atomicWrite); a replaced file's
+ * permission bits are kept.
+ */
+export function atomicReplace(
+  target: Resolved,
+  content: Uint8Array,
+  options: PlaceOptions,
+): Promise<void> {
+  return atomicWrite(target, (h) => h.writeFile(content), {
+    ...options,
+    mode: options.existing?.mode ?? null,
+  });
+}
+
+/** An existing entry to give a second name: its path, identity and checked parent chain. */
+export interface LinkSource {
+  abs: string;
+  rel: string;
+  id: Identity;
+  chain: readonly ChainLink[];
+  /** The argument errors about it name. */
+  argument: string;
+}
+
+/**
+ * Attempts of linkTemp while its source still holds after a failure: a swap racing the link can
+ * make it fail on a directory and be undone before the check after it.
+ */
+const LINK_ATTEMPTS = 8;
+
+/**
+ * Hard-links the source to the temporary name of op. A failure is judged by what holds after it:
+ * a source that is no longer the checked entry (a directory swapped in makes link fail with
+ * EPERM) is CHANGED_DURING_OPERATION; EXDEV is CROSS_DEVICE; another failure is tried again while
+ * the source holds, and after LINK_ATTEMPTS is the file system's own answer (EPERM:
+ * PERMISSION_DENIED, saying why a link can be refused a second name).
+ */
+function linkTemp(op: Replace, source: LinkSource): void {
+  for (let attempt = 1;; attempt++) {
+    try {
+      op.fs.linkSync(source.abs, op.tmpAbs);
+      return;
+    } catch (err) {
+      if (!isOursAt(op.fs, source.chain, source.abs, source.id)) {
+        throw changed(`${source.rel} was replaced or moved while it was linked`, source.argument, {
+          reason: "entry-changed",
+        });
+      }
+      if ((err as { code?: string }).code === "EXDEV") {
+        throw new WorkspaceError(
+          "CROSS_DEVICE",
+          `${op.target.rel} is on another file system than ${source.rel}: a link is copied as a ` +
+            "second name of itself, which cannot cross file systems",
+          { argument: op.argument, cause: err },
+        );
+      }
+      if (attempt < LINK_ATTEMPTS) continue;
+      if ((err as { code?: string }).code !== "EPERM") throw err;
+      throw new WorkspaceError(
+        "PERMISSION_DENIED",
+        `the file system refused ${source.rel} a second name: it has no hard links of symbolic ` +
+          "links, or the link is another user's (protected_hardlinks)",
+        { argument: source.argument, cause: err },
+      );
+    }
+  }
+}
+
+/**
+ * Gives an existing entry (a symbolic link copied as itself: its text, never its target) a name
+ * at target, atomically as atomicWrite places a file: the source checked (its chain holds, its
+ * name leads to the checked identity), hard-linked to a random name beside target, that name
+ * checked to hold the very entry (a kernel that followed the link, or a swapped directory,
+ * gives another identity: removed, CHANGED_DURING_OPERATION), then the same commit.
+ */
+export async function atomicLink(
+  target: Resolved,
+  source: LinkSource,
+  options: PlaceOptions,
+): Promise<void> {
+  const op = await beginReplace(target, options.argument);
+  if (!isOursAt(op.fs, source.chain, source.abs, source.id)) {
+    throw changed(`${source.rel} was replaced or moved since it was checked`, source.argument, {
+      reason: "entry-changed",
+    });
+  }
+  linkTemp(op, source);
+  let committed = false;
+  try {
+    if (!isOursAt(op.fs, op.chain, op.tmpAbs, source.id)) {
+      throw changed(
+        `${source.rel} or a directory above it or ${target.rel} changed while it was linked; nothing was copied`,
+        source.argument,
+        { reason: "entry-changed" },
+      );
+    }
+    commitTemp(op, source.id, options);
+    committed = true;
+    await afterCommit(op, source.id, options.syncDir);
+  } finally {
+    if (!committed) dropTemp(op);
   }
 }
 

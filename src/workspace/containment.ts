@@ -9,8 +9,9 @@
  * The opens are node:fs calls on every runtime: Deno's own open has no O_NOFOLLOW (nor O_EXCL
  * with it, nor an open of a directory to fsync it). They are the only file-system calls of the
  * layer that do not go through WorkspaceFs, and they live here: the checked reads, the walker's
- * open, the atomic write's temporary file and the directory fsync. Reads, fstat and close on a
- * descriptor one of them opened are calls on that descriptor, not look-ups by path.
+ * open, the atomic write's temporary file, the directory fsync and the checked directory chmod
+ * (copy_path). Reads, fstat, fchmod and close on a descriptor one of them opened are calls on
+ * that descriptor, not look-ups by path.
  */
 import fsp, { type FileHandle } from "node:fs/promises";
 import fs, { constants as FS } from "node:fs";
@@ -146,6 +147,28 @@ export async function fsyncDir(abs: string): Promise<void> {
     }
   } catch {
     // Some file systems refuse fsync on directories; the rename itself is still atomic.
+  }
+}
+
+/**
+ * Sets the permission bits of a checked directory through a descriptor: opened without following
+ * a final link (O_DIRECTORY | O_NOFOLLOW), its fstat must be the checked identity, then fchmod.
+ * Returns false, changing nothing, when the name no longer leads to that directory.
+ */
+export async function chmodCheckedDir(abs: string, id: Identity, mode: number): Promise<boolean> {
+  let h: FileHandle;
+  try {
+    h = await fsp.open(abs, FS.O_RDONLY | FS.O_DIRECTORY | FS.O_NOFOLLOW);
+  } catch {
+    return false;
+  }
+  try {
+    const st = await h.stat();
+    if (!sameIdentity({ dev: st.dev, ino: st.ino }, id)) return false;
+    await h.chmod(mode);
+    return true;
+  } finally {
+    await h.close();
   }
 }
 

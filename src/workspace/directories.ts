@@ -165,6 +165,14 @@ function undoLevels(run: Levels, err: unknown): unknown {
   return err;
 }
 
+/** What makeDirectories did: the directories it created, and the checked chain down to the last. */
+export interface MadeDirectories {
+  /** Workspace-relative paths of the directories created, top first. */
+  created: string[];
+  /** The checked chain from the root down to the last level of segs, that level included. */
+  chain: ChainLink[];
+}
+
 /**
  * Creates each missing directory of segs (a real workspace-relative path) below the existing
  * part of its checked chain, one level at a time, each as a random-named directory renamed to
@@ -176,7 +184,7 @@ export async function makeDirectories(
   ws: Workspace,
   from: { chain: readonly ChainLink[]; segs: readonly string[]; gate?: CommitGate },
   argument: string,
-): Promise<string[]> {
+): Promise<MadeDirectories> {
   const { segs } = from;
   const run: Levels = { fs: ws.policy.fs, segs, argument, chain: [...from.chain], created: [] };
   // Synchronous from this check through every level: creating the first missing directory is
@@ -192,7 +200,7 @@ export async function makeDirectories(
     throw undoLevels(run, err);
   }
   await fsyncDir(run.chain[Math.max(0, from.chain.length - 1)].abs);
-  return run.created.map((c) => c.rel);
+  return { created: run.created.map((c) => c.rel), chain: run.chain };
 }
 
 /** Result of createDirectory. */
@@ -234,7 +242,7 @@ export async function createDirectory(
     );
   }
   const made = await makeDirectories(ws, { chain: r.chain, segs, gate }, "path");
-  return createdResult(ws, r.rel, made);
+  return createdResult(ws, r.rel, made.created);
 }
 
 /** The create_directory result, its createdPaths list built under the result byte budget. */

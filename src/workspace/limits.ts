@@ -6,7 +6,10 @@ export interface Limits {
   maxReadBytes: number;
   /** Largest file read_media returns (bytes); its base64 plus the result reserve must fit in maxResultBytes. */
   maxMediaBytes: number;
-  /** Largest content write_file accepts and largest file edit_file rewrites (bytes); at most maxHashBytes. */
+  /**
+   * Largest content write_file accepts and largest file edit_file rewrites (bytes); at most
+   * maxHashBytes. copy_path streams and is not bounded by it (decision 0058).
+   */
   maxWriteBytes: number;
   /** Default and maximum entries of one list_directory page. */
   maxListEntries: number;
@@ -16,9 +19,12 @@ export interface Limits {
   maxMatches: number;
   /** Default and maximum size of a file search_text reads (bytes); larger files are skipped and counted. */
   maxSearchFileBytes: number;
-  /** Most directory entries one walk (list, find, search) visits before it stops and says so. */
+  /**
+   * Most directory entries one walk (list, find, search) visits before it stops and says so; most
+   * entries of a directory copy_path copies (refused over it before anything is copied).
+   */
   maxVisited: number;
-  /** Deepest recursion of a walk, and deepest path create_directory makes. */
+  /** Deepest recursion of a walk, and deepest path create_directory and copy_path make. */
   maxDepth: number;
   /** Largest serialized result of any operation (UTF-8 bytes of its JSON); enforced while the result is built. */
   maxResultBytes: number;

@@ -43,9 +43,14 @@ interface Move {
 
 /**
  * The refusals that need only the two resolved paths: the root as destination, a missing
- * destination parent, the same path, a directory moved into itself.
+ * destination parent, the same path, a directory moved (or copied: copy.ts) into itself.
  */
-function checkEnds(src: Resolved, srcInfo: FsInfo, dst: Resolved): void {
+export function checkEnds(
+  src: Resolved,
+  srcInfo: FsInfo,
+  dst: Resolved,
+  verb: "move" | "copy" = "move",
+): void {
   if (dst.rel === ".") {
     throw new WorkspaceError("ALREADY_EXISTS", "destination is the workspace root", {
       argument: "destination",
@@ -62,7 +67,7 @@ function checkEnds(src: Resolved, srcInfo: FsInfo, dst: Resolved): void {
     });
   }
   if (srcInfo.isDirectory && dst.rel.startsWith(src.rel + "/")) {
-    throw new WorkspaceError("INVALID_ARGUMENT", `cannot move ${src.rel} into itself`, {
+    throw new WorkspaceError("INVALID_ARGUMENT", `cannot ${verb} ${src.rel} into itself`, {
       argument: "destination",
     });
   }

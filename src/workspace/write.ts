@@ -100,7 +100,7 @@ async function withParents(
   // Creating the first missing parent is the commit point: from there the write completes.
   const made = await makeDirectories(ws, { chain: r.chain, segs: dirs, gate }, "path");
   const again = await ws.policy.resolve(args.path, { argument: "path", followLeaf: true });
-  return { r: again, committed: made.length > 0 };
+  return { r: again, committed: made.created.length > 0 };
 }
 
 /** What write_file learns of the file it would replace: its sha256, or why it was not taken. */

@@ -60,12 +60,20 @@ export interface Adapter {
   close(): Promise<void>;
 }
 
+/** The write operations: their cases run read-write unless they say otherwise. */
+const WRITE_OPERATIONS = [
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "move_path",
+  "copy_path",
+  "delete_path",
+];
+
 /** The configuration a case runs in. */
 export function configOf(c: Case): ConfigName {
   if (c.config) return c.config;
-  return ["write_file", "edit_file", "create_directory", "move_path", "delete_path"].includes(c.op)
-    ? "rw"
-    : "ro";
+  return WRITE_OPERATIONS.includes(c.op) ? "rw" : "ro";
 }
 
 function limitFlags(config: ConfigName): string[] {

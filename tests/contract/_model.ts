@@ -78,10 +78,19 @@ export const hardlink = (of: string): { hardlink: string } => ({ hardlink: of })
 export type SnapshotNode =
   | string
   | { bytes: string }
+  /** An executable file (an x bit set): its content and permission bits. */
+  | { file: string | { bytes: string }; mode: number }
   | { dir: true }
   | { link: string }
   | { fifo: true }
   | { other: true };
+
+/**
+ * Whether a snapshot records a file's permission bits: only an executable's (any x bit). Nothing
+ * makes one but a fixture's `{file, mode}` or a copy of one, whatever the umask, so a row can
+ * assert that a mode was kept while every other file is recorded by its content alone.
+ */
+const executable = (mode: number): boolean => (mode & 0o111) !== 0;
 
 /** Every entry below a case directory: relative path -> node (text files by content). */
 export type Snapshot = Record<string, SnapshotNode>;
@@ -163,20 +172,27 @@ export function fixtureSnapshot(fixture: Fixture): Snapshot {
     else if ("dir" in node) out[rel] = { dir: true };
     else if ("link" in node) out[rel] = { link: node.link };
     else if ("fifo" in node) out[rel] = { fifo: true };
-    else if ("file" in node) out[rel] = node.file;
+    else if ("file" in node) out[rel] = fileNode(node);
     else {
       const target = fixture[node.hardlink];
       out[rel] = typeof target === "string"
         ? target
         : target instanceof Uint8Array
         ? textOrBytes(target)
-        : (target as { file: string }).file;
+        : fileNode(target as { file: string; mode?: number });
     }
   }
   return sortKeys(out) as Snapshot;
 }
 
-function textOrBytes(bytes: Uint8Array): SnapshotNode {
+/** The snapshot of a fixture's `{file, mode?}`: its content, and its mode when executable. */
+function fileNode(node: { file: string; mode?: number }): SnapshotNode {
+  return node.mode !== undefined && executable(node.mode)
+    ? { file: node.file, mode: node.mode & 0o7777 }
+    : node.file;
+}
+
+function textOrBytes(bytes: Uint8Array): string | { bytes: string } {
   try {
     const s = decoder.decode(bytes);
     if (!s.includes("\0")) return s;
@@ -222,7 +238,10 @@ export async function materialize(
   }
 }
 
-/** Snapshots everything below dir (links not followed; link targets de-substituted). */
+/**
+ * Snapshots everything below dir (links not followed; link targets de-substituted; an
+ * executable file with its permission bits).
+ */
 export async function snapshot(dir: string, outside: string): Promise<Snapshot> {
   const out: Snapshot = {};
   const walk = async (abs: string, rel: string) => {
@@ -236,8 +255,11 @@ export async function snapshot(dir: string, outside: string): Promise<Snapshot> 
       } else if (st.isDirectory) {
         out[r] = { dir: true };
         await walk(a, r);
-      } else if (st.isFile) out[r] = textOrBytes(await Deno.readFile(a));
-      else if (st.isFifo) out[r] = { fifo: true };
+      } else if (st.isFile) {
+        const content = textOrBytes(await Deno.readFile(a));
+        const mode = (st.mode ?? 0) & 0o7777;
+        out[r] = executable(mode) ? { file: content, mode } : content;
+      } else if (st.isFifo) out[r] = { fifo: true };
       else out[r] = { other: true };
     }
   };

@@ -52,6 +52,7 @@ const ALL_TOOLS = [
   "edit_file",
   "create_directory",
   "move_path",
+  "copy_path",
   "delete_path",
 ];
 

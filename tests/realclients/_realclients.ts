@@ -158,6 +158,7 @@ export const ALL_TOOLS = [
   "edit_file",
   "create_directory",
   "move_path",
+  "copy_path",
   "delete_path",
 ];
 

@@ -223,6 +223,20 @@ export const PATH_OPS: readonly PathOp[] = [
     args: (path) => ({ source: "inside.txt", destination: path, overwrite: true }),
   },
   {
+    label: "copy_path(source)",
+    name: "copy_path",
+    argument: "source",
+    write: true,
+    args: (path) => ({ source: path, destination: "copied-here", recursive: true }),
+  },
+  {
+    label: "copy_path(destination)",
+    name: "copy_path",
+    argument: "destination",
+    write: true,
+    args: (path) => ({ source: "inside.txt", destination: path, overwrite: true }),
+  },
+  {
     label: "delete_path",
     name: "delete_path",
     argument: "path",

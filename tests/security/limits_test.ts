@@ -206,7 +206,14 @@ Deno.test("24. read-only mode: every write operation is READ_ONLY and changes no
 });
 
 Deno.test("24. availableOperations(false) offers no write operation", () => {
-  const writes = ["write_file", "edit_file", "create_directory", "move_path", "delete_path"];
+  const writes = [
+    "write_file",
+    "edit_file",
+    "create_directory",
+    "move_path",
+    "copy_path",
+    "delete_path",
+  ];
   const ro = availableOperations(false).map((o) => o.name);
   for (const w of writes) assert.ok(!ro.includes(w), `${w} offered in read-only mode`);
   assert.ok(availableOperations(false).every((o) => !o.needsWrite));

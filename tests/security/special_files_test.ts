@@ -51,6 +51,22 @@ Deno.test("18. a hard link to an outside file is never written through", async (
       assert.equal(await Deno.readTextFile(`${env.O}/secret`), SECRET + "\n");
     });
   });
+  await t.step("copy_path never copies it, nor replaces it", async () => {
+    await withEnv(async (env) => {
+      const { ws, W, O } = env;
+      await setup(env);
+      await expectRefused(env, byLabel("copy_path(source)"), "hl", "HARD_LINKED");
+      await expectRefused(env, byLabel("copy_path(destination)"), "hl", "HARD_LINKED");
+      // In a copied directory it is skipped and listed, never opened.
+      await Deno.link(`${O}/secretdir/inner.txt`, `${W}/a/hl3`);
+      const before = await snapshot(O);
+      const res = await run(ws, "copy_path", { source: "a", destination: "a2", recursive: true });
+      assert.deepEqual(res.skipped, [{ path: "a/hl3", reason: "hard-linked" }]);
+      await assert.rejects(Deno.lstat(`${W}/a2/hl3`), Deno.errors.NotFound);
+      assert.equal(await Deno.readTextFile(`${W}/a2/keep.txt`), "keep\n");
+      assert.deepEqual(await snapshot(O), before);
+    });
+  });
   await t.step("the other link of the pair (outside name first) is refused too", async () => {
     await withEnv(async (env) => {
       await Deno.writeTextFile(`${env.W}/orig`, "SECRET shared\n");
@@ -172,7 +188,7 @@ async function unblockFifos(W: string): Promise<void> {
 function expectation(
   op: PathOp,
   s: Special,
-): ErrorCode | "info" | "moved" | "replaced" | "deleted" {
+): ErrorCode | "info" | "moved" | "copied" | "replaced" | "deleted" {
   switch (op.label) {
     case "read_file":
     case "read_media":
@@ -192,6 +208,12 @@ function expectation(
       return "moved";
     case "move_path(destination)":
       return "replaced";
+    case "copy_path(source)":
+      // A link is copied as itself; a special file is never opened nor copied.
+      return s.info.type === "symlink" ? "copied" : s.openCode;
+    case "copy_path(destination)":
+      // A link is replaced (the link itself); a special file is never replaced.
+      return s.info.type === "symlink" ? "replaced" : s.openCode;
     default:
       assert.equal(op.name, "delete_path");
       return "deleted";
@@ -222,6 +244,10 @@ Deno.test("19. FIFOs, sockets, devices and links to /dev/zero are refused and ne
                     await run(env.ws, op.name, op.args(s.name));
                     await assert.rejects(Deno.lstat(`${env.W}/${s.name}`), Deno.errors.NotFound);
                     await Deno.lstat(`${env.W}/moved-here`);
+                  } else if (want === "copied") {
+                    await run(env.ws, op.name, op.args(s.name));
+                    const text = await Deno.readLink(`${env.W}/${s.name}`);
+                    assert.equal(await Deno.readLink(`${env.W}/copied-here`), text);
                   } else if (want === "replaced") {
                     await run(env.ws, op.name, op.args(s.name));
                     assert.equal(await Deno.readTextFile(`${env.W}/${s.name}`), INSIDE);

@@ -31,7 +31,7 @@ function leafLinkExpectation(op: PathOp, followedCode: ErrorCode): LeafExpectati
   if (op.name === "get_file_info") {
     return { info: followedCode === "SYMLINK_LOOP" ? "loop" : "outside" };
   }
-  if (op.name === "move_path" || op.name === "delete_path") return "actsOnLink";
+  if (["move_path", "copy_path", "delete_path"].includes(op.name)) return "actsOnLink";
   return { refused: followedCode };
 }
 
@@ -71,6 +71,18 @@ async function leafLinkAttack(
           await run(env.ws, op.name, op.args(link));
           const now = await Deno.lstat(`${W}/${link}`);
           assert.ok(now.isFile, "the link itself was replaced by the moved file");
+          assert.equal(await Deno.readTextFile(`${W}/${link}`), INSIDE);
+        } else if (op.label === "copy_path(source)") {
+          const res = await run(env.ws, op.name, op.args(link));
+          assert.equal(res.type, "symlink");
+          assertRevealsNothing(env, res, op.label);
+          assert.equal(await Deno.readLink(`${W}/${link}`), target, "the source link stays");
+          assert.ok((await Deno.lstat(`${W}/copied-here`)).isSymlink);
+          assert.equal(await Deno.readLink(`${W}/copied-here`), target);
+        } else if (op.label === "copy_path(destination)") {
+          await run(env.ws, op.name, op.args(link));
+          const now = await Deno.lstat(`${W}/${link}`);
+          assert.ok(now.isFile, "the link itself was replaced by the copied file");
           assert.equal(await Deno.readTextFile(`${W}/${link}`), INSIDE);
         } else {
           assert.equal(op.name, "delete_path");
@@ -452,6 +464,29 @@ Deno.test("14. list, find and search never descend into links to O nor reveal ou
       const f = await run(ws, "find_files", { pattern: "*.txt" });
       assert.ok((f.matches as { path: string }[]).some((m) => m.path === "inside.txt"));
     });
+  });
+});
+
+Deno.test("17. copy_path copies links as links, never their targets, in a tree too", async () => {
+  await withEnv(async (env) => {
+    const { ws, W, O } = env;
+    await Deno.mkdir(`${W}/t/d`, { recursive: true });
+    await Deno.writeTextFile(`${W}/t/own.txt`, "own\n");
+    await Deno.symlink(O, `${W}/t/out`);
+    await Deno.symlink("../../outside/secret", `${W}/t/d/rel-secret`);
+    await Deno.symlink(`${O}/secretdir/inner.txt`, `${W}/t/d/abs-inner`);
+    await Deno.symlink(`${O}/nonexistent`, `${W}/t/dangling`);
+    const before = await snapshot(O);
+    const res = await run(ws, "copy_path", { source: "t", destination: "a/t2", recursive: true });
+    assertRevealsNothing(env, res, "copy_path");
+    assert.equal(res.symlinks, 4);
+    assert.equal(res.files, 1);
+    for (const p of ["out", "d/rel-secret", "d/abs-inner", "dangling"]) {
+      assert.ok((await Deno.lstat(`${W}/a/t2/${p}`)).isSymlink, p);
+      assert.equal(await Deno.readLink(`${W}/a/t2/${p}`), await Deno.readLink(`${W}/t/${p}`), p);
+    }
+    assert.deepEqual(await snapshot(O), before);
+    await assert.rejects(Deno.lstat(`${O}/nonexistent`), Deno.errors.NotFound);
   });
 });
 

@@ -223,7 +223,7 @@ Deno.test("3. every operation resolves a name that exists only in the cwd agains
           const dirOp = ["list_directory", "find_files", "search_text"].includes(op.name);
           const p = dirOp ? "cwd-only" : "cwd-only.txt";
           const creates = ["write_file", "create_directory"].includes(op.name) ||
-            op.label === "move_path(destination)";
+            op.label === "move_path(destination)" || op.label === "copy_path(destination)";
           if (creates) {
             const res = await run(ws, op.name, op.args(p));
             assert.equal(res.path ?? res.destination, p);
@@ -336,7 +336,7 @@ Deno.test("empty paths and non-string paths are INVALID_ARGUMENT", async (t) => 
   });
 });
 
-Deno.test("the workspace root itself cannot be deleted, moved or overwritten", async (t) => {
+Deno.test("the workspace root itself cannot be deleted, moved, copied or overwritten", async (t) => {
   await withEnv(async (env) => {
     const { W } = env;
     await Deno.symlink(".", `${W}/rootlink`);
@@ -355,6 +355,16 @@ Deno.test("the workspace root itself cannot be deleted, moved or overwritten", a
     await t.step("move_path(destination)", async () => {
       for (const p of spellings) {
         await expectRefused(env, byLabel("move_path(destination)"), p, "ALREADY_EXISTS");
+      }
+    });
+    await t.step("copy_path(source)", async () => {
+      for (const p of spellings) {
+        await expectRefused(env, byLabel("copy_path(source)"), p, "INVALID_ARGUMENT");
+      }
+    });
+    await t.step("copy_path(destination)", async () => {
+      for (const p of spellings) {
+        await expectRefused(env, byLabel("copy_path(destination)"), p, "ALREADY_EXISTS");
       }
     });
     await t.step("write_file", async () => {

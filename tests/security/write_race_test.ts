@@ -96,6 +96,14 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
         { source: "src.txt", destination: `p/m${i}.txt`, overwrite: true },
       ]],
       [
+        "copy_path(tree out of p)",
+        (i) => ["copy_path", { source: `p/tree${i}`, destination: `cp${i}`, recursive: true }],
+      ],
+      ["copy_path(into p, overwrite)", (i) => [
+        "copy_path",
+        { source: "src.txt", destination: `p/m${i}.txt`, overwrite: true },
+      ]],
+      [
         "delete_path(recursive)",
         (i) => ["delete_path", { path: `p/tree${i}`, recursive: true, confirm: true }],
       ],
@@ -110,7 +118,7 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
         const t: Tally = { ok: 0, codes: {}, reportedEscapes: 0, silentEscapes: 0, changes: [] };
         tallies[label] = t;
         for (let i = 0; i < ATTEMPTS; i++) {
-          if (label.startsWith("move_path(into")) {
+          if (label.startsWith("move_path(into") || label.startsWith("copy_path(into")) {
             await Deno.writeTextFile(`${W}/src.txt`, "source\n");
           }
           const [name, args] = make(i);

@@ -254,6 +254,17 @@ Deno.test("list_directory, find_files and the other lines show a forged name as 
       }],
       ["delete_path", { path: FORGED, type: "file", deleted: true }],
       ["move_path", { source: FORGED, destination: "b", type: "file", overwritten: false }],
+      ["copy_path", {
+        source: "a",
+        destination: "b",
+        type: "directory",
+        overwritten: false,
+        files: 0,
+        directories: 1,
+        symlinks: 0,
+        bytes: 0,
+        skipped: [{ path: FORGED, reason: "special-file" }],
+      }],
     ] as const
   ) {
     const out = text(tool, result);

@@ -21,7 +21,14 @@ import { exists } from "../_support/fs.ts";
 const WRITE_A = "rw-token-alpha-0123456789";
 const WRITE_B = "rw-token-bravo-0123456789";
 const READ_A = "ro-token-alpha-0123456789";
-const WRITE_TOOLS = ["write_file", "edit_file", "create_directory", "move_path", "delete_path"];
+const WRITE_TOOLS = [
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "move_path",
+  "copy_path",
+  "delete_path",
+];
 
 /** Writes the token files into a fresh directory outside the workspace. */
 async function tokenFiles(): Promise<{ dir: string; write: string; read: string }> {

@@ -19,6 +19,7 @@ import type { SearchTextResult } from "../../src/workspace/search.ts";
 import type { WriteFileResult } from "../../src/workspace/write.ts";
 import type { CreateDirectoryResult } from "../../src/workspace/directories.ts";
 import type { MovePathResult } from "../../src/workspace/move.ts";
+import type { CopyPathResult } from "../../src/workspace/copy.ts";
 import type { DeletePathResult } from "../../src/workspace/delete.ts";
 import type { EditFileResult } from "../../src/workspace/edit.ts";
 
@@ -36,6 +37,7 @@ export interface Results {
   edit_file: EditFileResult;
   create_directory: CreateDirectoryResult;
   move_path: MovePathResult;
+  copy_path: CopyPathResult;
   delete_path: DeletePathResult;
 }
 

@@ -23,7 +23,14 @@ const READ_OPS = [
   "find_files",
   "search_text",
 ];
-const WRITE_OPS = ["write_file", "edit_file", "create_directory", "move_path", "delete_path"];
+const WRITE_OPS = [
+  "write_file",
+  "edit_file",
+  "create_directory",
+  "move_path",
+  "copy_path",
+  "delete_path",
+];
 
 Deno.test("registry: every operation has complete metadata and 2020-12 JSON Schemas", () => {
   assert.deepStrictEqual(OPERATIONS.map((op) => op.name), [...READ_OPS, ...WRITE_OPS]);
@@ -74,6 +81,7 @@ Deno.test("registry: input schemas name their required arguments", () => {
   assert.deepStrictEqual(required("write_file"), ["content", "path"]);
   assert.deepStrictEqual(required("edit_file"), ["edits", "path"]);
   assert.deepStrictEqual(required("move_path"), ["destination", "source"]);
+  assert.deepStrictEqual(required("copy_path"), ["destination", "source"]);
   assert.deepStrictEqual(required("delete_path"), ["path"]);
   const props = jsonSchemas(getOperation("read_file")!).input.properties as Record<string, unknown>;
   assert.deepStrictEqual(Object.keys(props).sort(), [
@@ -144,6 +152,7 @@ Deno.test("registry: write operations on a read-only workspace are READ_ONLY", a
       edit_file: { path: "a.txt", edits: [{ oldText: "a", newText: "b" }] },
       create_directory: { path: "d" },
       move_path: { source: "a.txt", destination: "c.txt" },
+      copy_path: { source: "a.txt", destination: "c.txt" },
       delete_path: { path: "a.txt", confirm: true },
     };
     for (const [name, args] of Object.entries(calls)) {

@@ -29,8 +29,15 @@ interface WriteCase {
   args: Record<string, unknown>;
   /** The fixture's tree after the call completed. */
   after: (before: Record<string, string>) => Record<string, string>;
-  /** Each removal is its own commit (recursive delete_path): it can stop part-way. */
-  partial?: boolean;
+  /**
+   * Each entry is its own commit (recursive delete_path, a directory's copy_path): it can stop
+   * part-way. Given the tree before and the details of a stop right after its first commit,
+   * checks them and returns the tree then.
+   */
+  partial?: (before: Record<string, string>, details: Record<string, unknown>) => Record<
+    string,
+    string
+  >;
 }
 
 const FIXTURE: Record<string, string> = {
@@ -97,9 +104,59 @@ const CASES: WriteCase[] = [
     op: "delete_path",
     args: { path: "tree", recursive: true, confirm: true },
     after: (b) => without(b, "tree"),
-    partial: true,
+    partial: (b, d) => {
+      assert.equal(d.removedCount, 1);
+      const left = without(b, (d.removed as string[])[0]);
+      assert.equal(left["tree"], "dir", "the target itself is removed last");
+      return left;
+    },
+  },
+  {
+    name: "copy_path (file)",
+    op: "copy_path",
+    args: { source: "a.txt", destination: "c.txt" },
+    after: (b) => ({ ...b, "c.txt": b["a.txt"] }),
+  },
+  {
+    name: "copy_path (directory)",
+    op: "copy_path",
+    args: { source: "tree", destination: "tree2", recursive: true },
+    after: (b) => ({
+      ...b,
+      ...Object.fromEntries(
+        Object.entries(b).filter(([k]) => k === "tree" || k.startsWith("tree/")).map((
+          [k, v],
+        ) => [`tree2${k.slice("tree".length)}`, v]),
+      ),
+    }),
+    partial: (b, d) => {
+      // The first commit is the destination directory: it is the one entry copied.
+      assert.equal(d.committed, true);
+      assert.equal(d.copiedCount, 1);
+      assert.deepEqual(d.copied, ["tree2"]);
+      return { ...b, "tree2": "dir" };
+    },
   },
 ];
+
+/**
+ * A tree a write that is its own commit per entry left when it stopped part-way: every entry has
+ * its value before or its value after the whole write (a file is whole, never a third content),
+ * and what both keep is there.
+ */
+function assertPartial(
+  now: Record<string, string>,
+  before: Record<string, string>,
+  after: Record<string, string>,
+  label: string,
+): void {
+  for (const [k, v] of Object.entries(now)) {
+    assert.ok(v === before[k] || v === after[k], `${label}: ${k} is ${v}`);
+  }
+  for (const k of Object.keys(before)) {
+    if (k in after) assert.equal(now[k], before[k], `${label}: ${k} kept`);
+  }
+}
 
 async function makeFixture(dir: string): Promise<Record<string, string>> {
   for (const [p, v] of Object.entries(FIXTURE)) {
@@ -200,8 +257,11 @@ for (const c of CASES) {
         release();
       }
       assert.deepEqual(snapshot(dir), before);
-      // The lock is free again: the same call now completes.
-      const again = await run(ws, c);
+      // The lock is free again, and the same call then completes: through a workspace on the same
+      // root with the default budget, so that completing does not race 150 ms on a loaded machine
+      // (a directory's copy_path flushes each file and directory).
+      assert.deepEqual([ws.lock.readers, ws.lock.writing, ws.lock.waiting], [0, false, 0]);
+      const again = await run(await Workspace.open({ root: dir, writable: true }), c);
       assert.equal(again.kind, "ok", JSON.stringify(again));
       assert.deepEqual(snapshot(dir), c.after(before));
     });
@@ -213,6 +273,7 @@ for (const c of CASES) {
     // trial must end in exactly one of the two states; never a third.
     let cancelled = 0;
     let completedAfterAbort = 0;
+    let stoppedPartWay = 0;
     for (let n = 1; n <= 200; n++) {
       const done = await withTempDir(async (dir) => {
         const before = await makeFixture(dir);
@@ -238,7 +299,14 @@ for (const c of CASES) {
         );
         assert.equal(committedAfterAbort, false, `trial ${n}: committed after the abort`);
         assertNoTemp(dir);
-        if (out.kind === "error") {
+        const partWay = out.kind === "error" &&
+          (out.details?.removedCount !== undefined || out.details?.copiedCount !== undefined);
+        if (out.kind === "error" && c.partial && partWay) {
+          // Stopped part-way: it changed what it names and nothing else, every file whole.
+          assert.equal(out.code, "CANCELLED", `trial ${n}: ${out.message}`);
+          assertPartial(snapshot(dir), before, c.after(before), `trial ${n}`);
+          stoppedPartWay++;
+        } else if (out.kind === "error") {
           assert.equal(out.code, "CANCELLED", `trial ${n}: ${out.message}`);
           assert.deepEqual(snapshot(dir), before, `trial ${n}: nothing changed`);
           cancelled++;
@@ -251,12 +319,15 @@ for (const c of CASES) {
       if (done) break;
     }
     assert.ok(cancelled > 0, "some trial cancelled before the commit point");
-    assert.ok(completedAfterAbort > 0, "some trial was cancelled after the commit point");
+    assert.ok(
+      completedAfterAbort + stoppedPartWay > 0,
+      "some trial was cancelled after the commit point",
+    );
   });
 
   Deno.test(
     `${c.name}: cancelled right after its commit (the rename or link) -> ${
-      c.partial ? "stops after that one removal and says so" : "completes and returns its result"
+      c.partial ? "stops after that one entry and says so" : "completes and returns its result"
     }`,
     async () => {
       await withTempDir(async (dir) => {
@@ -276,12 +347,10 @@ for (const c of CASES) {
         assert.ok(ac.signal.aborted);
         assertNoTemp(dir);
         if (c.partial) {
-          // The one exception: every removal of a recursive delete is its own commit.
+          // The exceptions: every entry of a recursive delete or copy is its own commit.
           assert.equal(out.kind === "error" && out.code, "CANCELLED", JSON.stringify(out));
-          const d = (out as { details?: Record<string, unknown> }).details;
-          assert.equal(d?.removedCount, 1);
-          assert.deepEqual(snapshot(dir), without(before, (d?.removed as string[])[0]));
-          assert.equal(snapshot(dir)["tree"], "dir");
+          const d = (out as { details?: Record<string, unknown> }).details ?? {};
+          assert.deepEqual(snapshot(dir), c.partial(before, d));
           return;
         }
         assert.equal(out.kind, "ok", JSON.stringify(out));

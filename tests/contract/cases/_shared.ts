@@ -73,6 +73,28 @@ export const nameCursor = (rel: string, offset: number) =>
   btoa(JSON.stringify({ v: 1, o: offset, k: sha(`${rel}\0${1}\0${false}`).slice(0, 16) }))
     .replaceAll("=", "");
 
+/** An executable script (the snapshot records its mode). */
+export const RUN_SH = { file: "#!/bin/sh\necho hi\n", mode: 0o750 };
+
+/** A copy_path result: nothing copied, nothing skipped, unless `counts` says otherwise. */
+export const copied = (
+  source: string,
+  destination: string,
+  type: string,
+  counts: Record<string, unknown> = {},
+) => ({
+  source,
+  destination,
+  type,
+  overwritten: false,
+  files: 0,
+  directories: 0,
+  symlinks: 0,
+  bytes: 0,
+  skipped: [],
+  ...counts,
+});
+
 /** A link leading out of every workspace. */
 export const OUT: Fixture = { "a.txt": A, out: link("{{outside}}") };
 

@@ -106,6 +106,27 @@ export const CONTAINMENT_CASES: Case[] = [
     expect: err("OUTSIDE_WORKSPACE", "destination"),
   },
   {
+    name: "OUTSIDE_WORKSPACE: copy_path source behind a link out copies nothing in",
+    op: "copy_path",
+    fixture: OUT,
+    args: (p) => ({ source: p("out/secret.txt"), destination: p("stolen.txt") }),
+    expect: err("OUTSIDE_WORKSPACE", "source"),
+  },
+  {
+    name: "OUTSIDE_WORKSPACE: copy_path destination outside",
+    op: "copy_path",
+    fixture: { "a.txt": A },
+    args: (p) => ({ source: p("a.txt"), destination: "../outside/a.txt" }),
+    expect: err("OUTSIDE_WORKSPACE", "destination"),
+  },
+  {
+    name: "OUTSIDE_WORKSPACE: copy_path destination through a link out creates nothing outside",
+    op: "copy_path",
+    fixture: OUT,
+    args: (p) => ({ source: p("a.txt"), destination: p("out/copy.txt") }),
+    expect: err("OUTSIDE_WORKSPACE", "destination"),
+  },
+  {
     name: "OUTSIDE_WORKSPACE: delete_path of a file behind a link out",
     op: "delete_path",
     fixture: OUT,

@@ -209,6 +209,20 @@ export const INVALID_ARGUMENT_CASES: Case[] = [
     expect: err("INVALID_ARGUMENT", "destination"),
   },
   {
+    name: "INVALID_ARGUMENT: a directory cannot be copied into itself",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("dir"), destination: p("dir/sub/dir"), recursive: true }),
+    expect: err("INVALID_ARGUMENT", "destination"),
+  },
+  {
+    name: "INVALID_ARGUMENT: the workspace root cannot be copied",
+    op: "copy_path",
+    fixture: { "a.txt": A },
+    args: (p) => ({ source: ".", destination: p("x"), recursive: true }),
+    expect: err("INVALID_ARGUMENT", "source"),
+  },
+  {
     name: "INVALID_ARGUMENT: source and destination are the same path",
     op: "move_path",
     fixture: { "a.txt": A },

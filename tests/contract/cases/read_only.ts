@@ -26,6 +26,15 @@ export const READ_ONLY_CASES: Case[] = [
     byAdapter: SERVERS_UNKNOWN_TOOL,
   },
   {
+    name: "READ_ONLY: copy_path in read-only mode (servers do not list it: unknown tool)",
+    op: "copy_path",
+    config: "ro",
+    fixture: { "a.txt": A },
+    args: (p) => ({ source: p("a.txt"), destination: p("b.txt") }),
+    expect: err("READ_ONLY"),
+    byAdapter: SERVERS_UNKNOWN_TOOL,
+  },
+  {
     name: "UNKNOWN_OPERATION: no such operation (CLI: usage error; servers: unknown tool)",
     op: "no_such_operation",
     fixture: {},

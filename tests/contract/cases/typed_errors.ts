@@ -40,6 +40,20 @@ export const TYPED_ERROR_CASES: Case[] = [
     expect: err("NOT_FOUND", "source"),
   },
   {
+    name: "NOT_FOUND: copy_path of a missing source",
+    op: "copy_path",
+    fixture: { "a.txt": A },
+    args: (p) => ({ source: p("missing"), destination: p("b") }),
+    expect: err("NOT_FOUND", "source"),
+  },
+  {
+    name: "NOT_FOUND: copy_path to a missing destination parent",
+    op: "copy_path",
+    fixture: { "a.txt": A },
+    args: (p) => ({ source: p("a.txt"), destination: p("no/such/b.txt") }),
+    expect: err("NOT_FOUND", "destination"),
+  },
+  {
     name: "NOT_FOUND: create_directory without parents",
     op: "create_directory",
     fixture: { "a.txt": A },
@@ -89,6 +103,20 @@ export const TYPED_ERROR_CASES: Case[] = [
     expect: err("ALREADY_EXISTS", "destination"),
   },
   {
+    name: "ALREADY_EXISTS: copy_path onto an existing file without overwrite",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("a.txt"), destination: p("dir/b.md") }),
+    expect: err("ALREADY_EXISTS", "destination"),
+  },
+  {
+    name: "ALREADY_EXISTS: copy_path of a directory onto an existing directory without overwrite",
+    op: "copy_path",
+    fixture: { "s/x.txt": "x\n", "t/y.txt": "y\n" },
+    args: (p) => ({ source: p("s"), destination: p("t"), recursive: true }),
+    expect: err("ALREADY_EXISTS", "destination"),
+  },
+  {
     name: "NOT_A_DIRECTORY: list_directory of a file",
     op: "list_directory",
     fixture: BASE,
@@ -117,6 +145,13 @@ export const TYPED_ERROR_CASES: Case[] = [
     expect: err("NOT_A_DIRECTORY", "destination"),
   },
   {
+    name: "NOT_A_DIRECTORY: copy_path of a directory onto a file with overwrite",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("dir"), destination: p("a.txt"), recursive: true, overwrite: true }),
+    expect: err("NOT_A_DIRECTORY", "destination"),
+  },
+  {
     name: "IS_A_DIRECTORY: read_file of a directory",
     op: "read_file",
     fixture: BASE,
@@ -140,6 +175,20 @@ export const TYPED_ERROR_CASES: Case[] = [
   {
     name: "IS_A_DIRECTORY: move a file onto a directory with overwrite",
     op: "move_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("a.txt"), destination: p("dir"), overwrite: true }),
+    expect: err("IS_A_DIRECTORY", "destination"),
+  },
+  {
+    name: "IS_A_DIRECTORY: copy_path of a directory without recursive",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("dir"), destination: p("dir2") }),
+    expect: err("IS_A_DIRECTORY", "recursive"),
+  },
+  {
+    name: "IS_A_DIRECTORY: copy_path of a file onto a directory with overwrite",
+    op: "copy_path",
     fixture: BASE,
     args: (p) => ({ source: p("a.txt"), destination: p("dir"), overwrite: true }),
     expect: err("IS_A_DIRECTORY", "destination"),
@@ -180,6 +229,13 @@ export const TYPED_ERROR_CASES: Case[] = [
     expect: err("SPECIAL_FILE", "path"),
   },
   {
+    name: "SPECIAL_FILE: copy_path of a FIFO (never blocks)",
+    op: "copy_path",
+    fixture: { "p": FIFO },
+    args: (p) => ({ source: p("p"), destination: p("q") }),
+    expect: err("SPECIAL_FILE", "source"),
+  },
+  {
     name: "HARD_LINKED: write_file overwrite of a file with two links",
     op: "write_file",
     fixture: { "a.txt": A, "twin.txt": hardlink("a.txt") },
@@ -192,6 +248,13 @@ export const TYPED_ERROR_CASES: Case[] = [
     fixture: { "a.txt": A, "twin.txt": hardlink("a.txt") },
     args: (p) => ({ path: p("a.txt"), edits: [{ oldText: "beta", newText: "b" }] }),
     expect: err("HARD_LINKED", "path", { nlink: 2 }),
+  },
+  {
+    name: "HARD_LINKED: copy_path of a file with two links",
+    op: "copy_path",
+    fixture: { "a.txt": A, "twin.txt": hardlink("a.txt") },
+    args: (p) => ({ source: p("a.txt"), destination: p("b.txt") }),
+    expect: err("HARD_LINKED", "source", { nlink: 2 }),
   },
   {
     name: "SYMLINK_LOOP: two links pointing at each other",

@@ -1,9 +1,9 @@
 /**
  * Contract table, section "success: write".
- * Successful writes: write_file, edit_file, create_directory, move_path, delete_path.
+ * Successful writes: write_file, edit_file, create_directory, move_path, copy_path, delete_path.
  */
-import { type Case, DIR, link } from "../_model.ts";
-import { A, B_MD, BASE, BIG_CONTENT, C_TXT, diff, sha } from "./_shared.ts";
+import { type Case, DIR, FIFO, hardlink, link } from "../_model.ts";
+import { A, B_MD, BASE, BIG_CONTENT, C_TXT, copied, diff, OUT, RUN_SH, sha } from "./_shared.ts";
 
 /** The rows of section "success: write", in table order. */
 export const WRITE_CASES: Case[] = [
@@ -237,6 +237,133 @@ export const WRITE_CASES: Case[] = [
       result: { source: "a.txt", destination: "dir/b.md", type: "file", overwritten: true },
     },
     after: { "dir/b.md": A, "dir/sub/c.txt": C_TXT, ".hidden": "hidden beta\n" },
+  },
+  {
+    name: "copy_path: a file to a new path in another directory",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("a.txt"), destination: p("dir/sub/copy.txt") }),
+    expect: { result: copied("a.txt", "dir/sub/copy.txt", "file", { files: 1, bytes: 17 }) },
+    after: { ...BASE, "dir/sub/copy.txt": A },
+  },
+  {
+    name: "copy_path: the permission bits are kept (an executable)",
+    op: "copy_path",
+    fixture: { "run.sh": RUN_SH, "bin/": DIR },
+    args: (p) => ({ source: p("run.sh"), destination: p("bin/run.sh") }),
+    expect: { result: copied("run.sh", "bin/run.sh", "file", { files: 1, bytes: 18 }) },
+    after: { "run.sh": RUN_SH, "bin/run.sh": RUN_SH },
+  },
+  {
+    name: "copy_path: overwrite replaces an existing file",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("a.txt"), destination: p("dir/b.md"), overwrite: true }),
+    expect: {
+      result: copied("a.txt", "dir/b.md", "file", { files: 1, bytes: 17, overwritten: true }),
+    },
+    after: { ...BASE, "dir/b.md": A },
+  },
+  {
+    name: "copy_path: a directory with recursive",
+    op: "copy_path",
+    fixture: BASE,
+    args: (p) => ({ source: p("dir"), destination: p("dir2"), recursive: true }),
+    expect: {
+      result: copied("dir", "dir2", "directory", { files: 2, directories: 2, bytes: 22 }),
+    },
+    after: { ...BASE, "dir2/b.md": B_MD, "dir2/sub/c.txt": C_TXT },
+  },
+  {
+    name: "copy_path: links in a directory are copied as links, text unchanged, never followed",
+    op: "copy_path",
+    fixture: {
+      "t/a.txt": A,
+      "t/l": link("a.txt"),
+      "t/out": link("{{outside}}/secret.txt"),
+      "t/up": link("{{outside}}"),
+    },
+    args: (p) => ({ source: p("t"), destination: p("t2"), recursive: true }),
+    expect: {
+      result: copied("t", "t2", "directory", {
+        files: 1,
+        directories: 1,
+        symlinks: 3,
+        bytes: 17,
+      }),
+    },
+    after: {
+      "t/a.txt": A,
+      "t/l": link("a.txt"),
+      "t/out": link("{{outside}}/secret.txt"),
+      "t/up": link("{{outside}}"),
+      "t2/a.txt": A,
+      "t2/l": link("a.txt"),
+      "t2/out": link("{{outside}}/secret.txt"),
+      "t2/up": link("{{outside}}"),
+    },
+  },
+  {
+    name: "copy_path: a source that is a link leading out copies the link itself",
+    op: "copy_path",
+    fixture: OUT,
+    args: (p) => ({ source: p("out"), destination: p("out2") }),
+    expect: { result: copied("out", "out2", "symlink", { symlinks: 1 }) },
+    after: { ...OUT, out2: link("{{outside}}") },
+  },
+  {
+    name: "copy_path: overwrite copies a directory into an existing directory",
+    op: "copy_path",
+    fixture: {
+      "src/same.txt": "new\n",
+      "src/n.txt": "n\n",
+      "dst/same.txt": "old\n",
+      "dst/keep.txt": "keep\n",
+    },
+    args: (p) => ({ source: p("src"), destination: p("dst"), recursive: true, overwrite: true }),
+    expect: {
+      result: copied("src", "dst", "directory", {
+        files: 2,
+        directories: 1,
+        bytes: 6,
+        overwritten: true,
+      }),
+    },
+    after: {
+      "src/same.txt": "new\n",
+      "src/n.txt": "n\n",
+      "dst/same.txt": "new\n",
+      "dst/n.txt": "n\n",
+      "dst/keep.txt": "keep\n",
+    },
+  },
+  {
+    name: "copy_path: a FIFO and hard-linked files in a directory are skipped and listed",
+    op: "copy_path",
+    fixture: { "s/a.txt": A, "s/p": FIFO, "s/h1": "h\n", "s/h2": hardlink("s/h1") },
+    args: (p) => ({ source: p("s"), destination: p("s2"), recursive: true }),
+    expect: {
+      result: copied("s", "s2", "directory", {
+        files: 1,
+        directories: 1,
+        bytes: 17,
+        skipped: [
+          { path: "s/h1", reason: "hard-linked" },
+          { path: "s/h2", reason: "hard-linked" },
+          { path: "s/p", reason: "special-file" },
+        ],
+      }),
+    },
+    after: { "s/a.txt": A, "s/p": FIFO, "s/h1": "h\n", "s/h2": "h\n", "s2/a.txt": A },
+  },
+  {
+    name: "copy_path: a file over --limit maxWriteBytes is copied (a copy is not bounded by it)",
+    op: "copy_path",
+    config: "small",
+    fixture: { "big.txt": "x".repeat(100) },
+    args: (p) => ({ source: p("big.txt"), destination: p("big2.txt") }),
+    expect: { result: copied("big.txt", "big2.txt", "file", { files: 1, bytes: 100 }) },
+    after: { "big.txt": "x".repeat(100), "big2.txt": "x".repeat(100) },
   },
   {
     name: "delete_path: a file, confirmed",
