@@ -56,7 +56,16 @@ function prepare(deno) {
   } catch {
     // not prepared yet
   }
-  const entries = ["cli.ts", "src/cli/scoped_main.ts", "serve_stdio.ts", "serve_http.ts"];
+  // The same entries as src/launch/warm.ts ENTRY_MODULES (the servers' graphs are loaded inside the
+  // sandbox, where Deno's cache is read-only).
+  const entries = [
+    "cli.ts",
+    "src/cli/scoped_main.ts",
+    "serve.ts",
+    "serve_stdio.ts",
+    "serve_http.ts",
+    "src/launch/broker/main.ts",
+  ];
   const run = spawnSync(
     deno,
     [

@@ -16,6 +16,7 @@ import { denoPath, moduleArg, projectConfigFlag } from "../launch/deno.ts";
 import { isNpmPackage, projectFile } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { shellQuote } from "./shell_quote.ts";
+import { cacheEntryModules } from "../launch/warm.ts";
 
 /** The hosts `config print` knows the configuration format of. */
 export { HOSTS };
@@ -541,6 +542,14 @@ export async function configPrint(
   const input = req.http === undefined
     ? await stdioInput(req, root!, notes)
     : await httpInput(req, req.http, root, notes);
+  // The entry starts this checkout's server in the sandbox, where Deno's cache is read-only: its
+  // modules are transpiled here, once, instead of on every start (src/launch/warm.ts).
+  if (root !== undefined && req.via !== "npx" && !(await cacheEntryModules())) {
+    notes.push(
+      "the server's modules could not be cached ahead (deno cache failed): each sandboxed start " +
+        "transpiles them again; run `deno task -q install` or this command once more",
+    );
+  }
   const printed = hostSnippet(req.host, input);
   await out(JSON.stringify(printed.snippet, null, 2) + "\n");
   for (const n of [...printed.notes, ...notes]) errLine(`wmcp: ${n}`);

@@ -10,8 +10,9 @@ import { INSTALL } from "./commands.ts";
 import { parseCommand, renderHelp, type ValuesOf } from "./declare.ts";
 import { UsageError } from "../config.ts";
 import { denoPath } from "../launch/deno.ts";
-import { outputOfDeno, outputOfLauncher } from "../launch/child.ts";
-import { projectDir, projectFile } from "../launch/project.ts";
+import { outputOfLauncher } from "../launch/child.ts";
+import { cacheEntryModules } from "../launch/warm.ts";
+import { projectDir } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
 /** The checkout the installer runs from (always on disk: it is run as a task). */
@@ -228,23 +229,8 @@ async function copyRuntime(dirs: InstallDirs): Promise<string> {
 }
 
 /** Step 2. The module graph cached for that runtime (npm packages into the checkout's node_modules). */
-async function cacheModules(runtime: string): Promise<boolean> {
-  const cache = await outputOfDeno({
-    deno: runtime,
-    subcommand: "cache",
-    flags: ["--quiet", `--config=${PROJECT}/deno.json`],
-    module: projectFile("cli.ts"),
-    args: [
-      `${PROJECT}/src/cli/scoped_main.ts`,
-      `${PROJECT}/serve_stdio.ts`,
-      `${PROJECT}/serve_http.ts`,
-    ],
-    cwd: PROJECT,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "inherit",
-  });
-  return cache.success;
+function cacheModules(runtime: string): Promise<boolean> {
+  return cacheEntryModules({ deno: runtime, stderr: "inherit" });
 }
 
 /**

@@ -24,11 +24,11 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
 }
 
 /** Runs `deno task cli config print ARGS` from cwd, as a user would. */
-async function configPrint(args: string[], cwd: string) {
+async function configPrint(args: string[], cwd: string, env: Record<string, string> = {}) {
   const out = await new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "--config", DENO_JSON, "cli", "config", "print", ...args],
     cwd,
-    env: cleanEnv(),
+    env: cleanEnv(env),
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
@@ -545,6 +545,26 @@ Deno.test("config print --http http://[::1]:PORT: the printed start command serv
     const ready = JSON.parse(out.slice(0, out.indexOf("\n")));
     assert.equal(ready.event, "ready", err);
     assert.equal(ready.url, url, err);
+  } finally {
+    await Deno.remove(base, { recursive: true });
+  }
+});
+
+Deno.test("config print caches the server's modules, which the sandbox cannot", async () => {
+  const { base, root } = await fixture();
+  try {
+    // A Deno cache of its own: what config print writes there is what a host's start then finds.
+    const denoDir = `${base}/deno-cache`;
+    const r = await configPrint(["--host", "claude-code", "--root", root], base, {
+      DENO_DIR: denoDir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    const project = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+    for (const m of ["serve.ts", "serve_stdio.ts", "serve_http.ts", "src/launch/broker/main.ts"]) {
+      const emitted = `${denoDir}/gen/file${project}/${m}.js`;
+      assert.ok((await Deno.stat(emitted)).isFile, emitted);
+    }
+    assert.doesNotMatch(r.stderr, /could not be cached/);
   } finally {
     await Deno.remove(base, { recursive: true });
   }
