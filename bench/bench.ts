@@ -682,7 +682,7 @@ async function rowHttp(ctx: Context): Promise<RowResult> {
     ratios: [
       ratioOf("modern/hono", fModern, fHono, {
         unit: "%",
-        target: { op: ">=", value: 0.25, text: ">= 25% of hono" },
+        target: { op: ">=", value: 0.4, text: ">= 40% of hono" },
       }),
       ratioOf("legacy/hono", fLegacy, fHono, { unit: "%" }),
       ratioOf("modern/Deno.serve", fModern, fRaw, { unit: "%" }),
@@ -699,7 +699,7 @@ async function rowRss(ctx: Context): Promise<RowResult> {
   const hwm = kb("VmHWM") / 1024;
   const rss = kb("VmRSS") / 1024;
   const f = figure("peak RSS (VmHWM)", "MB", [hwm], { vmRssMB: rss, pid: server.pid });
-  const target: Target = { op: "<=", value: 120, text: "<= 120 MB" };
+  const target: Target = { op: "<=", value: 90, text: "<= 90 MB" };
   return {
     id: "rss",
     measure: "peak RSS of the HTTP server after the load above",
@@ -774,7 +774,7 @@ async function rowSeq(ctx: Context): Promise<RowResult> {
     anchors: [fRaw],
     ratios: [
       ratioOf("wmcp/raw (mean)", fWmcp, fRaw, {
-        target: { op: "<=", value: 1.5, text: "<= 1.5x raw" },
+        target: { op: "<=", value: 1.3, text: "<= 1.3x raw" },
       }),
       {
         label: "wmcp/raw (p50)",
@@ -843,7 +843,7 @@ async function rowStdio(ctx: Context): Promise<RowResult> {
       ratioOf("wmcp/server-filesystem", fWmcp, fSf, {
         target: { op: "<=", value: 0.5, text: "<= 0.5x server-filesystem" },
       }),
-      ratioOf("wmcp/raw", fWmcp, fRaw, { target: { op: "<=", value: 1.5, text: "<= 1.5x raw" } }),
+      ratioOf("wmcp/raw", fWmcp, fRaw, { target: { op: "<=", value: 1.3, text: "<= 1.3x raw" } }),
     ],
     notes: [`server-filesystem is ${specs[0].version}`],
   };
@@ -892,7 +892,7 @@ async function rowCold(ctx: Context): Promise<RowResult> {
     anchors: [fSf, fRaw],
     ratios: [
       ratioOf("wmcp/server-filesystem", fWmcp, fSf, {
-        target: { op: "<=", value: 0.5, text: "<= 0.5x server-filesystem" },
+        target: { op: "<=", value: 0.35, text: "<= 0.35x server-filesystem" },
       }),
       ratioOf("wmcp/raw", fWmcp, fRaw),
       ...(fEntry && !opts.profile ? [ratioOf("entry/server-filesystem", fEntry, fSf)] : []),
@@ -1079,7 +1079,7 @@ async function rowSearch(ctx: Context): Promise<RowResult[]> {
     const bad = c.tools.filter((t) => t.counts.size !== 1 || !t.counts.has(c.expected));
     const w = figs.filter((_, i) => c.tools[i].wmcp);
     const a = figs.filter((_, i) => !c.tools[i].wmcp);
-    const target: Target = { op: "<=", value: 2, text: "<= 2x rg" };
+    const target: Target = { op: "<=", value: 1.3, text: "<= 1.3x rg" };
     return {
       id: c.id,
       measure: c.measure,
