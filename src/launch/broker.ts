@@ -125,8 +125,11 @@ export async function startBroker(
     clearTimeout(timer);
   };
   await writer.write(new TextEncoder().encode(token + "\n")).catch(() => {});
-  const timeout = new Promise<string>((r) => setTimeout(() => r(""), READY_MS));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<string>((r) => (timer = setTimeout(() => r(""), READY_MS)));
   const line = await Promise.race([readyLine(child.stdout), exited.then(() => ""), timeout]);
+  // Not left to hold the event loop for READY_MS (a library caller's process would wait on it).
+  clearTimeout(timer);
   let ready: { event?: string; native?: boolean; reason?: string; largeFromRg?: boolean } = {};
   try {
     ready = JSON.parse(line);

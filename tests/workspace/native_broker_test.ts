@@ -297,3 +297,37 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "startBroker leaves nothing holding its caller's event loop once the broker is stopped",
+  ignore: !available,
+  fn: async () => {
+    const root = await makeTempDir();
+    try {
+      // A caller that starts and stops a broker, then has nothing left to do, ends: before,
+      // the 30 s wait for the ready line stayed armed and kept the process alive that long.
+      const script = `import { startBroker } from ${
+        JSON.stringify(new URL("../../src/launch/broker.ts", import.meta.url).href)
+      };
+const b = await startBroker(${JSON.stringify(root)}${
+        testEngineDir() ? `, { dir: ${JSON.stringify(testEngineDir())} }` : ""
+      });
+if ("reason" in b) throw new Error(b.reason);
+await b.stop();
+console.log("stopped");`;
+      const child = new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--quiet", script],
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // Generous: the leak held the process for 30 s; a loaded machine ends it in well under 20.
+      const watchdog = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      const out = await child.output();
+      clearTimeout(watchdog);
+      assert.equal(out.signal, null, "ended on its own, not by the watchdog");
+      assert.equal(new TextDecoder().decode(out.stdout).trim(), "stopped");
+    } finally {
+      await removeDir(root);
+    }
+  },
+});
