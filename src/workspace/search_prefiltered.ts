@@ -103,20 +103,35 @@ export class PrefilterGate {
     return this.#drain(only);
   }
 
-  /** Reads or skips the deferred files in walk order; false when a cap stopped the search. */
+  /**
+   * Reads or skips the deferred files in walk order; false when a cap stopped the search. The
+   * files of one directory share its chain (the walk makes one per directory): it is verified
+   * once after they were read, before their matches are accepted, not once per file.
+   */
   #drain(only: Known | undefined): boolean {
     const { scanner, out, fs, cp } = this.#p;
+    let read: readonly PinnedDir[] | undefined;
+    const accept = () => {
+      if (read === undefined) return;
+      verifyChain(read, fs);
+      out.commit();
+      read = undefined;
+    };
     for (const d of this.#deferred.splice(0)) {
       cp.check();
       if (this.#skips(only, d.entry)) {
         scanner.unread(d.at, only!.large.has(d.entry.rel));
         continue;
       }
+      if (read !== d.chain) accept();
       const going = this.#read(d.entry, d.at);
-      verifyChain(d.chain, fs);
-      out.commit();
-      if (!going) return false;
+      read = d.chain;
+      if (!going) {
+        accept();
+        return false;
+      }
     }
+    accept();
     return true;
   }
 
