@@ -11,6 +11,37 @@ import { bound, hashSkipped, PATH_HEADER, pathArg, READ } from "./args.ts";
 import { shown } from "./text.ts";
 import { readFile } from "../workspace/read.ts";
 
+/** The range arguments read_file and read_files share. */
+interface RangeArgs {
+  startLine?: number;
+  endLine?: number;
+  tailLines?: number;
+}
+
+/**
+ * The checks across read_file's range arguments, which read_files shares: endLine not before
+ * startLine, and tailLines alone.
+ */
+export function rangeChecks(ctx: z.core.ParsePayload<RangeArgs>): void {
+  const v = ctx.value;
+  if (v.startLine !== undefined && v.endLine !== undefined && v.endLine < v.startLine) {
+    ctx.issues.push({
+      code: "custom",
+      message: "endLine must not be less than startLine",
+      path: ["endLine"],
+      input: v,
+    });
+  }
+  if (v.tailLines !== undefined && (v.startLine !== undefined || v.endLine !== undefined)) {
+    ctx.issues.push({
+      code: "custom",
+      message: "tailLines cannot be combined with startLine or endLine",
+      path: ["tailLines"],
+      input: v,
+    });
+  }
+}
+
 /** read_file's result shape (read_files holds one per path). */
 export const readFileOutput = z.object({
   path: z.string(),
@@ -64,16 +95,7 @@ const operation = defineOperation({
       "Most bytes of text to return (default and maximum: the workspace's maxReadBytes).",
     )
       .optional(),
-  }).refine(
-    (v) => v.startLine === undefined || v.endLine === undefined || v.endLine >= v.startLine,
-    {
-      message: "endLine must not be less than startLine",
-      path: ["endLine"],
-    },
-  ).refine(
-    (v) => v.tailLines === undefined || (v.startLine === undefined && v.endLine === undefined),
-    { message: "tailLines cannot be combined with startLine or endLine", path: ["tailLines"] },
-  ),
+  }).check(rangeChecks),
   outputSchema: readFileOutput,
   annotations: READ,
   needsWrite: false,

@@ -9,7 +9,7 @@ import {
 } from "./unit.ts";
 import { bound, pathArg, READ } from "./args.ts";
 import { shown } from "./text.ts";
-import { readFileOutput, readFileText } from "./read_file.ts";
+import { rangeChecks, readFileOutput, readFileText } from "./read_file.ts";
 import { MAX_READ_FILES, readFiles } from "../workspace/read_many.ts";
 
 const operation = defineOperation({
@@ -29,13 +29,7 @@ const operation = defineOperation({
     maxBytes: bound(
       "Most bytes of text to return per file (default and maximum: the workspace's maxReadBytes).",
     ).optional(),
-  }).refine(
-    (v) => v.startLine === undefined || v.endLine === undefined || v.endLine >= v.startLine,
-    { message: "endLine must not be less than startLine", path: ["endLine"] },
-  ).refine(
-    (v) => v.tailLines === undefined || (v.startLine === undefined && v.endLine === undefined),
-    { message: "tailLines cannot be combined with startLine or endLine", path: ["tailLines"] },
-  ),
+  }).check(rangeChecks),
   outputSchema: z.object({
     files: z.array(z.union([
       readFileOutput,

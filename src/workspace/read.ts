@@ -1,6 +1,7 @@
 /** Read operations: read_file, read_media, get_file_info. */
 import { Buffer } from "node:buffer";
 import type { Workspace } from "./workspace.ts";
+import type { Resolved } from "./path_policy.ts";
 import { WorkspaceError } from "./errors.ts";
 import {
   type CheckedFile,
@@ -200,10 +201,23 @@ function readFileResult(
   return result;
 }
 
-/** Cancellation and the time budget of one text read, between chunks. */
-function readPacer(ws: Workspace, options: ReadOptions): () => Promise<void> {
+/**
+ * The start of one text read: the path resolved, the file opened checked, and the pacer of its
+ * chunks (cancellation and the time budget). Closing the file is the caller's.
+ */
+async function openTextRead(
+  ws: Workspace,
+  args: ReadFileArgs,
+  options: ReadOptions,
+): Promise<{ r: Resolved; file: CheckedFile; tick: () => Promise<void> }> {
+  const r = await ws.policy.resolve(args.path, {
+    argument: "path",
+    followLeaf: true,
+    syncMetadata: true,
+  });
+  const file = openCheckedFileSync(r, "path");
   const maxOperationMs = options.maxOperationMs ?? ws.limits.maxOperationMs;
-  return pacer({ signal: options.signal, maxOperationMs });
+  return { r, file, tick: pacer({ signal: options.signal, maxOperationMs }) };
 }
 
 /** JSON bytes the content of one text read may take: what its fixed fields and path leave. */
@@ -222,13 +236,7 @@ async function readFileOnce(
   if (args.tailLines !== undefined) return await readTailOnce(ws, args, maxBytes, options);
   const start = args.startLine ?? 1;
   const end = args.endLine ?? Infinity;
-  const r = await ws.policy.resolve(args.path, {
-    argument: "path",
-    followLeaf: true,
-    syncMetadata: true,
-  });
-  const file = openCheckedFileSync(r, "path");
-  const tick = readPacer(ws, options);
+  const { r, file, tick } = await openTextRead(ws, args, options);
   const hashLimit = ws.limits.maxHashBytes;
   // The content's share of the result budget: what the fixed fields leave.
   const maxJson = contentRoom(ws, options, r.rel);
@@ -302,13 +310,7 @@ async function readTailOnce(
   options: ReadOptions,
 ): Promise<ReadFileResult> {
   const lines = checkTailArgs(args);
-  const r = await ws.policy.resolve(args.path, {
-    argument: "path",
-    followLeaf: true,
-    syncMetadata: true,
-  });
-  const file = openCheckedFileSync(r, "path");
-  const tick = readPacer(ws, options);
+  const { r, file, tick } = await openTextRead(ws, args, options);
   const maxJson = contentRoom(ws, options, r.rel);
   let tail: Tail;
   try {

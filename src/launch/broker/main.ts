@@ -44,6 +44,27 @@ function firstFile(candidates: readonly string[]): string | undefined {
 
 type Hello = BrokerAnswer & { type: "hello" };
 
+/** Runs a program in its sandbox over `root`, killed after SELF_CHECK_MS; its output. */
+async function sandboxedOutput(
+  root: string,
+  program: string,
+  args: string[],
+): Promise<Deno.CommandOutput> {
+  const child = new Deno.Command("bwrap", {
+    args: sandboxArgs({ root, program, args }),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
+  try {
+    return await child.output();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Whether rg runs in its sandbox here: the hello answer (with rg's version, or why not). */
 async function selfCheck(
   root: string,
@@ -65,16 +86,7 @@ async function selfCheck(
     };
   }
   try {
-    const child = new Deno.Command("bwrap", {
-      args: sandboxArgs({ root, program: rg, args: ["--version"] }),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
-    const out = await child.output();
-    clearTimeout(timer);
+    const out = await sandboxedOutput(root, rg, ["--version"]);
     if (out.signal !== null) {
       return { type: "hello", native: false, reason: "rg did not answer in its sandbox" };
     }
@@ -114,16 +126,7 @@ async function probeLargeLog(dir: string, rg: string): Promise<boolean> {
       skipGit: false,
       maxFileBytes: 1,
     };
-    const child = new Deno.Command("bwrap", {
-      args: sandboxArgs({ root: probe, program: rg, args: rgArgs(request, { debug: true }) }),
-      clearEnv: true,
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const timer = setTimeout(() => child.kill("SIGKILL"), SELF_CHECK_MS);
-    const out = await child.output();
-    clearTimeout(timer);
+    const out = await sandboxedOutput(probe, rg, rgArgs(request, { debug: true }));
     const log = largeFromDebug(new TextDecoder().decode(out.stderr));
     return out.code === 1 && log.large.length === 1 && log.large[0] === "large.txt";
   } catch {
