@@ -7,9 +7,12 @@
  *
  * @module
  */
-import { outputOfDeno } from "./child.ts";
+import { spawnDeno } from "./child.ts";
 import { projectConfigFlag } from "./deno.ts";
 import { projectFile, projectPath } from "./project.ts";
+
+/** How long `deno cache` may take (ms): its first run may fetch npm packages. */
+const CACHE_MS = 180_000;
 
 /**
  * The entry modules whose graphs a start loads: the CLI and its scoped child, the serve launcher
@@ -35,7 +38,7 @@ export async function cacheEntryModules(
   const paths = ENTRY_MODULES.slice(1).map((m) => projectPath(m));
   if (config === undefined || paths.some((p) => p === undefined)) return false;
   try {
-    const out = await outputOfDeno({
+    const child = spawnDeno({
       deno: o.deno,
       subcommand: "cache",
       flags: ["--quiet", config],
@@ -46,7 +49,13 @@ export async function cacheEntryModules(
       stdout: "null",
       stderr: o.stderr ?? "null",
     });
-    return out.success;
+    // Bounded: a cache that must fetch npm packages from an unreachable registry gives up.
+    const timer = setTimeout(() => child.kill("SIGKILL"), CACHE_MS);
+    try {
+      return (await child.status).success;
+    } finally {
+      clearTimeout(timer);
+    }
   } catch {
     return false;
   }

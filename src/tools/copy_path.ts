@@ -9,7 +9,7 @@ const operation = defineOperation({
   name: "copy_path",
   title: "Copy a file or directory",
   description:
-    "Copy a file, a directory (recursive: true) or a symbolic link (the link itself, its target text unchanged: pass the target's path to copy what it points to) inside the workspace. `destination` is the new path, not a directory to copy into; its parent must exist. Each file is written atomically and keeps its permission mode; links inside a copied directory are copied as links, never followed. Hard-linked files, FIFOs, sockets and devices inside a directory are not copied: the result lists them in `skipped` (as the source, they are refused). An existing destination is refused unless overwrite is true: then a file or link is replaced, and a directory is copied into the existing directory (files of the same name replaced, other files kept). A directory cannot be copied into itself. A directory copy is bounded by maxVisited entries (refused before anything is copied) and maxOperationMs; one that stops (cancelled, out of time, a change under it) says in the error's details what it copied (`copiedCount`, `copied`), and every file it copied is whole.",
+    "Copy a file, a directory (recursive: true) or a symbolic link (the link itself, its target text unchanged: pass the target's path to copy what it points to) inside the workspace. `destination` is the new path, not a directory to copy into; its parent must exist. Each file is written atomically and keeps its permission mode; links inside a copied directory are copied as links, never followed. Hard-linked files, FIFOs, sockets and devices inside a directory are not copied: the result lists them in `skipped` (as the source, they are refused). An existing destination is refused unless overwrite is true: then a file or link is replaced, and a directory is copied into the existing directory (files of the same name replaced, other files kept); replacing any existing file or link also needs confirmation (confirm: true, or the user accepts when the client supports elicitation). A directory cannot be copied into itself. A directory copy is bounded by maxVisited entries (refused before anything is copied) and maxOperationMs; one that stops (cancelled, out of time, a change under it) says in the error's details what it copied (`copiedCount`, `copied`), and every file it copied is whole.",
   inputSchema: z.strictObject({
     source: pathArg("Path to copy (workspace-relative)."),
     destination: pathArg(
@@ -20,6 +20,9 @@ const operation = defineOperation({
     ),
     recursive: z.boolean().default(false).describe(
       "Copy a directory and everything in it (needed for a directory).",
+    ),
+    confirm: z.boolean().optional().describe(
+      "Confirms replacing existing files or links (needed when overwrite replaces any).",
     ),
   }),
   outputSchema: z.object({

@@ -53,26 +53,40 @@ const operation = defineOperation({
   run: (ctx, input) => readFiles(ctx.workspace, input, { signal: ctx.signal }),
 });
 
-/** Each file as read_file shows it, or `[path: CODE message]`, separated by blank lines. */
+/**
+ * Each file as read_file shows it, or `[path: CODE message]`, after a boundary line
+ * `=== TAG k/N ===` whose TAG is random per call: a file's text cannot fake where another's
+ * begins (as a multipart boundary). Then `[N of M files read]`.
+ */
 function text(r: ToolResult): string {
   const files = r.files as ToolResult[];
-  const parts = files.map((f) => {
+  const tag = Array.from(
+    crypto.getRandomValues(new Uint8Array(4)),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
+    .join("");
+  const parts = files.map((f, i) => {
     const error = f.error as { code: string; message: string } | undefined;
-    return error ? `[${shown(f.path)}: ${error.code} ${shown(error.message)}]` : readFileText(f);
+    const body = error
+      ? `[${shown(f.path)}: ${error.code} ${shown(error.message)}]`
+      : readFileText(f);
+    return `=== ${tag} ${i + 1}/${files.length} ===\n${body}`;
   });
   const ok = files.filter((f) => f.error === undefined).length;
-  const trailer = `[${ok} of ${files.length} files read${
-    r.truncated === true ? "; truncated (maxResultBytes): ask for fewer files or fewer lines" : ""
-  }]`;
-  return [...parts, trailer].join("\n\n");
+  const trailer =
+    `[${ok} of ${files.length} files read, each after its line \`=== ${tag} k/${files.length} ===\`${
+      r.truncated === true ? "; truncated (maxResultBytes): ask for fewer files or fewer lines" : ""
+    }]`;
+  return [...parts, trailer].join("\n");
 }
 
-/** Headers and notes dim, the files' text as it is. */
+/** Boundary lines, headers and notes dim, the files' text as it is. */
 function pretty(t: string, r: ToolResult, { palette }: PrettyContext): string {
-  const files = r.files as ToolResult[];
-  return t.split("\n").map((line) =>
-    line.startsWith("[") && line.endsWith("]") &&
-      (files.some((f) => line.startsWith(`[${shown(f.path)}`)) || /^\[\d+ of \d+ files/.test(line))
+  const lines = t.split("\n");
+  const boundary = /^=== [0-9a-f]{8} \d+\/\d+ ===$/;
+  return lines.map((line, i) =>
+    boundary.test(line) || (i > 0 && boundary.test(lines[i - 1]) && line.startsWith("[")) ||
+      i === lines.length - 1
       ? palette.dim(line)
       : line
   ).join("\n");

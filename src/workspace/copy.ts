@@ -37,10 +37,10 @@ import {
   type CommitGate,
   commitGate,
   joinChild,
-  refuseHardLinked,
 } from "./atomic.ts";
 import { assertDepth, makeDirectories } from "./directories.ts";
 import { checkEnds } from "./move.ts";
+import { assertConfirmed, checkReplace, refuseHardLinkedSource } from "./copy_checks.ts";
 
 /** Arguments of copyPath. */
 export interface CopyPathArgs {
@@ -50,6 +50,8 @@ export interface CopyPathArgs {
   overwrite?: boolean;
   /** Must be true to copy a directory. */
   recursive?: boolean;
+  /** Must be true when the copy replaces an existing file or link (CONFIRMATION_REQUIRED). */
+  confirm?: boolean;
 }
 
 /** Why an entry of a copied directory was not copied. */
@@ -129,51 +131,6 @@ function assertDirHolds(fs: WorkspaceFs, dir: DirAt, argument: string): void {
   }
 }
 
-/** HARD_LINKED for a source file with more than one link: its content is not copied. */
-function refuseHardLinkedSource(info: Pick<FsInfo, "nlink">, rel: string): void {
-  if (info.nlink !== null && info.nlink > 1) {
-    throw new WorkspaceError(
-      "HARD_LINKED",
-      `source ${rel} has ${info.nlink} hard links; a hard-linked file is not copied (its ` +
-        "content can be another name's, outside the workspace too)",
-      { argument: "source", details: { nlink: info.nlink } },
-    );
-  }
-}
-
-/**
- * The refusals of an existing destination entry: overwrite not asked for; a directory copied
- * onto a non-directory (a link to a directory too: links are never followed) or a non-directory
- * onto a directory; a special file or a hard-linked file to be replaced.
- */
-function checkReplace(srcIsDir: boolean, rel: string, there: FsInfo, overwrite: boolean): void {
-  if (!overwrite) {
-    throw new WorkspaceError(
-      "ALREADY_EXISTS",
-      `${rel} already exists (pass overwrite: true to ${
-        srcIsDir && there.isDirectory ? "copy into it" : "replace it"
-      })`,
-      { argument: "destination" },
-    );
-  }
-  if (srcIsDir) {
-    if (!there.isDirectory) {
-      throw new WorkspaceError("NOT_A_DIRECTORY", `destination ${rel} is not a directory`, {
-        argument: "destination",
-      });
-    }
-    return;
-  }
-  if (there.isDirectory) {
-    throw new WorkspaceError("IS_A_DIRECTORY", `destination ${rel} is a directory`, {
-      argument: "destination",
-    });
-  }
-  if (there.isSymlink) return; // the link itself is replaced, never its target
-  refuseSpecial(there, rel, "destination");
-  refuseHardLinked(there, rel, "destination");
-}
-
 /** The two ends of a copy, resolved and checked. */
 interface Ends {
   src: Resolved;
@@ -239,6 +196,8 @@ interface Planning {
   /** Entries to copy (files, links, directories below the top). */
   planned: number;
   skipped: CopySkipped[];
+  /** Existing files and links at the destination the copy replaces. */
+  replaces: number;
 }
 
 /** How an entry is copied, by its lstat: as a file, a link or a directory, or why it is not. */
@@ -322,6 +281,7 @@ async function checkMerge(p: Planning, dst: { abs: string; rel: string }, nodes:
     const there = lstatOrNullSync(p.fs, abs);
     if (there === null) continue;
     checkReplace(n.kind === "dir", rel, there, true);
+    if (n.kind !== "dir") p.replaces++;
     if (n.kind === "dir") await checkMerge(p, { abs, rel }, n.children);
   }
 }
@@ -331,7 +291,7 @@ async function planTree(
   ws: Workspace,
   ends: Ends,
   tick: () => Promise<void>,
-): Promise<{ root: PlanNode; planned: number; skipped: CopySkipped[] }> {
+): Promise<{ root: PlanNode; planned: number; skipped: CopySkipped[]; replaces: number }> {
   const { src, srcInfo, dst } = ends;
   const dstDepth = dst.rel.split("/").length;
   assertDepth(ws, dstDepth, "destination");
@@ -344,11 +304,12 @@ async function planTree(
     visited: 0,
     planned: 1,
     skipped: [],
+    replaces: 0,
   };
   const children = await planDir(p, dirAt({ ...src, info: srcInfo }), 0);
   if (dst.info) await checkMerge(p, dst, children);
   const root: PlanNode = { name: src.name, info: srcInfo, kind: "dir", children };
-  return { root, planned: p.planned, skipped: p.skipped };
+  return { root, planned: p.planned, skipped: p.skipped, replaces: p.replaces };
 }
 
 /** One copy under way: its workspace, gate and pacing, and what it has done so far. */
@@ -459,6 +420,7 @@ function childTarget(c: Copying, dir: DirAt, name: string): Resolved {
 async function enterTarget(
   c: Copying,
   target: Resolved,
+  mode: number | null,
 ): Promise<{ chain: ChainLink[]; created: boolean }> {
   const existing = target.info;
   if (existing) {
@@ -472,7 +434,19 @@ async function enterTarget(
     { chain: target.chain, segs, gate: c.gate },
     "destination",
   );
-  return { chain: made.chain, created: made.created.length > 0 };
+  const created = made.created.length > 0;
+  // While it is filled, no one gets more access to it than the source gives (the owner keeps
+  // rwx to fill it): a copy of a private directory is private from its creation, also when the
+  // copy stops before its final mode is set.
+  if (created && mode !== null) {
+    const self = made.chain[made.chain.length - 1];
+    if (!await chmodCheckedDir(target.abs, self, (mode & 0o777) | 0o700)) {
+      throw changed(`${target.rel} was replaced or moved while it was created`, "destination", {
+        reason: "entry-changed",
+      });
+    }
+  }
+  return { chain: made.chain, created };
 }
 
 /**
@@ -481,7 +455,7 @@ async function enterTarget(
  * source's permission bits (last, so a read-only directory is filled first).
  */
 async function copyDir(c: Copying, from: SourceEntry, node: PlanNode, target: Resolved) {
-  const entered = await enterTarget(c, target);
+  const entered = await enterTarget(c, target, from.info.mode);
   c.counts.directories++;
   entryDone(c, target.rel, entered.created);
   const src = dirAt(from);
@@ -569,6 +543,7 @@ export async function copyPath(
   const ends = await resolveEnds(ws, args);
   const { src, srcInfo, dst } = ends;
   const plan = srcInfo.isDirectory ? await planTree(ws, ends, tick) : null;
+  assertConfirmed(args, dst.rel, plan ? plan.replaces : dst.info ? 1 : 0);
   const out = resultOf(ws, ends, plan?.skipped ?? []);
   const c: Copying = {
     ws,

@@ -94,7 +94,7 @@ export function readFile(
 }
 
 /** The call's maxBytes, refused with INVALID_ARGUMENT when over the workspace's maxReadBytes. */
-function checkedMaxBytes(ws: Workspace, args: ReadFileArgs): number {
+export function checkedMaxBytes(ws: Workspace, args: Omit<ReadFileArgs, "path">): number {
   const limit = ws.limits.maxReadBytes;
   const maxBytes = args.maxBytes ?? limit;
   if (maxBytes > limit) {
@@ -259,7 +259,7 @@ async function readFileOnce(
 }
 
 /** tailLines with startLine or endLine, or not a positive integer: INVALID_ARGUMENT. */
-function checkTailArgs(args: ReadFileArgs): number {
+export function checkTailArgs(args: Omit<ReadFileArgs, "path">): number {
   const n = args.tailLines!;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new WorkspaceError("INVALID_ARGUMENT", `tailLines must be a positive integer, got ${n}`, {

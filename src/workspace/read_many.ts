@@ -9,7 +9,13 @@
 import type { Workspace } from "./workspace.ts";
 import { type ErrorObject, toWorkspaceError, WorkspaceError } from "./errors.ts";
 import { jsonBytes } from "./budget.ts";
-import { readFile, type ReadFileResult, type ReadOptions } from "./read.ts";
+import {
+  checkedMaxBytes,
+  checkTailArgs,
+  readFile,
+  type ReadFileResult,
+  type ReadOptions,
+} from "./read.ts";
 
 /** Most paths one read_files call takes. */
 export const MAX_READ_FILES = 100;
@@ -45,7 +51,7 @@ function unread(path: string): { path: string; error: ErrorObject } {
     path,
     error: {
       code: "TOO_LARGE",
-      message: "not read: the result byte budget (maxResultBytes) was spent on the paths before it",
+      message: "not read: maxResultBytes was spent",
       details: { reason: "maxResultBytes" },
     },
   };
@@ -79,11 +85,23 @@ export async function readFiles(
   options: ReadOptions = {},
 ): Promise<ReadFilesResult> {
   checkPaths(args.paths);
+  // The call's own arguments are refused once, not once per path.
+  checkedMaxBytes(ws, args);
+  if (args.tailLines !== undefined) checkTailArgs(args);
   const limit = ws.limits.maxResultBytes;
   const started = performance.now();
-  // Every path's "not read" entry is reserved up front, so the result always fits.
+  // Every path's "not read" entry is reserved up front, so the result always fits; paths whose
+  // entries alone would not fit are refused before anything is read.
   const reserved = args.paths.map((p) => jsonBytes(unread(p)) + 1);
   let used = ENVELOPE_BYTES + reserved.reduce((a, b) => a + b, 0);
+  if (used > limit) {
+    throw new WorkspaceError(
+      "TOO_LARGE",
+      `the ${args.paths.length} paths given need ${used} bytes of the result even unread, over ` +
+        `maxResultBytes (${limit}): ask for fewer or shorter paths`,
+      { argument: "paths", details: { size: used, limit, reason: "maxResultBytes" } },
+    );
+  }
   const out: ReadFilesResult = { files: [], truncated: false };
   for (const [i, path] of args.paths.entries()) {
     used -= reserved[i];

@@ -117,8 +117,9 @@ function decodeStrict(bytes: Uint8Array, rel: string): string {
 /** The last line alone is longer than maxBytes: its end, from a code point's first byte. */
 function lastLineEnd(g: Gathered, o: TailOptions, size: number): Tail {
   let from = Math.max(0, g.bytes.length - o.maxBytes);
-  // Skip continuation bytes: the text starts on a code point.
-  while (from < g.bytes.length && (g.bytes[from] & 0xc0) === 0x80) from++;
+  // Skip the continuation bytes of the code point cut at the front (at most 3 in UTF-8: more is
+  // not UTF-8, and the strict decoding below refuses it).
+  for (let n = 0; n < 3 && from < g.bytes.length && (g.bytes[from] & 0xc0) === 0x80; n++) from++;
   const text = decodeStrict(g.bytes.subarray(from), o.rel);
   return {
     content: cutTextEnd(text, o.maxBytes, o.maxJson),
@@ -147,19 +148,30 @@ function fit(g: Gathered, o: TailOptions, size: number): Tail {
   let k = g.starts.length;
   while (k > 0 && size - g.starts[k - 1] > o.maxBytes) k--;
   if (k === 0) return lastLineEnd(g, o, size);
-  let text = decodeStrict(g.bytes.subarray(g.starts[k - 1] - g.pos), o.rel);
+  const text = decodeStrict(g.bytes.subarray(g.starts[k - 1] - g.pos), o.rel);
   let cut: Tail["cut"] = k < g.starts.length || (g.pos > 0 && k < o.lines) ? "maxBytes" : undefined;
-  // Then the most of them whose JSON fits the budget's room.
-  while (textCosts(text).json > o.maxJson) {
-    if (k === 1) {
-      const content = cutTextEnd(text, o.maxBytes, o.maxJson);
-      return { content, lines: 1, size, cut: "maxResultBytes", lineTruncated: true };
-    }
-    text = text.slice(text.indexOf("\n") + 1);
-    k--;
-    cut = "maxResultBytes";
+  // Then the most of them whose JSON fits the budget's room: newest first, each line measured
+  // once (linear in the text, whatever the room).
+  let json = 0;
+  let start = text.length;
+  let taken = 0;
+  while (taken < k) {
+    // The line ending at `start` (its "\n" included) begins after the "\n" before it.
+    const before = start - 2 < 0 ? -1 : text.lastIndexOf("\n", start - 2);
+    const cost = textCosts(text.slice(before + 1, start)).json;
+    if (json + cost > o.maxJson) break;
+    json += cost;
+    start = before + 1;
+    taken++;
   }
-  const tail: Tail = { content: text, lines: k, size };
+  if (taken === 0) {
+    const last = text.length - 2 < 0 ? -1 : text.lastIndexOf("\n", text.length - 2);
+    const newest = text.slice(last + 1);
+    const content = cutTextEnd(newest, o.maxBytes, o.maxJson);
+    return { content, lines: 1, size, cut: "maxResultBytes", lineTruncated: true };
+  }
+  if (taken < k) cut = "maxResultBytes";
+  const tail: Tail = { content: text.slice(start), lines: taken, size };
   if (cut !== undefined) tail.cut = cut;
   return tail;
 }

@@ -129,14 +129,24 @@ Deno.test("copy_path: overwrite replaces a file or a link (never its target), re
     await Deno.symlink("t.txt", `${dir}/l`);
     await runError(ws, "copy_path", { source: "a.txt", destination: "b.txt" }, "ALREADY_EXISTS");
     assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "old\n");
+    // Replacing a file needs confirmation, as write_file's overwrite does; nothing changes without.
+    const unconfirmed = { source: "a.txt", destination: "b.txt", overwrite: true };
+    await runError(ws, "copy_path", unconfirmed, "CONFIRMATION_REQUIRED", "confirm");
+    assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "old\n");
     const r = await run(ws, "copy_path", {
       source: "a.txt",
       destination: "b.txt",
       overwrite: true,
+      confirm: true,
     });
     assert.equal(r.overwritten, true);
     assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "new\n");
-    await run(ws, "copy_path", { source: "a.txt", destination: "l", overwrite: true });
+    await run(ws, "copy_path", {
+      source: "a.txt",
+      destination: "l",
+      overwrite: true,
+      confirm: true,
+    });
     assert.ok((await Deno.lstat(`${dir}/l`)).isFile, "the link itself was replaced");
     assert.equal(await Deno.readTextFile(`${dir}/t.txt`), "target\n");
     const dirOver = { source: "a.txt", destination: "d", overwrite: true };
@@ -235,7 +245,7 @@ Deno.test("copy_path: overwrite copies into an existing directory; conflicts ref
   await withWs(files, async (ws, dir) => {
     const args = { source: "src", destination: "dst", recursive: true };
     await runError(ws, "copy_path", args, "ALREADY_EXISTS", "destination");
-    const r = await run(ws, "copy_path", { ...args, overwrite: true });
+    const r = await run(ws, "copy_path", { ...args, overwrite: true, confirm: true });
     assert.equal(r.overwritten, true);
     assert.equal(r.files, 3);
     assert.deepEqual(tree(`${dir}/dst`), {
@@ -359,7 +369,7 @@ Deno.test("copy_path: cancelled part-way -> CANCELLED naming what it copied, eac
     );
     assert.equal(e.details?.copiedCount, 5);
     await assertStoppedCopy(dir, e.details!);
-    const r = await run(ws, "copy_path", { ...args, overwrite: true });
+    const r = await run(ws, "copy_path", { ...args, overwrite: true, confirm: true });
     assert.equal(r.files, 10);
     assert.deepEqual(tree(`${dir}/dst`), tree(`${dir}/src`));
   });

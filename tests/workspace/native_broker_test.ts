@@ -230,20 +230,37 @@ Deno.test({
   },
 });
 
-Deno.test("largeFromDebug: the files rg's --debug log says --max-filesize skipped; other lines apart", () => {
+Deno.test("largeFromDebug: the files rg's --debug log says --max-filesize skipped, and whether to trust it", () => {
+  const head = [
+    "DEBUG|rg::args|crates/core/args.rs:527: not reading config files because --no-config is present",
+    "DEBUG|globset|/x/lib.rs:431: built glob set; 0 literals, 1 basenames",
+  ];
+  const walk = (rest: string) => `DEBUG|ignore::walk|/x/walk.rs:1728: ignoring ${rest}`;
   const log = [
-    "DEBUG|grep_regex::literal|/x/literal.rs:58: literal prefixes detected: Literals { }",
-    "DEBUG|ignore::walk|/x/walk.rs:1728: ignoring ./big.txt: 100 bytes",
-    "DEBUG|ignore::walk|/x/walk.rs:1728: ignoring ./a dir/odd: 7 bytes.txt: 4096 bytes",
-    "DEBUG|ignore::walk|/x/walk.rs:1700: ignoring ./.git: Override(...)",
-    "rg: regex parse error:",
+    ...head,
+    walk("./big.txt: 100 bytes"),
+    walk("./a dir/odd: 7 bytes.txt: 4096 bytes"),
+    walk('./.git: Ignore(IgnoreMatch(Override(Glob(Matched(Glob { original: "!.git/" })))))'),
+    walk("./.hid: Ignore(IgnoreMatch(Hidden))"),
     "",
   ].join("\n");
   assert.deepEqual(largeFromDebug(log), {
     large: ["big.txt", "a dir/odd: 7 bytes.txt"],
-    other: "rg: regex parse error:",
+    other: "",
+    trusted: true,
   });
-  assert.deepEqual(largeFromDebug(""), { large: [], other: "" });
+  assert.deepEqual(largeFromDebug(""), { large: [], other: "", trusted: true });
+  // An error message is not a debug line.
+  const error = largeFromDebug([...head, "rg: regex parse error:"].join("\n"));
+  assert.equal(error.other, "rg: regex parse error:");
+  assert.equal(error.trusted, false);
+  // A name with a newline that forges a second line: split, and not trusted (find decides).
+  const forged = largeFromDebug(
+    [...head, walk("./a: 5 bytes"), "DEBUG|ignore::walk|x: ignoring f1.txt: 30 bytes"].join("\n"),
+  );
+  assert.equal(forged.trusted, false);
+  const split = largeFromDebug([...head, walk("./evil"), "tail.txt: 40 bytes"].join("\n"));
+  assert.equal(split.trusted, false);
 });
 
 /** The first of the paths that exists. */
@@ -262,6 +279,8 @@ Deno.test({
       await Deno.mkdir(`${root}/d/.h`, { recursive: true });
       await Deno.writeTextFile(`${root}/d/big one.txt`, "x".repeat(100));
       await Deno.writeTextFile(`${root}/d/.h/big.txt`, "x".repeat(100));
+      // A large file whose name holds a newline: rg's log splits it, so find decides.
+      await Deno.writeTextFile(`${root}/d/two\nlines: 9 bytes`, "x".repeat(100));
       const answers = [];
       const rg = await firstOf(RG_CANDIDATES);
       const find = await firstOf(FIND_CANDIDATES);
@@ -289,7 +308,7 @@ Deno.test({
       }
       assert.deepEqual(answers[0], {
         paths: ["small.txt"],
-        large: ["d/.h/big.txt", "d/big one.txt"],
+        large: ["d/.h/big.txt", "d/big one.txt", "d/two\nlines: 9 bytes"],
       });
       assert.deepEqual(answers[1], answers[0]);
     } finally {

@@ -128,7 +128,7 @@ async function probeLargeLog(dir: string, rg: string): Promise<boolean> {
     };
     const out = await sandboxedOutput(probe, rg, rgArgs(request, { debug: true }));
     const log = largeFromDebug(new TextDecoder().decode(out.stderr));
-    return out.code === 1 && log.large.length === 1 && log.large[0] === "large.txt";
+    return out.code === 1 && log.trusted && log.large.length === 1 && log.large[0] === "large.txt";
   } catch {
     return false;
   } finally {

@@ -57,24 +57,41 @@ export function findLargeArgs(r: GrepRequest): string[] {
 }
 
 /** A debug line of rg's walk for a file --max-filesize skipped: `... ignoring ./PATH: N bytes`. */
-const SKIPPED_LARGE = /^DEBUG\|ignore::walk\|[^|]*: ignoring (.+): \d+ bytes$/;
+const SKIPPED_LARGE = /^DEBUG\|ignore::walk\|[^|]*: ignoring (\.\/.*): \d+ bytes$/;
+/** A debug line of rg's walk for an entry a rule left out (hidden, the `.git` glob). */
+const SKIPPED_RULE = /^DEBUG\|ignore::walk\|[^|]*: ignoring \.\/.*: Ignore\(/;
+/** The module prefix of rg's walk's debug lines. */
+const WALK = "DEBUG|ignore::walk|";
 
 /**
  * The files over maxFileBytes named by rg's --debug log on stderr (workspace-relative, as
- * outputPaths gives them), and whether the log held anything else: a line that is neither one of
- * those nor another DEBUG line is an error message (rg ran with --no-messages, so it has none
- * otherwise). A name holding a newline is split over two lines and not recognized: such a file is
- * counted as searched instead of as too large.
+ * outputPaths gives them); the lines that are not debug lines (an error message: rg runs with
+ * --no-messages, so it has no other); and whether the log can be trusted. It can when every line
+ * is a debug line, and every line from the first of rg's walk on is one of the walk's two known
+ * forms, its path starting with `./`. A name holding a newline splits a line in two, and the
+ * second part cannot start with the walk's prefix and `./` (a name holds no `/`): such a log, or
+ * one of another ripgrep's form, is not trusted, and find lists the large files instead.
  */
-export function largeFromDebug(stderr: string): { large: string[]; other: string } {
+export function largeFromDebug(
+  stderr: string,
+): { large: string[]; other: string; trusted: boolean } {
   const large: string[] = [];
   const other: string[] = [];
+  let trusted = true;
+  let walking = false;
   for (const line of stderr.split("\n")) {
+    if (line === "") continue;
+    if (!line.startsWith("DEBUG|")) {
+      other.push(line);
+      trusted = false;
+      continue;
+    }
+    walking ||= line.startsWith(WALK);
     const m = SKIPPED_LARGE.exec(line);
-    if (m) large.push(m[1].startsWith("./") ? m[1].slice(2) : m[1]);
-    else if (line !== "" && !line.startsWith("DEBUG|")) other.push(line);
+    if (m) large.push(m[1].slice(2));
+    else if (walking && !SKIPPED_RULE.test(line)) trusted = false;
   }
-  return { large, other: other.join("\n") };
+  return { large, other: other.join("\n"), trusted };
 }
 
 /** Where rg is looked for, in order (the broker may read these paths and its own directory). */

@@ -246,6 +246,19 @@ export class BrokerSession {
         job.stopped.then(() => undefined),
       ]);
       if (ended === undefined) return;
+      // A --debug log that cannot be trusted (a name with a newline, another ripgrep's form):
+      // find lists the large files for this request instead.
+      if (ended[1] === undefined && !ended[0].out.over && !ended[0].errOver) {
+        const log = largeFromDebug(ended[0].err);
+        if (!log.trusted && (ended[0].code === 0 || ended[0].code === 1)) {
+          const found = await Promise.race([
+            this.#program(job, find, findLargeArgs(r)),
+            job.stopped.then(() => undefined),
+          ]);
+          if (found === undefined) return;
+          ended = [{ ...ended[0], err: log.other }, found];
+        }
+      }
     } catch (err) {
       for (const child of job.children) {
         try {

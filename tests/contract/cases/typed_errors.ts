@@ -463,6 +463,14 @@ export const TYPED_ERROR_CASES: Case[] = [
     expect: err("CONFIRMATION_REQUIRED", "confirm"),
   },
   {
+    name: "CONFIRMATION_REQUIRED: copy_path replacing files without confirm, nothing copied",
+    op: "copy_path",
+    fixture: { "src/same.txt": "new\n", "src/n.txt": "n\n", "dst/same.txt": "old\n" },
+    args: (p) => ({ source: p("src"), destination: p("dst"), recursive: true, overwrite: true }),
+    expect: err("CONFIRMATION_REQUIRED", "confirm"),
+    after: { "src/same.txt": "new\n", "src/n.txt": "n\n", "dst/same.txt": "old\n" },
+  },
+  {
     name: "CONFIRMATION_REQUIRED: write_file overwrite without confirm",
     op: "write_file",
     fixture: { "a.txt": A },

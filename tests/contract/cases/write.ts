@@ -258,7 +258,12 @@ export const WRITE_CASES: Case[] = [
     name: "copy_path: overwrite replaces an existing file",
     op: "copy_path",
     fixture: BASE,
-    args: (p) => ({ source: p("a.txt"), destination: p("dir/b.md"), overwrite: true }),
+    args: (p) => ({
+      source: p("a.txt"),
+      destination: p("dir/b.md"),
+      overwrite: true,
+      confirm: true,
+    }),
     expect: {
       result: copied("a.txt", "dir/b.md", "file", { files: 1, bytes: 17, overwritten: true }),
     },
@@ -320,7 +325,13 @@ export const WRITE_CASES: Case[] = [
       "dst/same.txt": "old\n",
       "dst/keep.txt": "keep\n",
     },
-    args: (p) => ({ source: p("src"), destination: p("dst"), recursive: true, overwrite: true }),
+    args: (p) => ({
+      source: p("src"),
+      destination: p("dst"),
+      recursive: true,
+      overwrite: true,
+      confirm: true,
+    }),
     expect: {
       result: copied("src", "dst", "directory", {
         files: 2,
