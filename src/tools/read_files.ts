@@ -81,7 +81,7 @@ function text(r: ToolResult): string {
 }
 
 /** Boundary lines, headers and notes dim, the files' text as it is. */
-function pretty(t: string, r: ToolResult, { palette }: PrettyContext): string {
+function pretty(t: string, _r: ToolResult, { palette }: PrettyContext): string {
   const lines = t.split("\n");
   const boundary = /^=== [0-9a-f]{8} \d+\/\d+ ===$/;
   return lines.map((line, i) =>
