@@ -234,7 +234,8 @@ export const PATH_OPS: readonly PathOp[] = [
     name: "copy_path",
     argument: "destination",
     write: true,
-    args: (path) => ({ source: "inside.txt", destination: path, overwrite: true }),
+    // Confirmed, as delete_path's: the attack is on the path, not on a missing confirmation.
+    args: (path) => ({ source: "inside.txt", destination: path, overwrite: true, confirm: true }),
   },
   {
     label: "delete_path",
