@@ -250,6 +250,9 @@ Deno.test("largeFromDebug: the files rg's --debug log says --max-filesize skippe
     trusted: true,
   });
   assert.deepEqual(largeFromDebug(""), { large: [], other: "", trusted: true });
+  // rg builds some glob sets lazily, on another thread: their lines may follow the walk's.
+  const late = largeFromDebug([...head, walk("./big.txt: 100 bytes"), head[1]].join("\n"));
+  assert.deepEqual(late, { large: ["big.txt"], other: "", trusted: true });
   // An error message is not a debug line.
   const error = largeFromDebug([...head, "rg: regex parse error:"].join("\n"));
   assert.equal(error.other, "rg: regex parse error:");

@@ -67,10 +67,13 @@ const WALK = "DEBUG|ignore::walk|";
  * The files over maxFileBytes named by rg's --debug log on stderr (workspace-relative, as
  * outputPaths gives them); the lines that are not debug lines (an error message: rg runs with
  * --no-messages, so it has no other); and whether the log can be trusted. It can when every line
- * is a debug line, and every line from the first of rg's walk on is one of the walk's two known
- * forms, its path starting with `./`. A name holding a newline splits a line in two, and the
- * second part cannot start with the walk's prefix and `./` (a name holds no `/`): such a log, or
- * one of another ripgrep's form, is not trusted, and find lists the large files instead.
+ * is a debug line and every line of rg's walk has one of the walk's two known forms, its path
+ * starting with `./` (other modules' lines come in any order: rg builds some glob sets lazily, on
+ * another thread). A name holding a newline splits a line in two, and the second part cannot be a
+ * walk line of a known form (a name holds no `/`): such a log, or one of another ripgrep's form,
+ * is not trusted, and find lists the large files instead. A name built to continue as another
+ * module's whole debug line is not caught; it can only make `tooLarge` miscount, never change what
+ * is read or matched.
  */
 export function largeFromDebug(
   stderr: string,
@@ -78,7 +81,6 @@ export function largeFromDebug(
   const large: string[] = [];
   const other: string[] = [];
   let trusted = true;
-  let walking = false;
   for (const line of stderr.split("\n")) {
     if (line === "") continue;
     if (!line.startsWith("DEBUG|")) {
@@ -86,10 +88,9 @@ export function largeFromDebug(
       trusted = false;
       continue;
     }
-    walking ||= line.startsWith(WALK);
     const m = SKIPPED_LARGE.exec(line);
     if (m) large.push(m[1].slice(2));
-    else if (walking && !SKIPPED_RULE.test(line)) trusted = false;
+    else if (line.startsWith(WALK) && !SKIPPED_RULE.test(line)) trusted = false;
   }
   return { large, other: other.join("\n"), trusted };
 }
