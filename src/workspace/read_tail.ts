@@ -12,6 +12,7 @@
 import { WorkspaceError } from "./errors.ts";
 import type { CheckedFile } from "./containment.ts";
 import { cutTextEnd, READ_CHUNK, sha256Hex, textCosts } from "./text.ts";
+import { binaryError, countNewlines, hasNul } from "./read_window.ts";
 
 /** What a tail read is asked for. */
 export interface TailOptions {
@@ -51,15 +52,6 @@ interface Gathered {
   pos: number;
   /** Offsets of line starts, latest first; the file's first line (0) once pos reached it. */
   starts: number[];
-}
-
-/** The refusal of a file that is not UTF-8 text. */
-function binaryError(rel: string): WorkspaceError {
-  return new WorkspaceError(
-    "BINARY_FILE",
-    `${rel} is not UTF-8 text; use read_media to read it as base64`,
-    { argument: "path", details: { suggestion: "read_media" } },
-  );
 }
 
 /** Fills buf[at, at + len) from the file at `position`; a file that shrank is CHANGED. */
@@ -106,7 +98,7 @@ async function gather(file: CheckedFile, o: TailOptions): Promise<Gathered> {
 
 /** Decodes bytes strictly: a NUL or an invalid sequence is BINARY_FILE. */
 function decodeStrict(bytes: Uint8Array, rel: string): string {
-  if (bytes.indexOf(0) !== -1) throw binaryError(rel);
+  if (hasNul(bytes)) throw binaryError(rel);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
@@ -135,8 +127,7 @@ function wholeOf(g: Gathered, o: TailOptions): Tail["whole"] {
   if (g.pos !== 0 || g.bytes.length > o.hashLimit) return undefined;
   // Judged as a whole read: every byte, not only those returned.
   decodeStrict(g.bytes, o.rel);
-  let newlines = 0;
-  for (let i = g.bytes.indexOf(10); i !== -1; i = g.bytes.indexOf(10, i + 1)) newlines++;
+  const newlines = countNewlines(g.bytes);
   const n = g.bytes.length;
   const totalLines = n === 0 ? 0 : g.bytes[n - 1] === 10 ? newlines : newlines + 1;
   return { totalLines, sha256: sha256Hex(g.bytes) };

@@ -9,12 +9,12 @@ import { WorkspaceError } from "./errors.ts";
 import { cutText, textCosts } from "./text.ts";
 
 /** True when bytes contain a NUL. */
-function hasNul(bytes: Uint8Array): boolean {
+export function hasNul(bytes: Uint8Array): boolean {
   return bytes.indexOf(0) !== -1;
 }
 
 /** Number of "\n" bytes in bytes. */
-function countNewlines(bytes: Uint8Array): number {
+export function countNewlines(bytes: Uint8Array): number {
   let n = 0;
   let i = -1;
   while ((i = bytes.indexOf(10, i + 1)) !== -1) n++;
@@ -30,7 +30,7 @@ function countNewlinesText(text: string): number {
 }
 
 /** The refusal of a file that is not UTF-8 text. */
-function binaryError(rel: string): WorkspaceError {
+export function binaryError(rel: string): WorkspaceError {
   return new WorkspaceError(
     "BINARY_FILE",
     `${rel} is not UTF-8 text; use read_media to read it as base64`,

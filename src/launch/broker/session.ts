@@ -72,6 +72,8 @@ interface Ended {
   err: string;
   /** Its stderr passed its cap. */
   errOver?: boolean;
+  /** rg's --debug log, read once (largeFromDebug), when it names the large files. */
+  log?: ReturnType<typeof largeFromDebug>;
 }
 
 /** Reads a stream to its end, keeping at most `cap` bytes; true in `over` when it had more. */
@@ -110,7 +112,7 @@ function answerOf(r: GrepRequest, rg: Ended, find: Ended | undefined): BrokerAns
   if (rg.out.over || rg.errOver || find?.out.over) {
     return { type: "error", id: r.id, code: "limit", message: "the answer passed the cap" };
   }
-  const log = find === undefined ? largeFromDebug(rg.err) : { large: [], other: rg.err };
+  const log = find === undefined && rg.log ? rg.log : { large: [], other: rg.err };
   // rg: 0 files found, 1 none, 2 an error, which --no-messages limits to the pattern's or the
   // sandbox's (a file rg cannot read is one the walk cannot read either).
   const rgOk = rg.code === 0 || rg.code === 1 || (rg.code === 2 && log.other.trim() === "");
@@ -250,13 +252,14 @@ export class BrokerSession {
       // find lists the large files for this request instead.
       if (ended[1] === undefined && !ended[0].out.over && !ended[0].errOver) {
         const log = largeFromDebug(ended[0].err);
+        ended = [{ ...ended[0], log }, undefined];
         if (!log.trusted && (ended[0].code === 0 || ended[0].code === 1)) {
           const found = await Promise.race([
             this.#program(job, find, findLargeArgs(r)),
             job.stopped.then(() => undefined),
           ]);
           if (found === undefined) return;
-          ended = [{ ...ended[0], err: log.other }, found];
+          ended = [{ ...ended[0], err: log.other, log: undefined }, found];
         }
       }
     } catch (err) {
