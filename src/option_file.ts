@@ -4,7 +4,8 @@
  * blocking), and parsed as JSON with errors that say where, never what: no message ever echoes
  * a file's content.
  */
-import { open } from "node:fs/promises";
+import { lstat, open, realpath } from "node:fs/promises";
+import { normalized } from "./config.ts";
 import { constants } from "node:fs";
 
 /** A named option file could not be used; the message names the option and the reason only. */
@@ -33,6 +34,26 @@ function reason(err: unknown): string {
  * if it is a regular file (a link to one is followed: the file is the caller's own choice).
  */
 export async function readOptionFile(path: string, option: string): Promise<string> {
+  return (await readOptionFileReached(path, option)).text;
+}
+
+/** An option file's text, and whether the path reached it without a symbolic link. */
+export interface OptionFileText {
+  text: string;
+  /**
+   * The absolute `path` named the file itself: no component of it is a symbolic link (its real
+   * path is its lexical one) and the file read is the one it names. Where this is false, what the
+   * file holds may be another file's (a link a repository ships can point anywhere), so messages
+   * about its content name nothing of it (decision 0060).
+   */
+  direct: boolean;
+}
+
+/** readOptionFile, also telling whether `path` (absolute) reached the file without a link. */
+export async function readOptionFileReached(
+  path: string,
+  option: string,
+): Promise<OptionFileText> {
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -54,12 +75,27 @@ export async function readOptionFile(path: string, option: string): Promise<stri
       throw new OptionFileError(`${option} ${path} is ${kind}; give a regular file`);
     }
     const bytes = await handle.readFile();
-    return new TextDecoder().decode(bytes);
+    return { text: new TextDecoder().decode(bytes), direct: await reachedDirectly(path, st) };
   } catch (err) {
     if (err instanceof OptionFileError) throw err;
     throw new OptionFileError(`cannot read ${option} ${path}: ${reason(err)}`);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Whether the absolute `path` names the opened file without a link: the entry itself is that
+ * regular file (same device and inode, not a link to it) and resolving every component changes
+ * nothing. Anything that cannot be checked counts as not direct.
+ */
+async function reachedDirectly(path: string, opened: { dev: number; ino: number }) {
+  try {
+    const entry = await lstat(path);
+    if (!entry.isFile() || entry.dev !== opened.dev || entry.ino !== opened.ino) return false;
+    return await realpath(path) === normalized(path);
+  } catch {
+    return false;
   }
 }
 

@@ -3,7 +3,18 @@
  * --arguments-file, --arguments-stdin) merged with `key=value` / `key:=json` shorthand words.
  */
 import { resolveFromInvocation, UsageError } from "../config.ts";
-import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
+import { OptionFileError, parseJsonText, readOptionFileReached } from "../option_file.ts";
+
+/**
+ * The arguments given, and why the names of keys nobody asked for may not be shown, if they may
+ * not: the file they came from was reached through a symbolic link, so its keys may be another
+ * file's (a credentials file a repository's link points at). Checks then count unknown keys
+ * instead of naming them (decision 0060).
+ */
+export interface GivenArguments {
+  values: Record<string, unknown>;
+  withheld?: string;
+}
 
 /** The three mutually exclusive sources of tool/operation arguments. */
 export interface ArgumentSources {
@@ -68,9 +79,9 @@ export function parseShorthand(words: readonly string[]): Record<string, unknown
 export async function readArguments(
   src: ArgumentSources,
   shorthand: readonly string[] = [],
-): Promise<Record<string, unknown>> {
+): Promise<GivenArguments> {
   const words = parseShorthand(shorthand);
-  const base = await readJsonSource(src);
+  const { values: base, withheld } = await readJsonSource(src);
   for (const [key, value] of Object.entries(words)) {
     if (Object.hasOwn(base, key)) {
       throw new UsageError(
@@ -79,7 +90,7 @@ export async function readArguments(
     }
     setOwn(base, key, value);
   }
-  return base;
+  return withheld === undefined ? { values: base } : { values: base, withheld };
 }
 
 function sourceName(src: ArgumentSources): string {
@@ -90,7 +101,7 @@ function sourceName(src: ArgumentSources): string {
     : "--arguments-stdin";
 }
 
-async function readJsonSource(src: ArgumentSources): Promise<Record<string, unknown>> {
+async function readJsonSource(src: ArgumentSources): Promise<GivenArguments> {
   const given = [
     src.arguments !== undefined,
     src["arguments-file"] !== undefined,
@@ -102,13 +113,19 @@ async function readJsonSource(src: ArgumentSources): Promise<Record<string, unkn
   }
   let text: string;
   let from: string;
+  let withheld: string | undefined;
   if (src.arguments !== undefined) {
     text = src.arguments;
     from = "--arguments";
   } else if (src["arguments-file"] !== undefined) {
     from = `--arguments-file ${src["arguments-file"]}`;
     try {
-      text = await readOptionFile(resolveFromInvocation(src["arguments-file"]), "--arguments-file");
+      const read = await readOptionFileReached(
+        resolveFromInvocation(src["arguments-file"]),
+        "--arguments-file",
+      );
+      text = read.text;
+      if (!read.direct) withheld = `${from} is reached through a symbolic link`;
     } catch (err) {
       throw new UsageError((err as Error).message);
     }
@@ -116,7 +133,7 @@ async function readJsonSource(src: ArgumentSources): Promise<Record<string, unkn
     from = "--arguments-stdin";
     text = await readStdin();
   } else {
-    return {};
+    return { values: {} };
   }
   let value: unknown;
   try {
@@ -130,5 +147,6 @@ async function readJsonSource(src: ArgumentSources): Promise<Record<string, unkn
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new UsageError(`${from} must be a JSON object`);
   }
-  return value as Record<string, unknown>;
+  const values = value as Record<string, unknown>;
+  return withheld === undefined ? { values } : { values, withheld };
 }

@@ -4,7 +4,8 @@
  * progress line on a terminal's stderr while a call runs.
  */
 import { resolveFromInvocation } from "../config.ts";
-import { OptionFileError, parseJsonText, readOptionFile } from "../option_file.ts";
+import type { GivenArguments } from "./arguments.ts";
+import { OptionFileError, parseJsonText, readOptionFileReached } from "../option_file.ts";
 import { CLIENT_EXIT, ClientError } from "../client/errors.ts";
 import type { Interaction } from "../client/interaction.ts";
 import type { Session } from "../client/session.ts";
@@ -21,7 +22,12 @@ import { PROGRESS_DELAY_MS, progressLine } from "../client/progress.ts";
 import { withoutSdkToolExclusionWarnings } from "../workarounds/sdk_console_warn.ts";
 import { writeStdout } from "./output.ts";
 import { stderrColor } from "./colors.ts";
-import { didYouMean, unknownArgumentMessage, unknownKey } from "./suggest.ts";
+import {
+  didYouMean,
+  unknownArgumentMessage,
+  unknownKeys,
+  withheldUnknownMessage,
+} from "./suggest.ts";
 import { type ClientOutput, line, renderCall, reportError, warn } from "./client_render.ts";
 
 /** What a call of `tools call` or `tools run` works with besides its name and arguments. */
@@ -36,17 +42,22 @@ export interface CallContext {
 }
 
 /** One tools/call of `tools call` or `tools run`: its envelope, the client error, its exit code. */
-type CallOne = (name: string, args: Record<string, unknown>) => Promise<CallOutcome>;
+type CallOne = (
+  name: string,
+  args: Record<string, unknown>,
+  withheld: string | undefined,
+) => Promise<CallOutcome>;
 
 /** `tools call NAME`: one call, its result on stdout, its client error on stderr. */
 export async function callCommand(
   c: CallContext,
   name: string,
-  args: Record<string, unknown>,
+  given: GivenArguments,
   output: ClientOutput,
 ): Promise<number> {
   const callOne = await toolCaller(c);
-  const outcome = await callOne(name, args);
+  const args = given.values;
+  const outcome = await callOne(name, args, given.withheld);
   await writeStdout(renderCall(outcome.envelope, output, { name, args }));
   if (outcome.error) reportError(outcome.error, output);
   return outcome.exitCode;
@@ -95,13 +106,14 @@ async function toolCaller(c: CallContext): Promise<CallOne> {
     return () => {};
   });
   const { timeoutMs, maxTimeoutMs, signal } = c.listOptions;
-  return (name, args) => {
-    const tool = callableTool(c, inventory, name, args);
+  return (name, args, withheld) => {
+    const tool = callableTool(c, inventory, name, args, withheld);
     return callTool(session, name, args, {
       timeoutMs,
       maxTimeoutMs,
       signal,
       skipLocalValidation: c.skipLocalValidation,
+      argumentNamesWithheld: withheld,
       returnInputRequired: !c.interaction.advertisesElicitation,
       tool,
       onWarning: warn,
@@ -119,6 +131,7 @@ function callableTool(
   inventory: Map<string, ListedTool>,
   name: string,
   args: Record<string, unknown>,
+  withheld: string | undefined,
 ): Record<string, unknown> {
   const listed = inventory.get(name);
   if (!listed) {
@@ -133,18 +146,19 @@ function callableTool(
     throw new ClientError("usage", `refusing to call ${name}: ${listed.problems.join("; ")}`);
   }
   const tool = listed.tool;
-  const unknown = c.skipLocalValidation ? undefined : unknownKey(tool.inputSchema, args);
-  if (unknown !== undefined) {
-    // The same sentence (and exit code 2) as `op` gives for the same mistake.
-    throw new ClientError(
-      "usage",
-      `arguments do not match ${name}'s inputSchema: ${
-        unknownArgumentMessage(unknown.key, unknown.known)
-      }`,
-      { details: { argument: unknown.key, known: unknown.known } },
-    );
-  }
-  return tool;
+  if (c.skipLocalValidation) return tool;
+  const { keys, known } = unknownKeys(tool.inputSchema, args);
+  if (keys.length === 0) return tool;
+  const mismatch = (why: string, details: Record<string, unknown>) =>
+    new ClientError("usage", `arguments do not match ${name}'s inputSchema: ${why}`, { details });
+  // The same sentence (and exit code 2) as `op` gives for the same mistake; keys read through a
+  // link are counted, not named (decision 0060).
+  throw withheld === undefined
+    ? mismatch(unknownArgumentMessage(keys[0], known), { argument: keys[0], known })
+    : mismatch(withheldUnknownMessage(keys.length, withheld), {
+      unknownArguments: keys.length,
+      known,
+    });
 }
 
 /**
@@ -157,17 +171,21 @@ async function runCalls(
   callOne: CallOne,
   options: { keepGoing: boolean; signal: AbortSignal },
 ): Promise<number> {
-  const text = source === "-"
-    ? await new Response(Deno.stdin.readable).text()
-    : await readOptionFile(resolveFromInvocation(source), "tools run").catch((err) => {
+  const read = source === "-"
+    ? { text: await new Response(Deno.stdin.readable).text(), direct: true }
+    : await readOptionFileReached(resolveFromInvocation(source), "tools run").catch((err) => {
       throw new ClientError("usage", err.message);
     });
+  const { text } = read;
+  const withheld = read.direct
+    ? undefined
+    : `tools run ${source} is reached through a symbolic link`;
   const items = text.split("\n").map((l, i) => ({ l: l.trim(), n: i + 1 })).filter((x) =>
     x.l !== ""
   );
   let worst: number = CLIENT_EXIT.ok;
   for (const [index, { l, n }] of items.entries()) {
-    const { envelope, code } = await runLine(callOne, l, n);
+    const { envelope, code } = await runLine(callOne, l, n, withheld);
     await writeStdout(line({ index, line: n, ...envelope }));
     worst = Math.max(worst, code);
     if (code !== CLIENT_EXIT.ok && !options.keepGoing) break;
@@ -181,6 +199,7 @@ async function runLine(
   callOne: CallOne,
   l: string,
   n: number,
+  withheld: string | undefined,
 ): Promise<{ envelope: Record<string, unknown>; code: number }> {
   try {
     const item = parseJsonText(l, `line ${n}`) as { name?: unknown; arguments?: unknown };
@@ -195,7 +214,8 @@ async function runLine(
         `line ${n}: expected {"name": string, "arguments": object}`,
       );
     }
-    const outcome = await callOne(item.name, (item.arguments ?? {}) as Record<string, unknown>);
+    const args = (item.arguments ?? {}) as Record<string, unknown>;
+    const outcome = await callOne(item.name, args, withheld);
     const envelope = { ...outcome.envelope };
     if (outcome.error) envelope.clientError = outcome.error.toJSON();
     return { envelope, code: outcome.exitCode };

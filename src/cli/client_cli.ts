@@ -33,7 +33,7 @@ import { openSession, type Session } from "../client/session.ts";
 import { authSettingsFrom } from "./auth_flags.ts";
 import { authProviderFor } from "../client/auth/setup.ts";
 import { listToolsPages, serverInfo, showTool } from "../client/commands.ts";
-import { readArguments } from "./arguments.ts";
+import { type GivenArguments, readArguments } from "./arguments.ts";
 import { outputBeforeParse, StdoutClosed, writeStdout } from "./output.ts";
 import { type InterruptListener, onInterrupt } from "./interrupt.ts";
 import { terminalSafe } from "./pretty.ts";
@@ -163,7 +163,7 @@ interface Connected {
   target: Target;
   interaction: Interaction;
   /** `tools call`'s and `prompts get`'s arguments, read before connecting. */
-  callArgs: Record<string, unknown> | undefined;
+  callArgs: GivenArguments | undefined;
   listOptions: CallContext["listOptions"];
 }
 
@@ -324,7 +324,8 @@ class ClientRun {
     if (key === "resources read") return await readCommand(more, rest[0]);
     if (key === "ping") return await pingCommand(more);
     if (key === "prompts get") {
-      return await getCommand(more, rest[0], c.callArgs!, {
+      return await getCommand(more, rest[0], c.callArgs!.values, {
+        withheld: c.callArgs!.withheld,
         skipLocalValidation: values["skip-local-validation"] === true,
         noPrompt: (error) => {
           // An unknown prompt points at the list, as an unknown tool does.

@@ -16,7 +16,7 @@ import {
   type RequestOutcome,
 } from "../client/requests.ts";
 import { writeStdout } from "./output.ts";
-import { didYouMean, unknownArgumentMessage } from "./suggest.ts";
+import { didYouMean, unknownArgumentMessage, withheldUnknownMessage } from "./suggest.ts";
 import { type ClientOutput, reportError, warn } from "./client_render.ts";
 import {
   PROMPTS_VIEW,
@@ -82,7 +82,12 @@ export async function getCommand(
   c: MoreContext,
   name: string,
   args: Record<string, unknown>,
-  o: { skipLocalValidation: boolean; noPrompt: (error: ClientError) => ClientError },
+  o: {
+    skipLocalValidation: boolean;
+    /** Why the arguments' key names may not be shown (decision 0060), if they may not. */
+    withheld?: string;
+    noPrompt: (error: ClientError) => ClientError;
+  },
 ): Promise<number> {
   if (!o.skipLocalValidation) {
     const pages = await listPages(c.session, PROMPTS_LIST, c.listOptions);
@@ -97,7 +102,7 @@ export async function getCommand(
         ),
       );
     }
-    checkPromptArguments(name, prompt, args);
+    checkPromptArguments(name, prompt, args, o.withheld);
   }
   return await written(c, await getPrompt(c.session, name, args, requestOptions(c)), renderPrompt);
 }
@@ -110,12 +115,21 @@ export function checkPromptArguments(
   name: string,
   prompt: Record<string, unknown>,
   args: Record<string, unknown>,
+  withheld?: string,
 ): void {
   const declared = (Array.isArray(prompt.arguments) ? prompt.arguments : [])
     .filter((a) => a && typeof a === "object") as Record<string, unknown>[];
   const known = declared.map((a) => String(a.name));
   const mismatch = (why: string, details: Record<string, unknown>) =>
     new ClientError("usage", `arguments do not match ${name}'s arguments: ${why}`, { details });
+  const unknown = Object.keys(args).filter((key) => !known.includes(key));
+  if (withheld !== undefined && unknown.length > 0) {
+    // Keys read through a link are counted, never named.
+    throw mismatch(withheldUnknownMessage(unknown.length, withheld), {
+      unknownArguments: unknown.length,
+      known,
+    });
+  }
   for (const [key, value] of Object.entries(args)) {
     if (!known.includes(key)) {
       throw mismatch(unknownArgumentMessage(key, known), { argument: key, known });

@@ -9,7 +9,7 @@ import {
   runOperation,
 } from "../operations/registry.ts";
 import type { OperationDefinition } from "../operations/types.ts";
-import { readArguments } from "./arguments.ts";
+import { type GivenArguments, readArguments } from "./arguments.ts";
 import {
   COMMANDS,
   helpText,
@@ -28,6 +28,7 @@ import {
   unknownArgumentMessage,
   unknownFlagMessage,
   unknownKey,
+  withheldUnknownMessage,
   withPointer,
 } from "./suggest.ts";
 import { serveStop } from "./serve_stop.ts";
@@ -99,9 +100,10 @@ function unknownOperation(name: string): UsageError {
  */
 function checkOperationArguments(
   op: OperationDefinition,
-  args: Record<string, unknown>,
+  given: GivenArguments,
   words: readonly string[],
 ): void {
+  const args = given.values;
   const parsed = op.inputSchema.safeParse(args);
   try {
     parseInput(op, args);
@@ -110,6 +112,20 @@ function checkOperationArguments(
     const schemaLevel = String(err.argument ?? "").endsWith("__proto__") ||
       (!parsed.success && parsed.error.issues.some((i) => i.code !== "custom"));
     if (!schemaLevel) return;
+    if (given.withheld !== undefined && !parsed.success) {
+      // Keys from a file reached through a link are counted, never named (decision 0060).
+      const count = parsed.error.issues.reduce(
+        (n, i) => n + (i.code === "unrecognized_keys" ? i.keys.length : 0),
+        0,
+      );
+      if (count > 0) {
+        throw new ArgumentsMismatch({
+          code: "INVALID_ARGUMENT",
+          message: withheldUnknownMessage(count, given.withheld),
+          details: { unknownArguments: count },
+        });
+      }
+    }
     // A misspelled key is the mistake to report first (before the required key it misses),
     // worded and suggested as `tools call` words it.
     const unknown = unknownKey(jsonSchemas(op).input, args);
@@ -212,10 +228,11 @@ async function runOp(rest: string[], report: Report): Promise<number> {
   const op = getOperation(name);
   if (!op) throw unknownOperation(name);
   report.path = ["op", name];
-  const args = await readArguments(values, positionals.slice(1));
+  const given = await readArguments(values, positionals.slice(1));
+  const args = given.values;
   // The one broad-root rule of every entry: no --root from / or $HOME is a usage error.
   const ws = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
-  checkOperationArguments(op, args, positionals.slice(1));
+  checkOperationArguments(op, given, positionals.slice(1));
   // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
   const progress = startOpProgress(name);
   // Ctrl-C: the progress line is erased (with the terminal's echoed ^C), the operation is

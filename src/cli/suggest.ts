@@ -75,14 +75,30 @@ export function unknownKey(
   schema: unknown,
   args: Record<string, unknown>,
 ): { key: string; known: string[] } | undefined {
-  if (schema === null || typeof schema !== "object") return undefined;
+  const { keys, known } = unknownKeys(schema, args);
+  return keys.length === 0 ? undefined : { key: keys[0], known };
+}
+
+/** Every unknown top-level key of `args` under a JSON Schema that forbids other keys. */
+export function unknownKeys(
+  schema: unknown,
+  args: Record<string, unknown>,
+): { keys: string[]; known: string[] } {
+  if (schema === null || typeof schema !== "object") return { keys: [], known: [] };
   const s = schema as { properties?: unknown; additionalProperties?: unknown };
-  if (s.additionalProperties !== false) return undefined;
   const known = s.properties !== null && typeof s.properties === "object"
     ? Object.keys(s.properties)
     : [];
-  const key = Object.keys(args).find((k) => !known.includes(k));
-  return key === undefined ? undefined : { key, known };
+  if (s.additionalProperties !== false) return { keys: [], known };
+  return { keys: Object.keys(args).filter((k) => !known.includes(k)), known };
+}
+
+/**
+ * "2 unknown arguments (names withheld: WHY)": the one wording of unknown keys whose names may
+ * not be shown (arguments read through a symbolic link, decision 0060).
+ */
+export function withheldUnknownMessage(count: number, why: string): string {
+  return `${count} unknown argument${count === 1 ? "" : "s"} (names withheld: ${why})`;
 }
 
 /** "unknown argument: `pth` (did you mean `path`?)": the one wording of an unknown key, everywhere. */

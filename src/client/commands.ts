@@ -290,6 +290,11 @@ export interface CallOptions {
   maxTimeoutMs?: number;
   signal: AbortSignal;
   skipLocalValidation: boolean;
+  /**
+   * Why the arguments' key names may not be shown (they were read through a symbolic link,
+   * decision 0060): a local mismatch then says how many problems, not which keys.
+   */
+  argumentNamesWithheld?: string;
   /** Return an input_required result as is (the run cannot answer it) instead of fulfilling it. */
   returnInputRequired: boolean;
   /** The tool's definition, when known (for validation). */
@@ -348,6 +353,16 @@ export async function callTool(
 function checkArguments(name: string, args: Record<string, unknown>, o: CallOptions): void {
   if (!o.tool || o.skipLocalValidation) return;
   const v = validate(o.tool.inputSchema, args);
+  if (v.ok === false && o.argumentNamesWithheld !== undefined) {
+    const n = v.errors.length;
+    throw new ClientError(
+      "usage",
+      `arguments do not match ${name}'s inputSchema: ${n} problem${
+        n === 1 ? "" : "s"
+      } (details withheld: ${o.argumentNamesWithheld})`,
+      { details: { problems: n } },
+    );
+  }
   if (v.ok === false) {
     throw new ClientError(
       "usage",
