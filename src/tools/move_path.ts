@@ -9,11 +9,14 @@ const operation = defineOperation({
   name: "move_path",
   title: "Move or rename",
   description:
-    "Move or rename a file, directory or symbolic link (the link itself, not its target) inside the workspace. `destination` is the new path, not a directory to move into; its parent must exist. An existing destination is refused unless overwrite is true (a directory can only replace an empty directory). A directory cannot be moved into itself.",
+    "Move or rename a file, directory or symbolic link (the link itself, not its target) inside the workspace. `destination` is the new path, not a directory to move into; its parent must exist. An existing destination is refused unless overwrite is true (a directory can only replace an empty directory); replacing an existing file or link also needs confirmation (confirm: true, or the user accepts when the client supports elicitation). A directory cannot be moved into itself.",
   inputSchema: z.strictObject({
     source: pathArg("Path to move (workspace-relative)."),
     destination: pathArg("New path (workspace-relative); its parent directory must exist."),
     overwrite: z.boolean().default(false).describe("Replace an existing destination."),
+    confirm: z.boolean().optional().describe(
+      "Confirms replacing an existing file or link (needed when overwrite replaces one).",
+    ),
   }),
   outputSchema: z.object({
     source: z.string(),
@@ -42,5 +45,8 @@ function text(r: ToolResult): string {
 export const movePathTool: ToolUnit = defineTool({
   operation,
   text,
-  examples: ["--write source=a.txt destination=b.txt"],
+  examples: [
+    "--write source=a.txt destination=b.txt",
+    "--write source=new.txt destination=old.txt overwrite:=true confirm:=true",
+  ],
 });

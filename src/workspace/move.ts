@@ -112,6 +112,23 @@ async function checkOverwrite(
 }
 
 /**
+ * Replacing an existing file or link needs `confirm: true`, as write_file's and copy_path's
+ * overwrites do (the servers ask the user through elicitation when the client supports it): the
+ * replaced content is gone. An empty directory replaced by a directory loses nothing and needs
+ * none. Checked before anything moves.
+ */
+function assertReplaceConfirmed(rel: string, dstInfo: FsInfo, confirm: boolean | undefined): void {
+  if (dstInfo.isDirectory || confirm === true) return;
+  throw new WorkspaceError(
+    "CONFIRMATION_REQUIRED",
+    `moving onto ${rel} replaces the ${
+      dstInfo.isSymlink ? "link" : "file"
+    } there: pass confirm: true`,
+    { argument: "confirm" },
+  );
+}
+
+/**
  * Right before the commit, synchronously: both chains, the source still the checked entry, an
  * overwritten destination still the checked one.
  */
@@ -191,7 +208,7 @@ function rollBack(
 /** Moves or renames a file, directory or link (the link itself) inside the workspace. */
 export async function movePath(
   ws: Workspace,
-  args: { source: string; destination: string; overwrite?: boolean },
+  args: { source: string; destination: string; overwrite?: boolean; confirm?: boolean },
   options: { signal?: AbortSignal } = {},
 ): Promise<MovePathResult> {
   ws.assertWritable("move_path");
@@ -210,7 +227,10 @@ export async function movePath(
   });
   checkEnds(src, srcInfo, dst);
   const m: Move = { fs, src, srcInfo, dst, dstInfo: dst.info };
-  if (m.dstInfo) await checkOverwrite(m, m.dstInfo, args.overwrite);
+  if (m.dstInfo) {
+    await checkOverwrite(m, m.dstInfo, args.overwrite);
+    assertReplaceConfirmed(dst.rel, m.dstInfo, args.confirm);
+  }
   // The result is known now: one that cannot fit the budget is refused before anything moves.
   const out: MovePathResult = {
     source: src.rel,

@@ -220,7 +220,7 @@ export const PATH_OPS: readonly PathOp[] = [
     name: "move_path",
     argument: "destination",
     write: true,
-    args: (path) => ({ source: "inside.txt", destination: path, overwrite: true }),
+    args: (path) => ({ source: "inside.txt", destination: path, overwrite: true, confirm: true }),
   },
   {
     label: "copy_path(source)",

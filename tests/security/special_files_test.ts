@@ -88,6 +88,7 @@ Deno.test("18. a hard link to an outside file is never written through", async (
         source: "inside.txt",
         destination: "a/hl-moved",
         overwrite: true,
+        confirm: true,
       });
       assert.equal(await Deno.readTextFile(`${W}/a/hl-moved`), INSIDE);
       await run(ws, "delete_path", { path: "hl2", confirm: true });

@@ -527,6 +527,7 @@ Deno.test("17. move_path moves links, never their targets", async (t) => {
         source: "src.txt",
         destination: "dstlink",
         overwrite: true,
+        confirm: true,
       });
       assert.equal(res.overwritten, true);
       assert.ok((await Deno.lstat(`${W}/dstlink`)).isFile);
@@ -535,6 +536,7 @@ Deno.test("17. move_path moves links, never their targets", async (t) => {
         source: "src2.txt",
         destination: "dstlinkrel",
         overwrite: true,
+        confirm: true,
       });
       assert.equal(await Deno.readTextFile(`${W}/dstlinkrel`), "mine2\n");
       assert.deepEqual(await snapshot(O), before);
@@ -546,7 +548,12 @@ Deno.test("17. move_path moves links, never their targets", async (t) => {
       await Deno.symlink(`${O}/secret`, `${W}/l-src`);
       await Deno.symlink(`${O}/secretdir`, `${W}/l-dst`);
       const before = await snapshot(O);
-      await run(ws, "move_path", { source: "l-src", destination: "l-dst", overwrite: true });
+      await run(ws, "move_path", {
+        source: "l-src",
+        destination: "l-dst",
+        overwrite: true,
+        confirm: true,
+      });
       assert.equal(await Deno.readLink(`${W}/l-dst`), `${O}/secret`);
       assert.deepEqual(await snapshot(O), before);
     });

@@ -93,7 +93,7 @@ Deno.test("writes under a parent swapped with an outside link: typed failures; o
       ],
       ["move_path(into p, overwrite)", (i) => [
         "move_path",
-        { source: "src.txt", destination: `p/m${i}.txt`, overwrite: true },
+        { source: "src.txt", destination: `p/m${i}.txt`, overwrite: true, confirm: true },
       ]],
       [
         "copy_path(tree out of p)",

@@ -64,11 +64,22 @@ Deno.test("move_path: overwrite rules", async () => {
     );
     assert.equal(await Deno.readTextFile(`${dir}/a.txt`), "A");
     assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "B");
-    // File over file with overwrite.
+    // File over file with overwrite but no confirmation: refused, both untouched.
+    await runError(
+      ws,
+      "move_path",
+      { source: "a.txt", destination: "b.txt", overwrite: true },
+      "CONFIRMATION_REQUIRED",
+      "confirm",
+    );
+    assert.equal(await Deno.readTextFile(`${dir}/a.txt`), "A");
+    assert.equal(await Deno.readTextFile(`${dir}/b.txt`), "B");
+    // File over file with overwrite, confirmed.
     const r = await run(ws, "move_path", {
       source: "a.txt",
       destination: "b.txt",
       overwrite: true,
+      confirm: true,
     });
     assert.equal(r.overwritten, true);
     assert.equal(r.type, "file");

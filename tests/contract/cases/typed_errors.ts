@@ -471,6 +471,14 @@ export const TYPED_ERROR_CASES: Case[] = [
     after: { "src/same.txt": "new\n", "src/n.txt": "n\n", "dst/same.txt": "old\n" },
   },
   {
+    name: "CONFIRMATION_REQUIRED: move_path replacing a file without confirm, nothing moved",
+    op: "move_path",
+    fixture: { "new.txt": "new\n", "old.txt": "old\n" },
+    args: (p) => ({ source: p("new.txt"), destination: p("old.txt"), overwrite: true }),
+    expect: err("CONFIRMATION_REQUIRED", "confirm"),
+    after: { "new.txt": "new\n", "old.txt": "old\n" },
+  },
+  {
     name: "CONFIRMATION_REQUIRED: write_file overwrite without confirm",
     op: "write_file",
     fixture: { "a.txt": A },

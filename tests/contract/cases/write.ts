@@ -229,10 +229,15 @@ export const WRITE_CASES: Case[] = [
     after: { "empty/f.txt": "f\n" },
   },
   {
-    name: "move_path: overwrite replaces an existing file",
+    name: "move_path: overwrite replaces an existing file, confirmed",
     op: "move_path",
     fixture: BASE,
-    args: (p) => ({ source: p("a.txt"), destination: p("dir/b.md"), overwrite: true }),
+    args: (p) => ({
+      source: p("a.txt"),
+      destination: p("dir/b.md"),
+      overwrite: true,
+      confirm: true,
+    }),
     expect: {
       result: { source: "a.txt", destination: "dir/b.md", type: "file", overwritten: true },
     },
