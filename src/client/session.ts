@@ -269,14 +269,17 @@ class Connection {
     this.#mode = mode;
     this.client = this.#newClient();
     // A response over the cap ends the connection at once (pending requests fail); the cap's
-    // error is what gets reported.
+    // error is what gets reported. During the server/discover probe the SDK client holds no
+    // transport yet (its close would end nothing, and the probe, answered on an SSE stream,
+    // would wait for the connect timer): the transport itself is closed then, which ends it.
     this.#cap = {
       maxBytes: options.maxMessageBytes ?? MAX_MESSAGE_BYTES,
       failure: "protocol",
       what: "response",
       onExceeded: (err) => {
         this.capFailure ??= err;
-        this.client.close().catch(() => {});
+        if (this.client.transport !== undefined) this.client.close().catch(() => {});
+        else this.transport.close().catch(() => {});
       },
     };
     this.transport = this.#newTransport(options.authProvider);

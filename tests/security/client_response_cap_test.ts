@@ -2,7 +2,9 @@
  * Response caps of the bundled client over HTTP (decision 0047): a hostile server's endless SSE
  * event, endless JSON body, huge Content-Length or endless OAuth document is refused at the cap
  * (--max-message-bytes for MCP traffic, exit 4; AUTH_RESPONSE_BYTES for OAuth, exit 8), with the
- * cap named and nothing on stdout. The servers stop after STREAM_LIMIT bytes, so a client without
+ * cap named and nothing on stdout. Over Streamable HTTP in both eras (2025-11-25, initialize first;
+ * 2026-07-28, server/discover first) and over the legacy HTTP+SSE transport (2024-11-05: the
+ * responses come on the GET stream). The servers stop after STREAM_LIMIT bytes, so a client without
  * a cap ends too (and the test fails on its exit code instead of hanging).
  */
 import assert from "node:assert/strict";
@@ -39,16 +41,17 @@ function endless(head: string, tail = ""): ReadableStream<Uint8Array> {
   });
 }
 
-const initializeResult = (id: unknown) =>
-  Response.json({
-    jsonrpc: "2.0",
-    id,
-    result: {
-      protocolVersion: VERSION,
-      capabilities: { tools: {} },
-      serverInfo: { name: "hostile", version: "1" },
-    },
-  });
+const initializeMessage = (id: unknown, version = VERSION) => ({
+  jsonrpc: "2.0",
+  id,
+  result: {
+    protocolVersion: version,
+    capabilities: { tools: {} },
+    serverInfo: { name: "hostile", version: "1" },
+  },
+});
+
+const initializeResult = (id: unknown) => Response.json(initializeMessage(id));
 
 /** An MCP endpoint that initializes, then answers tools/list with `list(id)`. */
 function mcpServer(list: (id: unknown) => Response): Deno.HttpServer<Deno.NetAddr> {
@@ -61,7 +64,7 @@ function mcpServer(list: (id: unknown) => Response): Deno.HttpServer<Deno.NetAdd
   });
 }
 
-async function run(url: string, extra: string[] = []) {
+async function run(url: string, extra: string[] = [], version = VERSION) {
   const dir = await Deno.makeTempDir({ prefix: "wmcp-cap-" });
   try {
     const results = [];
@@ -74,7 +77,7 @@ async function run(url: string, extra: string[] = []) {
             "--endpoint",
             url,
             "--protocol-version",
-            VERSION,
+            version,
             "--max-message-bytes",
             String(CAP),
             "--output",
@@ -231,5 +234,186 @@ Deno.test("an endless OAuth metadata document is refused at the small OAuth cap"
     refused(results, 8, AUTH_RESPONSE_BYTES, "auth");
   } finally {
     await server.shutdown();
+  }
+});
+
+/** Where a message's endless string goes: JSON.stringify of the message is split there. */
+const PAD = "@@PAD@@";
+
+/** A JSON-RPC message as the text before and after its endless string (a PAD value in it). */
+function around(message: unknown): [string, string] {
+  const [head, tail] = JSON.stringify(message).split(PAD);
+  return [head, tail];
+}
+
+/** A response to `id` whose `result` carries one endless string: one SSE event, or a JSON body. */
+function endlessResponse(id: unknown, result: Record<string, unknown>, sse: boolean): Response {
+  const [head, tail] = around({ jsonrpc: "2.0", id, result: { ...result, pad: PAD } });
+  return sse
+    ? new Response(endless(`event: message\ndata: ${head}`, `${tail}\n\n`), {
+      headers: { "content-type": "text/event-stream" },
+    })
+    : new Response(endless(head, tail), { headers: { "content-type": "application/json" } });
+}
+
+/**
+ * Connect and request timers beyond the run's watchdog: the cap, never a timer, must end the run
+ * (a connect still waiting on a response the cap ended fails as a run that did not exit).
+ */
+const NO_TIMERS = ["--connect-timeout", "600", "--timeout", "600"];
+
+const MODERN = "2026-07-28";
+/** Valid 2026-07-28 results: server/discover's, and an empty tools/list. */
+const MODERN_RESULTS: Record<string, Record<string, unknown>> = {
+  "server/discover": {
+    supportedVersions: [MODERN],
+    capabilities: { tools: {} },
+    resultType: "complete",
+    _meta: { "io.modelcontextprotocol/serverInfo": { name: "hostile", version: "1" } },
+  },
+  "tools/list": { tools: [], resultType: "complete", ttlMs: 0, cacheScope: "private" },
+};
+
+/**
+ * A 2026-07-28 Streamable HTTP endpoint (no initialize: server/discover comes first) that answers
+ * `endlessOn` with an endless SSE event or JSON body (the rest valid, so a client without a cap
+ * gets a result); the methods it was sent, in order.
+ */
+function modernServer(endlessOn: string, sse: boolean) {
+  const methods: string[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    if (req.method !== "POST") return new Response(null, { status: 405 });
+    const msg = await req.json();
+    methods.push(msg.method);
+    if (msg.id === undefined) return new Response(null, { status: 202 });
+    const result = MODERN_RESULTS[msg.method];
+    if (result === undefined) {
+      return Response.json({
+        jsonrpc: "2.0",
+        id: msg.id,
+        error: { code: -32601, message: "no such method" },
+      });
+    }
+    return msg.method === endlessOn
+      ? endlessResponse(msg.id, result, sse)
+      : Response.json({ jsonrpc: "2.0", id: msg.id, result });
+  });
+  return { server, methods };
+}
+
+for (const endlessOn of ["server/discover", "tools/list"]) {
+  for (const sse of [true, false]) {
+    const body = sse ? "an SSE data line" : "a JSON body";
+    Deno.test(`2026-07-28: ${body} answering ${endlessOn} without end is refused at the cap`, async () => {
+      const { server, methods } = modernServer(endlessOn, sse);
+      try {
+        const results = await run(`http://127.0.0.1:${server.addr.port}/mcp`, NO_TIMERS, MODERN);
+        refused(results, 4, CAP, "protocol");
+        const unit = sse ? /an SSE event/ : /a response body/;
+        assert.match(JSON.parse(results[0].stderr).error.message, unit);
+        // The modern era's connect: server/discover first, never initialize.
+        assert.equal(methods[0], "server/discover", methods.join(", "));
+        assert.ok(!methods.includes("initialize"), methods.join(", "));
+        assert.equal(methods.includes("tools/list"), endlessOn === "tools/list");
+      } finally {
+        await server.shutdown();
+      }
+    });
+  }
+}
+
+/** One SSE event of a JSON-RPC message. */
+const event = (message: unknown) => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+/** One SSE event of a JSON-RPC message whose PAD string is endless. */
+function endlessEvent(message: unknown): ReadableStream<Uint8Array> {
+  const [head, tail] = around(message);
+  return endless(`event: message\ndata: ${head}`, `${tail}\n\n`);
+}
+
+/**
+ * A legacy HTTP+SSE server (2024-11-05): GET /sse opens the stream and names the POST endpoint in
+ * an `endpoint` event; each POST is accepted (202) and `answer(msg)` is written on the stream, in
+ * order (text, or a body stream copied as the client reads it). The methods it was sent, in order.
+ */
+function legacySseServer(answer: (msg: Record<string, unknown>) => (string | ReadableStream)[]) {
+  const methods: string[] = [];
+  const writers: WritableStreamDefaultWriter<Uint8Array>[] = [];
+  let writing = Promise.resolve();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+    const path = new URL(req.url).pathname;
+    if (req.method === "GET" && path === "/sse") {
+      const stream = new TransformStream<Uint8Array, Uint8Array>();
+      const w = stream.writable.getWriter();
+      writers.push(w);
+      w.write(new TextEncoder().encode("event: endpoint\ndata: /messages\n\n")).catch(() => {});
+      return new Response(stream.readable, { headers: { "content-type": "text/event-stream" } });
+    }
+    if (req.method !== "POST" || path !== "/messages") return new Response(null, { status: 404 });
+    const msg = await req.json();
+    methods.push(msg.method);
+    const w = writers.at(-1);
+    const parts = answer(msg);
+    writing = writing.then(async () => {
+      for (const part of parts) {
+        if (typeof part === "string") await w?.write(new TextEncoder().encode(part));
+        else for await (const chunk of part) await w?.write(chunk);
+      }
+    }).catch(() => {});
+    return new Response(null, { status: 202 });
+  });
+  return {
+    server,
+    methods,
+    async close() {
+      for (const w of writers) await w.close().catch(() => {});
+      await server.shutdown();
+    },
+  };
+}
+
+const LEGACY = "2024-11-05";
+
+Deno.test("HTTP+SSE: an endless SSE event on the stream right after a valid initialize response is refused at the cap", async () => {
+  // Without a cap the event is a (huge) log notification and tools/list is answered: exit 0.
+  const hostile = legacySseServer((msg) => {
+    if (msg.method === "initialize") {
+      return [
+        event(initializeMessage(msg.id, LEGACY)),
+        endlessEvent({
+          jsonrpc: "2.0",
+          method: "notifications/message",
+          params: { level: "info", data: PAD },
+        }),
+      ];
+    }
+    if (msg.id === undefined) return [];
+    return [event({ jsonrpc: "2.0", id: msg.id, result: { tools: [] } })];
+  });
+  try {
+    const url = `http://127.0.0.1:${hostile.server.addr.port}/sse`;
+    const results = await run(url, ["--transport", "sse", ...NO_TIMERS], LEGACY);
+    refused(results, 4, CAP, "protocol");
+    assert.match(JSON.parse(results[0].stderr).error.message, /an SSE event/);
+    assert.equal(hostile.methods[0], "initialize", hostile.methods.join(", "));
+  } finally {
+    await hostile.close();
+  }
+});
+
+Deno.test("HTTP+SSE: an endless SSE event answering tools/list is refused at the cap", async () => {
+  const hostile = legacySseServer((msg) => {
+    if (msg.method === "initialize") return [event(initializeMessage(msg.id, LEGACY))];
+    if (msg.id === undefined) return [];
+    return [endlessEvent({ jsonrpc: "2.0", id: msg.id, result: { tools: [], pad: PAD } })];
+  });
+  try {
+    const url = `http://127.0.0.1:${hostile.server.addr.port}/sse`;
+    const results = await run(url, ["--transport", "sse", ...NO_TIMERS], LEGACY);
+    refused(results, 4, CAP, "protocol");
+    assert.match(JSON.parse(results[0].stderr).error.message, /an SSE event/);
+    assert.ok(hostile.methods.includes("tools/list"), hostile.methods.join(", "));
+  } finally {
+    await hostile.close();
   }
 });

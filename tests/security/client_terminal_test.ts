@@ -4,13 +4,19 @@
  * messages, server name, version, title and instructions, tool names and descriptions, the
  * stderr of a server that dies or logs, resource and prompt names, URIs, MIME types, contents and
  * messages) reaches the terminal escaped (decision 0042). The screen
- * holds no ESC, BEL, C1 CSI, bidi override, line separator or bare carriage return of the
- * server's; wmcp's own redraw of the progress line (`\r` then erase-line) is the one sequence
- * that may appear (NO_COLOR is set, so wmcp styles nothing).
+ * holds no ESC, BEL, C1 control, bidi control, line or paragraph separator or bare carriage return
+ * of the server's; wmcp's own redraw of the progress line (`\r` then erase-line) is the one
+ * sequence that may appear where NO_COLOR is set (wmcp styles nothing). One test runs a
+ * representative set with colour on (TERM=xterm-256color, neither NO_COLOR nor FORCE_COLOR): there
+ * wmcp's own SGR codes (its palette, src/cli/colors.ts, and the progress line's dim) may appear as
+ * well, and nothing else; since wmcp's red is the server's red code too, the server's SGR is also
+ * looked for with the text it colours.
  */
 import assert from "node:assert/strict";
 import { cliArgv, shellQuote } from "../_support/cli.ts";
 import { terminalJson, terminalLine, terminalSafe } from "../../src/client/terminal_text.ts";
+import { palette } from "../../src/cli/colors.ts";
+import { progressLine } from "../../src/client/progress.ts";
 import { EVIL } from "./_hostile_text.ts";
 
 const FIXTURE = new URL("./_hostile_server.ts", import.meta.url).pathname;
@@ -23,8 +29,25 @@ const FIXTURE = new URL("./_hostile_server.ts", import.meta.url).pathname;
  */
 const SCOPED_MAIN = new URL("../../src/cli/scoped_main.ts", import.meta.url).pathname;
 
-/** Runs the client on a pty against the hostile server config entry `server` (answers typed in). */
-async function onPty(args: string[], server = "hostile", answers = "", viaRouter = false) {
+/** The environment of a run with colour on: ours without NO_COLOR and FORCE_COLOR, an xterm. */
+function colourEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.NO_COLOR;
+  delete env.FORCE_COLOR;
+  return { ...env, TERM: "xterm-256color" };
+}
+
+/**
+ * Runs the client on a pty against the hostile server config entry `server` (answers typed in);
+ * NO_COLOR set unless `colour`.
+ */
+async function onPty(
+  args: string[],
+  server = "hostile",
+  answers = "",
+  viaRouter = false,
+  colour = false,
+) {
   const dir = await Deno.makeTempDir({ prefix: "wmcp-esc-" });
   try {
     const config = `${dir}/mcp.json`;
@@ -54,7 +77,7 @@ async function onPty(args: string[], server = "hostile", answers = "", viaRouter
     ].map(shellQuote).join(" ");
     const child = new Deno.Command("script", {
       args: ["-qec", client, "/dev/null"],
-      env: { NO_COLOR: "1" },
+      ...(colour ? { clearEnv: true, env: colourEnv() } : { env: { NO_COLOR: "1" } }),
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",
@@ -71,26 +94,69 @@ async function onPty(args: string[], server = "hostile", answers = "", viaRouter
   }
 }
 
-/** Nothing of the server's reached the terminal raw; its text did arrive, escaped. */
-function assertEscaped(screen: string, whole = true) {
+const ESC = "\x1b";
+/** An SGR sequence (colours, bold, dim, reset). */
+const SGR = new RegExp(`${ESC}\\[[0-9;]*m`, "g");
+
+/** Every SGR sequence wmcp itself writes: its palette's (src/cli/colors.ts) and the progress line's. */
+const OWN_SGR: ReadonlySet<string> = (() => {
+  const own = new Set<string>();
+  for (const style of Object.values(palette(true))) {
+    if (typeof style === "function") { for (const [s] of style("x").matchAll(SGR)) own.add(s); }
+  }
+  let drawn = "";
+  const terminal = {
+    isTerminal: () => true,
+    writeSync: (b: Uint8Array) => (drawn += new TextDecoder().decode(b), b.length),
+  };
+  progressLine(terminal, { noColor: false }).update("x", { progress: 1 });
+  for (const [s] of drawn.matchAll(SGR)) own.add(s);
+  return own;
+})();
+
+/**
+ * The server's sequences as they would show raw: OSC 0, OSC 52, and each SGR of EVIL with the
+ * character it colours there (escaped as wmcp would show it): wmcp's own red is the same code.
+ */
+const SERVER_RAW = [
+  "\x1b]0;",
+  "\x1b]52;",
+  ...[...EVIL.matchAll(SGR)].map((m) => m[0] + terminalLine(EVIL[m.index + m[0].length])),
+];
+
+/**
+ * Nothing of the server's reached the terminal raw; its text did arrive, escaped. With `colour`,
+ * wmcp's own SGR sequences may style the screen too (only those, and none with the server's text).
+ */
+function assertEscaped(screen: string, whole = true, colour = false) {
   const show = JSON.stringify(screen);
-  // wmcp's own progress redraw; nothing else may move the cursor or style the screen.
-  const rest = screen.replaceAll("\r\x1b[2K", "");
+  // wmcp's own progress redraw; nothing else may move the cursor.
+  let rest = screen.replaceAll("\r\x1b[2K", "");
+  if (colour) {
+    for (const [s] of rest.matchAll(SGR)) {
+      assert.ok(OWN_SGR.has(s), `an SGR wmcp never writes, ${JSON.stringify(s)}: ${show}`);
+    }
+    for (const raw of SERVER_RAW) {
+      assert.ok(!screen.includes(raw), `the server's ${JSON.stringify(raw)} is on screen: ${show}`);
+    }
+    rest = rest.replace(SGR, "");
+  }
   for (
     const [c, what] of [
       ["\x1b", "ESC"],
       ["\x07", "BEL"],
-      ["\x9b", "C1 CSI"],
-      [
-        "\u202e",
-        "bidi override",
-      ],
       ["\u2028", "line separator"],
+      ["\u2029", "paragraph separator"],
       ["\r", "carriage return"],
     ]
   ) {
     assert.ok(!rest.includes(c), `a raw ${what} reached the terminal: ${show}`);
   }
+  assert.ok(!/[\x80-\x9f]/.test(rest), `a raw C1 control reached the terminal: ${show}`);
+  assert.ok(
+    !/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(rest),
+    `a raw bidi control reached the terminal: ${show}`,
+  );
   assert.ok(screen.includes("\\u001b]0;pwned\\u0007"), `the server's text is not shown: ${show}`);
   // A progress line is cut to the terminal's width before the bidi override.
   if (whole) assert.ok(screen.includes("\\u202eDESREVER"), show);
@@ -198,4 +264,30 @@ Deno.test("escaping: the stderr of a server that dies, and server logs", async (
   assert.equal(logs.code, 0, logs.screen);
   assertEscaped(logs.screen);
   assert.match(logs.screen, /starting \\u001b/);
+});
+
+Deno.test("escaping: with colour on, wmcp's own SGR styles the screen and nothing of the server's does", async () => {
+  const runs: [string[], string, string, number][] = [
+    [["tools", "list"], "hostile", "", 0],
+    [["server-info"], "hostile", "", 0],
+    [["tools", "call", "rpcerror"], "hostile", "", 4],
+    [["tools", "call", "ask"], "hostile", "2\na\n", 0],
+    [["tools", "call", "progress", "--server-logs"], "chatty", "", 0],
+  ];
+  const screens: string[] = [];
+  for (const [args, server, answers, code] of runs) {
+    const r = await onPty(args, server, answers, false, true);
+    assert.equal(r.code, code, `${args.join(" ")}: ${r.screen}`);
+    // A progress line is cut to the terminal's width (see assertEscaped's `whole`).
+    assertEscaped(r.screen, !args.includes("progress"), true);
+    screens.push(r.screen);
+  }
+  // Colour was on (the table's header, the error label and the progress line are styled), and
+  // the prompt was asked.
+  const [list, , error, ask, progress] = screens;
+  const c = palette(true);
+  assert.ok(list.includes(c.bold("TOOL")), list);
+  assert.ok(error.startsWith(c.red(c.bold("error"))), error);
+  assert.ok(progress.includes("\r\x1b[2K\x1b[2mprogress: "), progress);
+  assert.ok(ask.includes("asks: \\u001b]0;pwned"), ask);
 });
