@@ -22,8 +22,15 @@ export interface StdioFastOptions {
 
 /** The stdio fast path of one connection. */
 export interface StdioFast {
-  /** The line filter to place before the SDK's transport. */
-  filter: Transform;
+  /** The line filter to place before the SDK's transport (for input that is a Node stream). */
+  readonly filter: Transform;
+  /**
+   * Serves one line (without its newline) of input framed elsewhere (stdio_server.ts reads the
+   * process's stdin directly): answered here, or handed to `forward` unchanged for the SDK.
+   */
+  serveLine(line: Uint8Array, forward: (line: Uint8Array) => void): void;
+  /** The input ended: the requests being answered here are aborted, as the SDK's are. */
+  ended(): void;
   /** Aborts the requests being answered here (the connection is closing). */
   close(): void;
   /** How many requests were answered here (for the differential tests). */
@@ -31,6 +38,9 @@ export interface StdioFast {
 }
 
 const NL = 10;
+const NEWLINE = Buffer.of(NL);
+/** Decodes a line as Buffer's toString("utf8") does: malformed bytes become U+FFFD, a BOM stays. */
+const DECODER = new TextDecoder("utf-8", { ignoreBOM: true });
 
 type State = "opening" | "modern" | "off";
 
@@ -57,31 +67,46 @@ function methodOf(text: string): unknown {
 
 /** The stdio fast path of one connection: its era state, its calls in flight, its line buffer. */
 class StdioFastConnection implements StdioFast {
-  readonly filter: Transform;
   readonly #fast: FastPath;
   readonly #write: (line: string) => void;
   #state: State = "opening";
   readonly #inflight = new Map<string | number, AbortController>();
-  /** The pieces of a line whose newline has not arrived yet. */
+  /** Where the line being served goes when it is not answered here. */
+  #forward: (line: Uint8Array) => void = () => {};
+  #filter: Transform | undefined;
+  /** The pieces of a line whose newline has not arrived yet (filter mode). */
   #pending: Buffer[] = [];
   #taken = 0;
 
   constructor(fast: FastPath, options: StdioFastOptions) {
     this.#fast = fast;
     this.#write = options.write;
-    this.filter = new Transform({
+  }
+
+  get filter(): Transform {
+    this.#filter ??= new Transform({
       transform: (chunk: Buffer, _encoding, done) => {
         this.#split(chunk);
         done();
       },
       flush: (done) => {
-        if (this.#pending.length > 0) this.filter.push(Buffer.concat(this.#pending)); // no newline
+        if (this.#pending.length > 0) this.#filter!.push(Buffer.concat(this.#pending)); // no newline
         this.#pending = [];
-        // The input ended: the SDK closes the connection and aborts what it was serving; so here.
-        for (const controller of this.#inflight.values()) controller.abort();
+        this.ended();
         done();
       },
     });
+    return this.#filter;
+  }
+
+  serveLine(line: Uint8Array, forward: (line: Uint8Array) => void): void {
+    this.#forward = forward;
+    this.#serve(line);
+  }
+
+  ended(): void {
+    // The input ended: the SDK closes the connection and aborts what it was serving; so here.
+    for (const controller of this.#inflight.values()) controller.abort();
   }
 
   close(): void {
@@ -93,8 +118,9 @@ class StdioFastConnection implements StdioFast {
     return this.#taken;
   }
 
-  /** Serves each whole line of a chunk; keeps the piece after its last newline. */
+  /** Serves each whole line of a chunk (filter mode); keeps the piece after its last newline. */
   #split(chunk: Buffer): void {
+    this.#forward = (line) => void this.#filter!.push(Buffer.concat([line, NEWLINE]));
     let start = 0;
     while (start < chunk.length) {
       const end = chunk.indexOf(NL, start);
@@ -102,7 +128,7 @@ class StdioFastConnection implements StdioFast {
         this.#pending.push(chunk.subarray(start));
         break;
       }
-      const piece = chunk.subarray(start, end + 1);
+      const piece = chunk.subarray(start, end);
       const line = this.#pending.length === 0 ? piece : Buffer.concat([...this.#pending, piece]);
       this.#pending = [];
       this.#serve(line);
@@ -110,30 +136,31 @@ class StdioFastConnection implements StdioFast {
     }
   }
 
-  #serve(line: Buffer): void {
-    if (this.#state === "off") return void this.filter.push(line);
-    const text = line.toString("utf8");
+  /** One line without its newline: answered here, or forwarded to the SDK as it is. */
+  #serve(line: Uint8Array): void {
+    if (this.#state === "off") return this.#forward(line);
+    const text = DECODER.decode(line);
     if (this.#state === "opening") return this.#opening(text, line);
     const cancelled = cancelledId(text);
     if (cancelled !== undefined) {
       const controller = this.#inflight.get(cancelled);
       if (controller !== undefined) return void controller.abort();
-      return void this.filter.push(line);
+      return this.#forward(line);
     }
     const call = this.#fast.take(text, {});
-    if (call === undefined || this.#inflight.has(call.id)) return void this.filter.push(line);
+    if (call === undefined || this.#inflight.has(call.id)) return this.#forward(line);
     this.#answer(call);
   }
 
   /** A line before the connection's era is known: it goes to the SDK, and may fix the era. */
-  #opening(text: string, line: Buffer): void {
+  #opening(text: string, line: Uint8Array): void {
     // An `initialize` opens a 2025-era connection whatever else its text contains (a client may
     // put the modern envelope key anywhere in it): the SDK owns that connection.
     // (Parsed only when the text could spell the method, escapes included.)
     const mayInit = text.includes("initialize") || text.includes("\\u");
     if (mayInit && methodOf(text) === "initialize") {
       this.#state = "off";
-      return void this.filter.push(line);
+      return this.#forward(line);
     }
     const call = this.#fast.take(text, {});
     if (call === undefined && !text.includes('"io.modelcontextprotocol/protocolVersion"')) {
@@ -141,7 +168,7 @@ class StdioFastConnection implements StdioFast {
     } else if (call !== undefined && !text.includes('"server/discover"')) {
       this.#state = "modern"; // the SDK pins the modern era on this request
     }
-    this.filter.push(line);
+    this.#forward(line);
   }
 
   /** Runs a taken call and writes its answer, unless it was cancelled meanwhile. */

@@ -140,58 +140,132 @@ class IdScanner {
   }
 }
 
+/** Options of a {@linkcode LineFramer}: the cap, the oversize report and where lines go. */
+export interface LineFramerOptions extends StdioLineOptions {
+  /** Receives each whole line within the cap, without its newline (a view: copy to keep it). */
+  onLine: (line: Uint8Array) => void;
+}
+
+const PROTO = Buffer.from("__proto__");
+
+/** Whether `line` holds the bytes of `__proto__` (then the workaround of proto_key.ts applies). */
+function holdsProto(line: Uint8Array): boolean {
+  return Buffer.from(line.buffer, line.byteOffset, line.byteLength).includes(PROTO);
+}
+
 /**
- * A newline-delimited stream filter for the stdio server: whole lines within `maxLineBytes`
- * pass, one chunk each; a line over it is dropped and reported through `onOversize`.
+ * Splits a byte stream into lines under the request cap without any stream machinery: `push`
+ * each chunk as it is read (the chunk's buffer may be reused afterwards: what a line keeps across
+ * chunks is copied), `end` at the end of the input. A line within `maxLineBytes` goes to `onLine`
+ * whole (after the `__proto__` workaround); a line over it is dropped as it streams (never held
+ * whole) and reported through `onOversize` with its JSON-RPC id once its end has arrived.
+ */
+export class LineFramer {
+  readonly #maxLineBytes: number;
+  readonly #onOversize: (line: OversizeLine) => void;
+  readonly #onLine: (line: Uint8Array) => void;
+  /** Copies of the pieces of the current line seen in earlier chunks. */
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  /** Set while a line over the cap streams by. */
+  #scanner: IdScanner | null = null;
+
+  constructor(options: LineFramerOptions) {
+    this.#maxLineBytes = options.maxLineBytes;
+    this.#onOversize = options.onOversize;
+    this.#onLine = options.onLine;
+  }
+
+  /** Frames one chunk: every line it completes is handed on before this returns. */
+  push(chunk: Uint8Array): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const end = chunk.indexOf(NL, start);
+      if (end === -1) {
+        this.#take(chunk.subarray(start), true);
+        return;
+      }
+      if (this.#parts.length === 0 && this.#scanner === null && end - start <= this.#maxLineBytes) {
+        this.#emit(chunk.subarray(start, end)); // the common case: a whole line in one chunk
+      } else {
+        this.#take(chunk.subarray(start, end), false);
+        this.#finishLine();
+      }
+      start = end + 1;
+    }
+  }
+
+  /** The end of the input: the last line without its newline, if any (never parsed as a line). */
+  end(): Uint8Array | undefined {
+    const rest = this.#scanner === null && this.#size > 0 ? this.#joined() : undefined;
+    this.#parts = [];
+    this.#size = 0;
+    this.#scanner = null;
+    return rest === undefined ? undefined : exposed(rest);
+  }
+
+  #take(piece: Uint8Array, keep: boolean): void {
+    this.#size += piece.length;
+    if (this.#scanner !== null) return this.#scanner.feed(piece);
+    this.#parts.push(keep ? piece.slice() : piece);
+    if (this.#size <= this.#maxLineBytes) return;
+    // Over the cap: from here on only the id is looked for; the bytes are let go.
+    this.#scanner = new IdScanner();
+    for (const p of this.#parts) this.#scanner.feed(p);
+    this.#parts = [];
+  }
+
+  #finishLine(): void {
+    if (this.#scanner !== null) {
+      this.#onOversize({ id: this.#scanner.id(), size: this.#size });
+      this.#scanner = null;
+    } else this.#emit(this.#joined());
+    this.#parts = [];
+    this.#size = 0;
+  }
+
+  #joined(): Uint8Array {
+    return this.#parts.length === 1 ? this.#parts[0] : Buffer.concat(this.#parts, this.#size);
+  }
+
+  #emit(line: Uint8Array): void {
+    this.#onLine(exposed(line));
+  }
+}
+
+/** The line after the `__proto__` workaround (proto_key.ts); most lines are returned as they are. */
+function exposed(line: Uint8Array): Uint8Array {
+  if (!holdsProto(line)) return line;
+  const text = Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString("utf8");
+  return Buffer.from(exposeProtoKey(text), "utf8");
+}
+
+/**
+ * A newline-delimited stream filter for the stdio server (for a caller's own Node streams):
+ * whole lines within `maxLineBytes` pass, one chunk each with its newline; a line over it is
+ * dropped and reported through `onOversize`. The process's own stdin is read without streams
+ * (stdio_server.ts drives a {@linkcode LineFramer} directly).
  */
 export function stdioLineFilter(options: StdioLineOptions): Transform {
-  const { maxLineBytes, onOversize } = options;
-  let parts: Buffer[] = [];
-  let size = 0;
-  let scanner: IdScanner | null = null; // set while a line over the cap streams by
-  const emit = (t: Transform): void => {
-    const line = parts.length === 1 ? parts[0] : Buffer.concat(parts, size);
-    parts = [];
-    size = 0;
-    if (!line.includes("__proto__")) return void t.push(Buffer.concat([line, Buffer.of(NL)]));
-    t.push(Buffer.from(exposeProtoKey(line.toString("utf8")) + "\n", "utf8"));
-  };
-  const take = (piece: Buffer): void => {
-    size += piece.length;
-    if (scanner !== null) return scanner.feed(piece);
-    parts.push(piece);
-    if (size <= maxLineBytes) return;
-    // Over the cap: from here on only the id is looked for; the bytes are let go.
-    scanner = new IdScanner();
-    for (const p of parts) scanner.feed(p);
-    parts = [];
+  const lines: Uint8Array[] = [];
+  const framer = new LineFramer({ ...options, onLine: (line) => lines.push(line) });
+  const handOn = (t: Transform) => {
+    for (const line of lines) t.push(Buffer.concat([line, NEWLINE]));
+    lines.length = 0;
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      let start = 0;
-      while (start < chunk.length) {
-        const end = chunk.indexOf(NL, start);
-        if (end === -1) {
-          take(chunk.subarray(start));
-          break;
-        }
-        take(chunk.subarray(start, end));
-        if (scanner !== null) {
-          onOversize({ id: scanner.id(), size });
-          scanner = null;
-          parts = [];
-          size = 0;
-        } else emit(this);
-        start = end + 1;
-      }
+      framer.push(chunk);
+      handOn(this);
       done();
     },
     flush(done) {
       // A last line without its newline is handed on as it is (the SDK never parses it).
-      if (scanner === null && size > 0) {
-        this.push(Buffer.from(exposeProtoKey(Buffer.concat(parts, size).toString("utf8"))));
-      }
+      const rest = framer.end();
+      if (rest !== undefined) this.push(Buffer.from(rest));
       done();
     },
   });
 }
+
+const NEWLINE = Buffer.of(NL);

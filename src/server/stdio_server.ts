@@ -1,17 +1,20 @@
 /**
  * The stdio MCP server on one workspace, as a function: line framing under the request cap
- * (stdio_lines.ts), the SDK's stdio transport, and the server factory. serve_stdio.ts calls it
- * with the process's stdin/stdout; an embedder may pass any Node streams (pipes, sockets).
+ * (stdio_lines.ts), the fast path (stdio_fast.ts), the SDK's stdio transport, and the server
+ * factory. serve_stdio.ts calls it with the process's stdin/stdout: on Deno, stdin is then read in
+ * a plain loop and only lines the fast path does not answer reach a stream; an embedder may pass
+ * any Node streams (pipes, sockets), which are framed by a Transform.
  */
 import process from "node:process";
-import type { Readable, Writable } from "node:stream";
+import { Buffer } from "node:buffer";
+import { PassThrough, type Readable, type Writable } from "node:stream";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
 import { createServerFactory, DEFAULT_PAGE_SIZE } from "./factory.ts";
-import { type OversizeLine, stdioLineFilter } from "./stdio_lines.ts";
+import { LineFramer, type OversizeLine, stdioLineFilter } from "./stdio_lines.ts";
 import { createFastPath } from "./fast_path.ts";
-import { createStdioFast } from "./stdio_fast.ts";
+import { createStdioFast, type StdioFast } from "./stdio_fast.ts";
 
 /** Options of {@linkcode startStdioServer}. */
 export interface StdioServerOptions {
@@ -88,10 +91,9 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     createFastPath(factory.fast),
     { write: (line) => void output.write(line) },
   );
-  const lines = (options.input ?? process.stdin).pipe(
-    stdioLineFilter({ maxLineBytes, onOversize }),
-  );
-  const input = fast === undefined ? lines : lines.pipe(fast.filter);
+  const input = options.input === undefined && directStdin() !== undefined
+    ? readStdinDirectly(directStdin()!, { maxLineBytes, onOversize, fast })
+    : framedInput(options.input ?? process.stdin, { maxLineBytes, onOversize, fast });
   const transport = new StdioServerTransport(input, output, {
     maxBufferSize: 2 * (maxLineBytes + 1),
   });
@@ -106,4 +108,59 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     },
     fastPathTaken: () => fast?.taken() ?? 0,
   };
+}
+
+/** How the input is framed and served: the cap, its report, and the fast path if on. */
+interface Framing {
+  maxLineBytes: number;
+  onOversize: (line: OversizeLine) => void;
+  fast: StdioFast | undefined;
+}
+
+/** A caller's Node stream: framed by a Transform, then the fast path's filter, then the SDK. */
+function framedInput(source: Readable, f: Framing): Readable {
+  const lines = source.pipe(stdioLineFilter(f));
+  return f.fast === undefined ? lines : lines.pipe(f.fast.filter);
+}
+
+/** The process's stdin as Deno gives it, when this runs on Deno (not under Node or Bun). */
+function directStdin(): { read(buffer: Uint8Array): Promise<number | null> } | undefined {
+  const deno = (globalThis as { Deno?: { stdin?: { read?: unknown } } }).Deno;
+  return typeof deno?.stdin?.read === "function" ? deno.stdin as never : undefined;
+}
+
+const READ_BYTES = 64 * 1024;
+const NEWLINE = new Uint8Array([10]);
+
+/**
+ * The process's stdin read in a plain loop (no Node streams, issue 21 §2): each read chunk is
+ * framed at once; a line the fast path answers never reaches a stream, and every other line goes
+ * on, in order, through one PassThrough that the SDK's transport reads. The end of stdin ends it.
+ */
+function readStdinDirectly(
+  stdin: { read(buffer: Uint8Array): Promise<number | null> },
+  f: Framing,
+): Readable {
+  const toSdk = new PassThrough();
+  const forward = (line: Uint8Array) => void toSdk.write(Buffer.concat([line, NEWLINE]));
+  const framer = new LineFramer({
+    maxLineBytes: f.maxLineBytes,
+    onOversize: f.onOversize,
+    onLine: f.fast === undefined ? forward : (line) => f.fast!.serveLine(line, forward),
+  });
+  (async () => {
+    const buffer = new Uint8Array(READ_BYTES);
+    try {
+      for (let n = await stdin.read(buffer); n !== null; n = await stdin.read(buffer)) {
+        framer.push(buffer.subarray(0, n));
+      }
+    } catch {
+      // stdin closed under the read (the process is ending): treated as its end
+    }
+    const rest = framer.end();
+    if (rest !== undefined) toSdk.write(Buffer.from(rest)); // a last line without its newline
+    f.fast?.ended();
+    toSdk.end();
+  })();
+  return toSdk;
 }
