@@ -13,6 +13,7 @@ import type { Workspace } from "../workspace/workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import { runOperation } from "../operations/registry.ts";
 import { sha256Hex } from "../workspace/text.ts";
+import { jsonBytesAtMost } from "../workspace/budget.ts";
 import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
@@ -62,6 +63,8 @@ export function toolFailure(err: unknown): ToolResult {
  */
 function withinResponseCap(result: ToolResult, cap: number): ToolResult {
   if (!("content" in result)) return result;
+  // Almost every result is far under the cap: a bound that needs no serialization says so.
+  if (jsonBytesAtMost(result) <= cap) return result;
   const size = Buffer.byteLength(JSON.stringify(result), "utf8");
   if (size <= cap) return result;
   return toolFailure(
