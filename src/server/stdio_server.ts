@@ -7,7 +7,7 @@
  */
 import process from "node:process";
 import { Buffer } from "node:buffer";
-import { PassThrough, type Readable, type Writable } from "node:stream";
+import { PassThrough, type Readable, Writable } from "node:stream";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
@@ -15,6 +15,7 @@ import { createServerFactory, DEFAULT_PAGE_SIZE } from "./factory.ts";
 import { LineFramer, type OversizeLine, stdioLineFilter } from "./stdio_lines.ts";
 import { createFastPath } from "./fast_path.ts";
 import { createStdioFast, type StdioFast } from "./stdio_fast.ts";
+import type { EarlyHandover, Suppressor } from "./stdio_early.ts";
 
 /** Options of {@linkcode startStdioServer}. */
 export interface StdioServerOptions {
@@ -34,6 +35,13 @@ export interface StdioServerOptions {
    * @ignore
    */
   fastPath?: boolean;
+  /**
+   * The stdio entry's first answers (stdio_early.ts): the process's stdin from its first byte
+   * (read from here on instead of stdin), and the server's answers to drop (given already).
+   * Internal, for serve_stdio.ts.
+   * @ignore
+   */
+  early?: EarlyHandover;
 }
 
 /** A running stdio server. */
@@ -86,15 +94,19 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
     workspace,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
   });
+  // Answers to lines the entry answered already are dropped, the fast path's and the SDK's.
+  const suppressor = options.early?.suppressor;
+  const sdkOutput = suppressor === undefined ? output : suppressed(output, suppressor);
   // The fast path answers what it takes of each line before the SDK sees it (stdio_fast.ts).
   const fast = options.fastPath === false ? undefined : createStdioFast(
     createFastPath(factory.fast),
-    { write: (line) => void output.write(line) },
+    { write: (line) => void (suppressor?.drop(line) || output.write(line)) },
   );
-  const input = options.input === undefined && directStdin() !== undefined
-    ? readStdinDirectly(directStdin()!, { maxLineBytes, onOversize, fast })
+  const stdin = options.early?.input ?? (options.input === undefined ? directStdin() : undefined);
+  const input = stdin !== undefined
+    ? readStdinDirectly(stdin, { maxLineBytes, onOversize, fast })
     : framedInput(options.input ?? process.stdin, { maxLineBytes, onOversize, fast });
-  const transport = new StdioServerTransport(input, output, {
+  const transport = new StdioServerTransport(input, sdkOutput, {
     maxBufferSize: 2 * (maxLineBytes + 1),
   });
   const handle = serveStdio(
@@ -163,4 +175,14 @@ function readStdinDirectly(
     toSdk.end();
   })();
   return toSdk;
+}
+
+/** `output` without the lines the suppressor drops (each write is one message line). */
+function suppressed(output: Writable, suppressor: Suppressor): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      if (suppressor.drop(String(chunk))) return done();
+      output.write(chunk, (err?: Error | null) => done(err));
+    },
+  });
 }

@@ -14,6 +14,7 @@ import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import { runOperation } from "../operations/registry.ts";
 import { sha256Hex } from "../workspace/text.ts";
 import { jsonBytesAtMost } from "../workspace/budget.ts";
+import { instructionsFor } from "./instructions.ts";
 import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
@@ -309,21 +310,15 @@ async function callTool(
   }
 }
 
-function instructionsFor(workspace: Workspace, writable: boolean): string {
-  return `Workspace tools for the directory "${workspace.rootName}" (${
-    writable ? "read-write" : "read-only"
-  }). Paths are workspace-relative. Call workspace_info for the limits.`;
-}
-
 /** The workspace server: its tools for the mode, empty prompt and resource lists. */
 export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
   assertServable(workspace.limits);
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,
-    instructions: instructionsFor(workspace, workspace.writable),
+    instructions: instructionsFor(workspace.rootName, workspace.writable),
     // A read-only bearer token on a write-enabled server sees the read tools only.
-    readOnlyInstructions: instructionsFor(workspace, false),
+    readOnlyInstructions: instructionsFor(workspace.rootName, false),
     tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
     extension: EMPTY_LISTS,
   });

@@ -7,6 +7,7 @@ import { Engine, type EngineMode } from "./engine/pool.ts";
 import { JOBS } from "./engine/jobs.ts";
 import type { WorkspaceFs } from "./fs/types.ts";
 import type { SearchPrefilter } from "./native/prefilter.ts";
+import { rootNameOf } from "./root_name.ts";
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
@@ -143,8 +144,7 @@ export class Workspace {
 
   /** The root directory's name (its last path component). */
   get rootName(): string {
-    const p = this.policy.rootReal.split("/").filter(Boolean);
-    return p.length ? p[p.length - 1] : "/";
+    return rootNameOf(this.policy.rootReal);
   }
 
   /** Throws READ_ONLY unless writing is enabled. */

@@ -1,0 +1,33 @@
+/**
+ * What serve_stdio.ts runs once its first answers are out of the way (stdio_early.ts): the flags
+ * checked against the one table, the workspace opened, the stdio server started on stdin (from
+ * its first byte, when the entry read some already) and stdout.
+ */
+import { EXIT_USAGE, openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { answerInfoFlags, parseServerFlags } from "../cli/server_flags.ts";
+import { startStdioServer } from "./stdio_server.ts";
+import type { EarlyStdio } from "./stdio_early.ts";
+
+/** Serves stdio on the process's flags; the exit code (0 once serving). */
+export async function main(args: string[], early?: EarlyStdio): Promise<number> {
+  const info = await answerInfoFlags("stdio", args);
+  if (info !== undefined) return info;
+  try {
+    // Every flag checked against the one table (src/cli/server_flags.ts).
+    const flags = await parseServerFlags("stdio", args);
+    const { write, pageSize } = flags;
+    const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
+    startStdioServer({ workspace, pageSize, early: early?.handover() });
+    console.error(
+      `wmcp: serving ${workspace.policy.rootReal} over stdio (${
+        write ? "read-write" : "read-only"
+      })`,
+    );
+    return 0;
+  } catch (err) {
+    console.error(
+      `wmcp: ${err instanceof UsageError ? "" : "cannot start: "}${(err as Error).message}`,
+    );
+    return EXIT_USAGE;
+  }
+}
