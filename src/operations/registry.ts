@@ -4,6 +4,7 @@ import type { OperationContext, OperationDefinition } from "./types.ts";
 import { TOOLS } from "../tools/mod.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import PRECOMPUTED from "../tools/json_schemas.json" with { type: "json" };
+import { checkedInput, generatedChecks, type OperationChecks } from "./checks.ts";
 
 /** Every operation, in the deterministic order adapters list them (src/tools/mod.ts's order). */
 export const OPERATIONS: readonly OperationDefinition[] = Object.freeze(
@@ -84,14 +85,15 @@ export const PROTO_KEY_SENTINEL = "\u0000__proto__";
  * Finds an argument object whose prototype was set through a `__proto__` key: JSON.parse keeps
  * `"__proto__"` as an own key (which the strict schemas refuse as unknown), but a parser that
  * assigns keys one by one (as the MCP SDK's does) turns it into the object's prototype, where a
- * schema never sees it. Returns the argument path of the first one, or null.
+ * schema never sees it. Returns the argument path of the first one, or null. The path is built
+ * only on the way back from a find: the common answer, none, allocates nothing per key.
  */
-function prototypeKeyAt(value: unknown, path: PropertyKey[], depth = 0): PropertyKey[] | null {
+function prototypeKeyAt(value: unknown, depth = 0): PropertyKey[] | null {
   if (value === null || typeof value !== "object" || depth > 64) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = prototypeKeyAt(value[i], [...path, i], depth + 1);
-      if (found) return found;
+      const found = prototypeKeyAt(value[i], depth + 1);
+      if (found) return [i, ...found];
     }
     return null;
   }
@@ -100,11 +102,12 @@ function prototypeKeyAt(value: unknown, path: PropertyKey[], depth = 0): Propert
     proto !== Object.prototype || Object.hasOwn(value, "__proto__") ||
     Object.hasOwn(value, PROTO_KEY_SENTINEL)
   ) {
-    return [...path, "__proto__"];
+    return ["__proto__"];
   }
-  for (const [k, v] of Object.entries(value)) {
-    const found = prototypeKeyAt(v, [...path, k], depth + 1);
-    if (found) return found;
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const found = prototypeKeyAt((value as Record<string, unknown>)[keys[i]], depth + 1);
+    if (found) return [keys[i], ...found];
   }
   return null;
 }
@@ -172,9 +175,21 @@ function issueSentence(issue: z.core.$ZodIssue, argument: string | undefined, va
   }
 }
 
-/** Validates raw arguments against an operation's input schema; failures are INVALID_ARGUMENT. */
+/**
+ * The generated checks of a registry operation (src/tools/json_checks.js, decision 0062); undefined
+ * for any other definition, which zod alone validates.
+ */
+export function operationChecks(op: OperationDefinition): OperationChecks | undefined {
+  return BY_NAME.get(op.name) === op ? generatedChecks(op.name) : undefined;
+}
+
+/**
+ * Validates raw arguments against an operation's input schema; failures are INVALID_ARGUMENT.
+ * The generated check answers first: what it accepts (with the schema's refinements passed) is
+ * returned as zod's parse would return it; anything else is zod's to parse and to word.
+ */
 export function parseInput(op: OperationDefinition, raw: unknown): unknown {
-  const protoAt = prototypeKeyAt(raw, []);
+  const protoAt = prototypeKeyAt(raw);
   if (protoAt) {
     const argument = argumentPath(protoAt);
     throw new WorkspaceError("INVALID_ARGUMENT", "unknown argument: `__proto__`", {
@@ -186,6 +201,11 @@ export function parseInput(op: OperationDefinition, raw: unknown): unknown {
         }],
       },
     });
+  }
+  const checks = operationChecks(op);
+  if (checks !== undefined) {
+    const checked = checkedInput(checks, op.inputSchema, raw ?? {});
+    if (checked !== undefined) return checked;
   }
   const parsed = op.inputSchema.safeParse(raw ?? {});
   if (parsed.success) return parsed.data;
