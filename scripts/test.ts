@@ -86,6 +86,8 @@ export const SECOND_SUITE: readonly string[] = [
   "tests/docs/doc_commands_test.ts",
   "tests/cli/host_config_test.ts",
   "tests/cli/pretty_test.ts",
+  // The client against a hostile server on real ptys (script(1)), in both colour modes.
+  "tests/security/client_terminal_test.ts",
   "tests/cli/completion_test.ts",
 ];
 

@@ -5,10 +5,13 @@
  * cap named and nothing on stdout. Over Streamable HTTP in both eras (2025-11-25, initialize first;
  * 2026-07-28, server/discover first) and over the legacy HTTP+SSE transport (2024-11-05: the
  * responses come on the GET stream). The servers stop after STREAM_LIMIT bytes, so a client without
- * a cap ends too (and the test fails on its exit code instead of hanging).
+ * a cap ends too (and the test fails on its exit code instead of hanging). The client runs as
+ * main(argv) in this process; the first case also runs it as a real child, which must answer the
+ * same.
  */
 import assert from "node:assert/strict";
 import { describe, runClient } from "../client/_client.ts";
+import { runInProcess } from "../_support/in_process.ts";
 import { AUTH_RESPONSE_BYTES } from "../../src/client/response_cap.ts";
 
 /** The cap the runs give (small: the tests stay fast). */
@@ -64,34 +67,53 @@ function mcpServer(list: (id: unknown) => Response): Deno.HttpServer<Deno.NetAdd
   });
 }
 
-async function run(url: string, extra: string[] = [], version = VERSION) {
-  const dir = await Deno.makeTempDir({ prefix: "wmcp-cap-" });
-  try {
-    const results = [];
-    for (const output of ["json", "pretty"]) {
-      results.push(
-        await runClient(
-          [
-            "tools",
-            "list",
-            "--endpoint",
-            url,
-            "--protocol-version",
-            version,
-            "--max-message-bytes",
-            String(CAP),
-            "--output",
-            output,
-            ...extra,
-          ],
-          { read: [dir], env: { NO_COLOR: "1" }, timeoutMs: 120_000 },
-        ),
-      );
-    }
-    return results;
-  } finally {
-    await Deno.remove(dir, { recursive: true });
+/** The client's words for one run against url. */
+function words(url: string, output: string, extra: string[], version: string): string[] {
+  return [
+    "tools",
+    "list",
+    "--endpoint",
+    url,
+    "--protocol-version",
+    version,
+    "--max-message-bytes",
+    String(CAP),
+    "--output",
+    output,
+    ...extra,
+  ];
+}
+
+/**
+ * `tools list` against url in both outputs, run as main(argv) in this process (the cap is the
+ * client's, not the process boundary's: decision 0052); `anchor` also runs the json one as a real
+ * client child and requires the same exit code and output.
+ */
+async function run(url: string, extra: string[] = [], version = VERSION, anchor = false) {
+  const results = [];
+  for (const output of ["json", "pretty"]) {
+    results.push(
+      await runInProcess(words(url, output, extra, version), { env: { NO_COLOR: "1" } }),
+    );
   }
+  if (anchor) {
+    const dir = await Deno.makeTempDir({ prefix: "wmcp-cap-" });
+    try {
+      const real = await runClient(words(url, "json", extra, version), {
+        read: [dir],
+        env: { NO_COLOR: "1" },
+        timeoutMs: 120_000,
+      });
+      assert.deepEqual(
+        { code: real.code, stdout: real.stdout, stderr: real.stderr },
+        { code: results[0].code, stdout: results[0].stdout, stderr: results[0].stderr },
+        "a real client child answers as the in-process run",
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  }
+  return results;
 }
 
 /** exit `code`, the cap named, nothing on stdout, in both outputs. */
@@ -120,7 +142,7 @@ Deno.test("an endless SSE data line after a valid initialize is refused at the c
     })
   );
   try {
-    const results = await run(`http://127.0.0.1:${server.addr.port}/mcp`);
+    const results = await run(`http://127.0.0.1:${server.addr.port}/mcp`, [], VERSION, true);
     refused(results, 4, CAP, "protocol");
     assert.match(JSON.parse(results[0].stderr).error.message, /an SSE event/);
   } finally {
