@@ -21,8 +21,8 @@
  * the v1 and v2 SDK clients, server-everything, server-filesystem; Node and Bun running the
  * adapters; nginx in front of several servers) and the end-to-end suites of this project's own
  * parts that drive several real processes per case for minutes: the bundled client against real
- * servers, the docs' commands in a fresh clone, host entries started as hosts start them, real
- * terminals and shells.
+ * servers, the docs' commands in a fresh clone, host entries started as hosts start them, the
+ * launcher's kernel sandbox and engine broker, real terminals and shells.
  *
  * Flags: `--peers` (the second suite instead), `--shards N` (default 2, or WMCP_TEST_SHARDS),
  * `--write-durations` (rewrite tests/durations.json from this run's per-file wall times, keeping
@@ -88,6 +88,9 @@ export const SECOND_SUITE: readonly string[] = [
   "tests/cli/pretty_test.ts",
   // The client against a hostile server on real ptys (script(1)), in both colour modes.
   "tests/security/client_terminal_test.ts",
+  // The launcher's kernel sandbox and its engine broker, through the host's real processes.
+  "tests/security/sandbox_test.ts",
+  "tests/server/engine_launch_test.ts",
   "tests/cli/completion_test.ts",
 ];
 

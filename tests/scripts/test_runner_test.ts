@@ -221,18 +221,19 @@ Deno.test("two suites: the real peers and the end-to-end suites are the second c
       "tests/client/filesystem_peer_test.ts",
       "tests/client/own_server_test.ts",
       "tests/docs/doc_commands_test.ts",
+      "tests/security/client_terminal_test.ts",
+      "tests/security/sandbox_test.ts",
     ]
   ) assert.ok(peers.includes(f), f);
   // Every entry names a file or a directory that holds test files.
   for (const p of SECOND_SUITE) {
     assert.ok(files.some((f) => inSecondSuite(f) && f.startsWith(p)), p);
   }
-  // The default suite keeps the contract, security, sandbox and in-process client tests.
+  // The default suite keeps the contract, security and in-process client tests.
   for (
     const f of [
       "tests/contract/contract_test.ts",
-      "tests/security/sandbox_test.ts",
-      "tests/security/client_terminal_test.ts",
+      "tests/security/client_response_cap_test.ts",
       "tests/cli/help_test.ts",
       "tests/scripts/test_runner_test.ts",
       // deploy/nginx/config.ts's own flags: no nginx, so the quick suite.
