@@ -186,7 +186,6 @@ class EarlyInput implements EarlyStdio {
     this.#reading = this.#loop();
   }
 
-  /** The server's input from the first byte on, and the ids already answered. */
   /**
    * Resolves once the first read's lines were seen (answered, or the answers ended), the input
    * ended, or `graceMs` passed: the server's modules load after it, because loading them holds
@@ -202,6 +201,7 @@ class EarlyInput implements EarlyStdio {
     ]);
   }
 
+  /** The server's input from the first byte on, and the answers already given. */
   handover(): EarlyHandover {
     this.#handedOver = true;
     this.#answering = false;
