@@ -1,5 +1,5 @@
 /**
- * The text of src/tools/json_checks.js: every operation's input check and structuredContent check,
+ * The text of generated/json_checks.js: every operation's input check and structuredContent check,
  * compiled ahead of time by ajv's standalone code generation from the JSON Schemas zod writes
  * (json_schemas.json, and the tool's structuredContent schema where it differs), with the defaults
  * the input schemas declare (decision 0062). scripts/json_schemas.ts writes it;

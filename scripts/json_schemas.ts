@@ -2,7 +2,7 @@
  * `deno run --allow-write=src/tools scripts/json_schemas.ts`: writes
  * src/tools/json_schemas.json, the operations' JSON Schemas as zod converts them, which the
  * registry serves instead of converting at start-up (decision 0036), then
- * src/tools/json_checks.js, the checks generated from them (scripts/json_checks.ts, decision
+ * generated/json_checks.js, the checks generated from them (scripts/json_checks.ts, decision
  * 0062). Run it after changing an operation's schema; tests/operations/json_schemas_test.ts and
  * generated_checks_test.ts fail until it is run.
  */
@@ -19,7 +19,7 @@ if (import.meta.main) {
   const file = new URL("../src/tools/json_schemas.json", import.meta.url);
   await Deno.writeTextFile(file, jsonSchemasText());
   console.error(`wrote ${decodeURIComponent(file.pathname)}`);
-  const checks = new URL("../src/tools/json_checks.js", import.meta.url);
+  const checks = new URL("../generated/json_checks.js", import.meta.url);
   await Deno.writeTextFile(checks, jsonChecksText());
   console.error(`wrote ${decodeURIComponent(checks.pathname)}`);
 }

@@ -1,9 +1,9 @@
 /**
  * `deno task -q pack:npm [--out DIR]`: builds the npm package `@wmcp/wmcp` (npm/README.md) and
  * packs it with `npm pack`, printing the tarball's path. The package is this checkout's runtime
- * files (the entries, mod.ts, src/, deno.json, deno.lock, as git tracks them) under `app/`, the
- * Node launcher npm/wmcp.cjs as its `bin`, and a package.json whose one dependency is the `deno`
- * npm package the quick start runs. Default DIR: dist/.
+ * files (the entries, mod.ts, src/, generated/, deno.json, deno.lock, as git tracks them) under
+ * `app/`, the Node launcher npm/wmcp.cjs as its `bin`, and a package.json whose one dependency is
+ * the `deno` npm package the quick start runs. Default DIR: dist/.
  */
 import denoConfig from "../deno.json" with { type: "json" };
 import { routerFlags } from "../src/cli/install.ts";
@@ -26,6 +26,7 @@ const APP_FILES = [
   "deno.lock",
   "LICENSE",
   "src/",
+  "generated/",
 ];
 
 /** The package.json of the npm package. */

@@ -1,14 +1,18 @@
 /**
- * The generated checks (src/tools/json_checks.js, written by scripts/json_schemas.ts from the same
+ * The generated checks (generated/json_checks.js, written by scripts/json_schemas.ts from the same
  * JSON Schemas the tools advertise; decision 0062) as the fast answer of a validation: a value
  * they accept is what zod's parse would return; anything they reject goes to zod unchanged, so
  * every error is zod's. tests/operations/generated_checks_test.ts proves the two agree.
  */
 import type { z } from "zod";
 import type { StandardSchemaV1 } from "@modelcontextprotocol/server";
-import { CHECKS, type GeneratedDefaults, type OperationChecks } from "../tools/json_checks.js";
+import {
+  CHECKS,
+  type GeneratedDefaults,
+  type OperationChecks,
+} from "../../generated/json_checks.js";
 
-export type { GeneratedCheck, OperationChecks } from "../tools/json_checks.js";
+export type { GeneratedCheck, OperationChecks } from "../../generated/json_checks.js";
 
 /** The defaults an input schema declares, over properties and array items. */
 export type DefaultsNode = GeneratedDefaults;

@@ -176,7 +176,7 @@ function issueSentence(issue: z.core.$ZodIssue, argument: string | undefined, va
 }
 
 /**
- * The generated checks of a registry operation (src/tools/json_checks.js, decision 0062); undefined
+ * The generated checks of a registry operation (generated/json_checks.js, decision 0062); undefined
  * for any other definition, which zod alone validates.
  */
 export function operationChecks(op: OperationDefinition): OperationChecks | undefined {

@@ -4,7 +4,7 @@
  * (workspace_server.ts) turns these entries into tools; nothing is built per request.
  * A tool whose result sends a field as a content block instead (read_media's `data`,
  * content.ts) advertises and validates its structuredContent without that field. Output is
- * validated by the generated check first (src/tools/json_checks.js), by zod when it refuses.
+ * validated by the generated check first (generated/json_checks.js), by zod when it refuses.
  */
 import { z } from "zod";
 import { jsonSchemas, operationChecks, OPERATIONS } from "../operations/registry.ts";

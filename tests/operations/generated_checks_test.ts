@@ -1,5 +1,5 @@
 /**
- * The generated checks (src/tools/json_checks.js, decision 0062) against zod, for every operation:
+ * The generated checks (generated/json_checks.js, decision 0062) against zod, for every operation:
  * an input they accept is exactly one zod accepts, parsed to an equal value (defaults filled, the
  * caller's object untouched); parseInput answers as the zod-only path does, errors included; an
  * output they accept zod accepts, and the tool's validate gives zod's issues whenever it refuses.
@@ -80,10 +80,10 @@ function compareOutput(op: OperationDefinition, value: unknown, tally?: Tally): 
 }
 
 Deno.test("json_checks.js: equal to what scripts/json_checks.ts generates now", async () => {
-  const file = new URL("../../src/tools/json_checks.js", import.meta.url);
+  const file = new URL("../../generated/json_checks.js", import.meta.url);
   assert.ok(
     (await Deno.readTextFile(file)) === jsonChecksText(),
-    "src/tools/json_checks.js is stale: run scripts/json_schemas.ts",
+    "generated/json_checks.js is stale: run scripts/json_schemas.ts",
   );
   for (const op of OPERATIONS) assert.ok(generatedChecks(op.name), op.name);
   assert.equal(generatedChecks("toString"), undefined);
