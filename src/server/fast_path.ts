@@ -20,20 +20,20 @@ import type { CallContext, ToolSpec } from "./definition.ts";
 import { type FastInternals, isReadOnlyCaller } from "./factory.ts";
 import { page } from "./paging.ts";
 import { mayHoldProtoKey } from "../workarounds/proto_key.ts";
+import {
+  CAPABILITIES_KEY,
+  CLIENT_INFO_KEY,
+  FAST_PATH_REVISION,
+  isEchoableId,
+  PROTOCOL_KEY,
+} from "./envelope.ts";
 
-/** The protocol revision the fast path serves. */
-export const FAST_PATH_REVISION = "2026-07-28";
-
-const PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion";
-const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
-const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
+export { FAST_PATH_REVISION };
 /** The only `_meta` keys a fast request may carry (anything else, a progressToken included, is the SDK's). */
 const ENVELOPE_KEYS = new Set([PROTOCOL_KEY, CLIENT_INFO_KEY, CAPABILITIES_KEY]);
 const BASE64_SENTINEL = "=?base64?";
 /** Most distinct envelopes whose validity is remembered (then the memo starts over). */
 const MAX_ENVELOPES = 256;
-/** Longest string id taken (longer ids go to the SDK path). */
-const MAX_ID_LENGTH = 256;
 
 /** What a fast request is sent with besides its body. */
 export interface FastRequestContext {
@@ -214,10 +214,7 @@ function parseRequest(
   }
   const { id, method, params } = message;
   if (message.jsonrpc !== "2.0" || !isPlain(params)) return undefined;
-  if (
-    !(typeof id === "string" && id.length <= MAX_ID_LENGTH) &&
-    !(typeof id === "number" && Number.isSafeInteger(id))
-  ) return undefined;
+  if (!isEchoableId(id)) return undefined;
   return { id, method, params };
 }
 

@@ -17,6 +17,13 @@
 import FIRST from "./first_answers.json" with { type: "json" };
 import { instructionsFor } from "./instructions.ts";
 import { rootNameOf } from "../workspace/root_name.ts";
+import {
+  CAPABILITIES_KEY,
+  CLIENT_INFO_KEY,
+  FAST_PATH_REVISION,
+  isEchoableId,
+  PROTOCOL_KEY,
+} from "./envelope.ts";
 
 /** The methods answered early, in the order scripts/first_answers.ts asks them. */
 export const FIRST_ANSWER_METHODS = ["tools/list", "server/discover"] as const;
@@ -28,12 +35,6 @@ export type FirstAnswers = Record<
   Record<string, Record<string, unknown>>
 >;
 
-const REVISION = "2026-07-28";
-const PROTOCOL_KEY = "io.modelcontextprotocol/protocolVersion";
-const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
-const CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities";
-/** Longest string id taken (as the fast path). */
-const MAX_ID_LENGTH = 256;
 /** Longest line looked at; bytes read before the handover, at most (more waits in the pipe). */
 const MAX_LINE_BYTES = 64 * 1024;
 const MAX_EARLY_BYTES = 1024 * 1024;
@@ -80,7 +81,7 @@ function capabilityShape(v: unknown): boolean {
 /** The envelope shapes clients send: exactly the three keys, of the usual forms. */
 function envelopeTaken(meta: unknown): boolean {
   if (!isPlain(meta) || Object.keys(meta).length !== 3) return false;
-  if (meta[PROTOCOL_KEY] !== REVISION) return false;
+  if (meta[PROTOCOL_KEY] !== FAST_PATH_REVISION) return false;
   const info = meta[CLIENT_INFO_KEY];
   if (!isPlain(info) || !keysWithin(info, ["name", "version", "title"])) return false;
   if (typeof info.name !== "string" || typeof info.version !== "string") return false;
@@ -101,10 +102,7 @@ export function earlyRequest(text: string): { id: Id; method: string } | undefin
   }
   if (!isPlain(m) || Object.keys(m).length !== 4 || m.jsonrpc !== "2.0") return undefined;
   const { id, method, params } = m;
-  if (
-    !(typeof id === "string" && id.length <= MAX_ID_LENGTH) &&
-    !(typeof id === "number" && Number.isSafeInteger(id))
-  ) return undefined;
+  if (!isEchoableId(id)) return undefined;
   if (!FIRST_ANSWER_METHODS.includes(method as never)) return undefined;
   if (!isPlain(params) || Object.keys(params).length !== 1) return undefined;
   return envelopeTaken(params._meta) ? { id, method: method as string } : undefined;
