@@ -18,7 +18,7 @@
  *
  * @module
  */
-export { Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
+export { type RootSpec, Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
 export type { EngineMode } from "./src/workspace/engine/pool.ts";
 export type {
   EngineReport,

@@ -34,7 +34,7 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const workspace_info_output = validate21;
-const schema32 = {"type":"object","properties":{"root":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]},"limits":{"type":"object","properties":{"maxReadBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMediaBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxWriteBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxListEntries":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResults":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMatches":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxSearchFileBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxVisited":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxDepth":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResultBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxOperationMs":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxHashBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["maxReadBytes","maxMediaBytes","maxWriteBytes","maxListEntries","maxResults","maxMatches","maxSearchFileBytes","maxVisited","maxDepth","maxResultBytes","maxOperationMs","maxHashBytes"],"additionalProperties":false},"permissions":{"type":"object","properties":{"readWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"writeWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"readAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"writeAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"net":{"type":"string","enum":["granted","prompt","denied"]},"env":{"type":"string","enum":["granted","prompt","denied"]},"run":{"type":"string","enum":["granted","prompt","denied"]},"ffi":{"type":"string","enum":["granted","prompt","denied"]},"sys":{"type":"string","enum":["granted","prompt","denied"]}},"required":["readWorkspace","writeWorkspace","readAnywhere","writeAnywhere","net","env","run","ffi","sys"],"additionalProperties":false},"engine":{"type":"object","properties":{"mode":{"type":"string","enum":["workers","inline"]},"workers":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"search":{"type":"string","enum":["native","builtin"]},"native":{"type":"string"},"reason":{"type":"string"}},"required":["mode","workers","search"],"additionalProperties":false},"containment":{"type":"object","properties":{"inProcess":{"type":"boolean","const":true},"sandbox":{"type":"string","enum":["bubblewrap","none"]},"denoPermissions":{"type":"string","enum":["scoped","broad"]},"root":{"type":"string","enum":["mount","identity"]}},"required":["inProcess","sandbox","denoPermissions","root"],"additionalProperties":false}},"required":["root","mode","limits","permissions","engine","containment"],"additionalProperties":false};
+const schema32 = {"type":"object","properties":{"root":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]},"roots":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"path":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]}},"required":["name","path","mode"],"additionalProperties":false}},"limits":{"type":"object","properties":{"maxReadBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMediaBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxWriteBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxListEntries":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResults":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMatches":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxSearchFileBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxVisited":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxDepth":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResultBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxOperationMs":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxHashBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["maxReadBytes","maxMediaBytes","maxWriteBytes","maxListEntries","maxResults","maxMatches","maxSearchFileBytes","maxVisited","maxDepth","maxResultBytes","maxOperationMs","maxHashBytes"],"additionalProperties":false},"permissions":{"type":"object","properties":{"readWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"writeWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"readAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"writeAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"net":{"type":"string","enum":["granted","prompt","denied"]},"env":{"type":"string","enum":["granted","prompt","denied"]},"run":{"type":"string","enum":["granted","prompt","denied"]},"ffi":{"type":"string","enum":["granted","prompt","denied"]},"sys":{"type":"string","enum":["granted","prompt","denied"]}},"required":["readWorkspace","writeWorkspace","readAnywhere","writeAnywhere","net","env","run","ffi","sys"],"additionalProperties":false},"engine":{"type":"object","properties":{"mode":{"type":"string","enum":["workers","inline"]},"workers":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"search":{"type":"string","enum":["native","builtin"]},"native":{"type":"string"},"reason":{"type":"string"}},"required":["mode","workers","search"],"additionalProperties":false},"containment":{"type":"object","properties":{"inProcess":{"type":"boolean","const":true},"sandbox":{"type":"string","enum":["bubblewrap","none"]},"denoPermissions":{"type":"string","enum":["scoped","broad"]},"root":{"type":"string","enum":["mount","identity"]}},"required":["inProcess","sandbox","denoPermissions","root"],"additionalProperties":false}},"required":["root","mode","roots","limits","permissions","engine","containment"],"additionalProperties":false};
 const func1 = Object.prototype.hasOwnProperty;
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -50,14 +50,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.root === undefined) && (missing0 = "root")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.engine === undefined) && (missing0 = "engine"))) || ((data.containment === undefined) && (missing0 = "containment"))){
+if((((((((data.root === undefined) && (missing0 = "root")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.roots === undefined) && (missing0 = "roots"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.engine === undefined) && (missing0 = "engine"))) || ((data.containment === undefined) && (missing0 = "containment"))){
 validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "root") || (key0 === "mode")) || (key0 === "limits")) || (key0 === "permissions")) || (key0 === "engine")) || (key0 === "containment"))){
+if(!(((((((key0 === "root") || (key0 === "mode")) || (key0 === "roots")) || (key0 === "limits")) || (key0 === "permissions")) || (key0 === "engine")) || (key0 === "containment"))){
 validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -93,348 +93,442 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limits !== undefined){
-let data2 = data.limits;
+if(data.roots !== undefined){
+let data2 = data.roots;
 const _errs6 = errors;
 if(errors === _errs6){
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(Array.isArray(data2)){
+var valid1 = true;
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+let data3 = data2[i0];
+const _errs8 = errors;
+if(errors === _errs8){
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 let missing1;
-if(((((((((((((data2.maxReadBytes === undefined) && (missing1 = "maxReadBytes")) || ((data2.maxMediaBytes === undefined) && (missing1 = "maxMediaBytes"))) || ((data2.maxWriteBytes === undefined) && (missing1 = "maxWriteBytes"))) || ((data2.maxListEntries === undefined) && (missing1 = "maxListEntries"))) || ((data2.maxResults === undefined) && (missing1 = "maxResults"))) || ((data2.maxMatches === undefined) && (missing1 = "maxMatches"))) || ((data2.maxSearchFileBytes === undefined) && (missing1 = "maxSearchFileBytes"))) || ((data2.maxVisited === undefined) && (missing1 = "maxVisited"))) || ((data2.maxDepth === undefined) && (missing1 = "maxDepth"))) || ((data2.maxResultBytes === undefined) && (missing1 = "maxResultBytes"))) || ((data2.maxOperationMs === undefined) && (missing1 = "maxOperationMs"))) || ((data2.maxHashBytes === undefined) && (missing1 = "maxHashBytes"))){
-validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/required",keyword:"required",params:{missingProperty: missing1}}];
+if((((data3.name === undefined) && (missing1 = "name")) || ((data3.path === undefined) && (missing1 = "path"))) || ((data3.mode === undefined) && (missing1 = "mode"))){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/properties/roots/items/required",keyword:"required",params:{missingProperty: missing1}}];
 return false;
 }
 else {
-const _errs8 = errors;
-for(const key1 in data2){
-if(!(func1.call(schema32.properties.limits.properties, key1))){
-validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
+const _errs10 = errors;
+for(const key1 in data3){
+if(!(((key1 === "name") || (key1 === "path")) || (key1 === "mode"))){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/properties/roots/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1}}];
 return false;
 break;
 }
 }
-if(_errs8 === errors){
-if(data2.maxReadBytes !== undefined){
-let data3 = data2.maxReadBytes;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+if(_errs10 === errors){
+if(data3.name !== undefined){
+const _errs11 = errors;
+if(typeof data3.name !== "string"){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0+"/name",schemaPath:"#/properties/roots/items/properties/name/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs11 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data3.path !== undefined){
+const _errs13 = errors;
+if(typeof data3.path !== "string"){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0+"/path",schemaPath:"#/properties/roots/items/properties/path/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid2 = _errs13 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data3.mode !== undefined){
+let data6 = data3.mode;
+const _errs15 = errors;
+if(typeof data6 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0+"/mode",schemaPath:"#/properties/roots/items/properties/mode/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data6 === "read-only") || (data6 === "read-write"))){
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0+"/mode",schemaPath:"#/properties/roots/items/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.roots.items.properties.mode.enum}}];
+return false;
+}
+var valid2 = _errs15 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/roots/" + i0,schemaPath:"#/properties/roots/items/type",keyword:"type",params:{type: "object"}}];
+return false;
+}
+}
+var valid1 = _errs8 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate21.errors = [{instancePath:instancePath+"/roots",schemaPath:"#/properties/roots/type",keyword:"type",params:{type: "array"}}];
+return false;
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined){
+let data7 = data.limits;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+let missing2;
+if(((((((((((((data7.maxReadBytes === undefined) && (missing2 = "maxReadBytes")) || ((data7.maxMediaBytes === undefined) && (missing2 = "maxMediaBytes"))) || ((data7.maxWriteBytes === undefined) && (missing2 = "maxWriteBytes"))) || ((data7.maxListEntries === undefined) && (missing2 = "maxListEntries"))) || ((data7.maxResults === undefined) && (missing2 = "maxResults"))) || ((data7.maxMatches === undefined) && (missing2 = "maxMatches"))) || ((data7.maxSearchFileBytes === undefined) && (missing2 = "maxSearchFileBytes"))) || ((data7.maxVisited === undefined) && (missing2 = "maxVisited"))) || ((data7.maxDepth === undefined) && (missing2 = "maxDepth"))) || ((data7.maxResultBytes === undefined) && (missing2 = "maxResultBytes"))) || ((data7.maxOperationMs === undefined) && (missing2 = "maxOperationMs"))) || ((data7.maxHashBytes === undefined) && (missing2 = "maxHashBytes"))){
+validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/required",keyword:"required",params:{missingProperty: missing2}}];
+return false;
+}
+else {
+const _errs19 = errors;
+for(const key2 in data7){
+if(!(func1.call(schema32.properties.limits.properties, key2))){
+validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+return false;
+break;
+}
+}
+if(_errs19 === errors){
+if(data7.maxReadBytes !== undefined){
+let data8 = data7.maxReadBytes;
+const _errs20 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
+if(errors === _errs20){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data3 < -9007199254740991 || isNaN(data3)){
+if(data8 < -9007199254740991 || isNaN(data8)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs9 === errors;
+var valid3 = _errs20 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxMediaBytes !== undefined){
-let data4 = data2.maxMediaBytes;
-const _errs11 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+if(valid3){
+if(data7.maxMediaBytes !== undefined){
+let data9 = data7.maxMediaBytes;
+const _errs22 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs11){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 9007199254740991 || isNaN(data4)){
+if(errors === _errs22){
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 9007199254740991 || isNaN(data9)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data4 < -9007199254740991 || isNaN(data4)){
+if(data9 < -9007199254740991 || isNaN(data9)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs11 === errors;
+var valid3 = _errs22 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxWriteBytes !== undefined){
-let data5 = data2.maxWriteBytes;
-const _errs13 = errors;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+if(valid3){
+if(data7.maxWriteBytes !== undefined){
+let data10 = data7.maxWriteBytes;
+const _errs24 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs13){
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 9007199254740991 || isNaN(data5)){
+if(errors === _errs24){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 9007199254740991 || isNaN(data10)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data5 < -9007199254740991 || isNaN(data5)){
+if(data10 < -9007199254740991 || isNaN(data10)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs13 === errors;
+var valid3 = _errs24 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxListEntries !== undefined){
-let data6 = data2.maxListEntries;
-const _errs15 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+if(valid3){
+if(data7.maxListEntries !== undefined){
+let data11 = data7.maxListEntries;
+const _errs26 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs15){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
+if(errors === _errs26){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 9007199254740991 || isNaN(data11)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data6 < -9007199254740991 || isNaN(data6)){
+if(data11 < -9007199254740991 || isNaN(data11)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs15 === errors;
+var valid3 = _errs26 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxResults !== undefined){
-let data7 = data2.maxResults;
-const _errs17 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+if(valid3){
+if(data7.maxResults !== undefined){
+let data12 = data7.maxResults;
+const _errs28 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs17){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 9007199254740991 || isNaN(data7)){
+if(errors === _errs28){
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data7 < -9007199254740991 || isNaN(data7)){
+if(data12 < -9007199254740991 || isNaN(data12)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs17 === errors;
+var valid3 = _errs28 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxMatches !== undefined){
-let data8 = data2.maxMatches;
-const _errs19 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+if(valid3){
+if(data7.maxMatches !== undefined){
+let data13 = data7.maxMatches;
+const _errs30 = errors;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs19){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 9007199254740991 || isNaN(data8)){
+if(errors === _errs30){
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data8 < -9007199254740991 || isNaN(data8)){
+if(data13 < -9007199254740991 || isNaN(data13)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs19 === errors;
+var valid3 = _errs30 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxSearchFileBytes !== undefined){
-let data9 = data2.maxSearchFileBytes;
-const _errs21 = errors;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+if(valid3){
+if(data7.maxSearchFileBytes !== undefined){
+let data14 = data7.maxSearchFileBytes;
+const _errs32 = errors;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs21){
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 > 9007199254740991 || isNaN(data9)){
+if(errors === _errs32){
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data9 < -9007199254740991 || isNaN(data9)){
+if(data14 < -9007199254740991 || isNaN(data14)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs21 === errors;
+var valid3 = _errs32 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxVisited !== undefined){
-let data10 = data2.maxVisited;
-const _errs23 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+if(valid3){
+if(data7.maxVisited !== undefined){
+let data15 = data7.maxVisited;
+const _errs34 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs23){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 9007199254740991 || isNaN(data10)){
+if(errors === _errs34){
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 9007199254740991 || isNaN(data15)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data10 < -9007199254740991 || isNaN(data10)){
+if(data15 < -9007199254740991 || isNaN(data15)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs23 === errors;
+var valid3 = _errs34 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxDepth !== undefined){
-let data11 = data2.maxDepth;
-const _errs25 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+if(valid3){
+if(data7.maxDepth !== undefined){
+let data16 = data7.maxDepth;
+const _errs36 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs25){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 9007199254740991 || isNaN(data11)){
+if(errors === _errs36){
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 9007199254740991 || isNaN(data16)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data11 < -9007199254740991 || isNaN(data11)){
+if(data16 < -9007199254740991 || isNaN(data16)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs25 === errors;
+var valid3 = _errs36 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxResultBytes !== undefined){
-let data12 = data2.maxResultBytes;
-const _errs27 = errors;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+if(valid3){
+if(data7.maxResultBytes !== undefined){
+let data17 = data7.maxResultBytes;
+const _errs38 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs27){
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 9007199254740991 || isNaN(data12)){
+if(errors === _errs38){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 9007199254740991 || isNaN(data17)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data12 < -9007199254740991 || isNaN(data12)){
+if(data17 < -9007199254740991 || isNaN(data17)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs27 === errors;
+var valid3 = _errs38 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxOperationMs !== undefined){
-let data13 = data2.maxOperationMs;
-const _errs29 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+if(valid3){
+if(data7.maxOperationMs !== undefined){
+let data18 = data7.maxOperationMs;
+const _errs40 = errors;
+if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs29){
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 9007199254740991 || isNaN(data13)){
+if(errors === _errs40){
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 9007199254740991 || isNaN(data18)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data13 < -9007199254740991 || isNaN(data13)){
+if(data18 < -9007199254740991 || isNaN(data18)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs29 === errors;
+var valid3 = _errs40 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
-if(valid1){
-if(data2.maxHashBytes !== undefined){
-let data14 = data2.maxHashBytes;
-const _errs31 = errors;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+if(valid3){
+if(data7.maxHashBytes !== undefined){
+let data19 = data7.maxHashBytes;
+const _errs42 = errors;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
 validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs31){
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 > 9007199254740991 || isNaN(data14)){
+if(errors === _errs42){
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 9007199254740991 || isNaN(data19)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data14 < -9007199254740991 || isNaN(data14)){
+if(data19 < -9007199254740991 || isNaN(data19)){
 validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid1 = _errs31 === errors;
+var valid3 = _errs42 === errors;
 }
 else {
-var valid1 = true;
+var valid3 = true;
 }
 }
 }
@@ -455,183 +549,183 @@ validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs17 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data15 = data.permissions;
-const _errs33 = errors;
-if(errors === _errs33){
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-let missing2;
-if((((((((((data15.readWorkspace === undefined) && (missing2 = "readWorkspace")) || ((data15.writeWorkspace === undefined) && (missing2 = "writeWorkspace"))) || ((data15.readAnywhere === undefined) && (missing2 = "readAnywhere"))) || ((data15.writeAnywhere === undefined) && (missing2 = "writeAnywhere"))) || ((data15.net === undefined) && (missing2 = "net"))) || ((data15.env === undefined) && (missing2 = "env"))) || ((data15.run === undefined) && (missing2 = "run"))) || ((data15.ffi === undefined) && (missing2 = "ffi"))) || ((data15.sys === undefined) && (missing2 = "sys"))){
-validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/required",keyword:"required",params:{missingProperty: missing2}}];
+let data20 = data.permissions;
+const _errs44 = errors;
+if(errors === _errs44){
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+let missing3;
+if((((((((((data20.readWorkspace === undefined) && (missing3 = "readWorkspace")) || ((data20.writeWorkspace === undefined) && (missing3 = "writeWorkspace"))) || ((data20.readAnywhere === undefined) && (missing3 = "readAnywhere"))) || ((data20.writeAnywhere === undefined) && (missing3 = "writeAnywhere"))) || ((data20.net === undefined) && (missing3 = "net"))) || ((data20.env === undefined) && (missing3 = "env"))) || ((data20.run === undefined) && (missing3 = "run"))) || ((data20.ffi === undefined) && (missing3 = "ffi"))) || ((data20.sys === undefined) && (missing3 = "sys"))){
+validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-const _errs35 = errors;
-for(const key2 in data15){
-if(!(func1.call(schema32.properties.permissions.properties, key2))){
-validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
+const _errs46 = errors;
+for(const key3 in data20){
+if(!(func1.call(schema32.properties.permissions.properties, key3))){
+validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
 }
-if(_errs35 === errors){
-if(data15.readWorkspace !== undefined){
-let data16 = data15.readWorkspace;
-const _errs36 = errors;
-if(typeof data16 !== "string"){
+if(_errs46 === errors){
+if(data20.readWorkspace !== undefined){
+let data21 = data20.readWorkspace;
+const _errs47 = errors;
+if(typeof data21 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/readWorkspace",schemaPath:"#/properties/permissions/properties/readWorkspace/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data16 === "granted") || (data16 === "prompt")) || (data16 === "denied"))){
+if(!(((data21 === "granted") || (data21 === "prompt")) || (data21 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/readWorkspace",schemaPath:"#/properties/permissions/properties/readWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readWorkspace.enum}}];
 return false;
 }
-var valid2 = _errs36 === errors;
+var valid4 = _errs47 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.writeWorkspace !== undefined){
-let data17 = data15.writeWorkspace;
-const _errs38 = errors;
-if(typeof data17 !== "string"){
+if(valid4){
+if(data20.writeWorkspace !== undefined){
+let data22 = data20.writeWorkspace;
+const _errs49 = errors;
+if(typeof data22 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data17 === "granted") || (data17 === "prompt")) || (data17 === "denied"))){
+if(!(((data22 === "granted") || (data22 === "prompt")) || (data22 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeWorkspace.enum}}];
 return false;
 }
-var valid2 = _errs38 === errors;
+var valid4 = _errs49 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.readAnywhere !== undefined){
-let data18 = data15.readAnywhere;
-const _errs40 = errors;
-if(typeof data18 !== "string"){
+if(valid4){
+if(data20.readAnywhere !== undefined){
+let data23 = data20.readAnywhere;
+const _errs51 = errors;
+if(typeof data23 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data18 === "granted") || (data18 === "prompt")) || (data18 === "denied"))){
+if(!(((data23 === "granted") || (data23 === "prompt")) || (data23 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readAnywhere.enum}}];
 return false;
 }
-var valid2 = _errs40 === errors;
+var valid4 = _errs51 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.writeAnywhere !== undefined){
-let data19 = data15.writeAnywhere;
-const _errs42 = errors;
-if(typeof data19 !== "string"){
+if(valid4){
+if(data20.writeAnywhere !== undefined){
+let data24 = data20.writeAnywhere;
+const _errs53 = errors;
+if(typeof data24 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data19 === "granted") || (data19 === "prompt")) || (data19 === "denied"))){
+if(!(((data24 === "granted") || (data24 === "prompt")) || (data24 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeAnywhere.enum}}];
 return false;
 }
-var valid2 = _errs42 === errors;
+var valid4 = _errs53 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.net !== undefined){
-let data20 = data15.net;
-const _errs44 = errors;
-if(typeof data20 !== "string"){
+if(valid4){
+if(data20.net !== undefined){
+let data25 = data20.net;
+const _errs55 = errors;
+if(typeof data25 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data20 === "granted") || (data20 === "prompt")) || (data20 === "denied"))){
+if(!(((data25 === "granted") || (data25 === "prompt")) || (data25 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.net.enum}}];
 return false;
 }
-var valid2 = _errs44 === errors;
+var valid4 = _errs55 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.env !== undefined){
-let data21 = data15.env;
-const _errs46 = errors;
-if(typeof data21 !== "string"){
+if(valid4){
+if(data20.env !== undefined){
+let data26 = data20.env;
+const _errs57 = errors;
+if(typeof data26 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data21 === "granted") || (data21 === "prompt")) || (data21 === "denied"))){
+if(!(((data26 === "granted") || (data26 === "prompt")) || (data26 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.env.enum}}];
 return false;
 }
-var valid2 = _errs46 === errors;
+var valid4 = _errs57 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.run !== undefined){
-let data22 = data15.run;
-const _errs48 = errors;
-if(typeof data22 !== "string"){
+if(valid4){
+if(data20.run !== undefined){
+let data27 = data20.run;
+const _errs59 = errors;
+if(typeof data27 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data22 === "granted") || (data22 === "prompt")) || (data22 === "denied"))){
+if(!(((data27 === "granted") || (data27 === "prompt")) || (data27 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.run.enum}}];
 return false;
 }
-var valid2 = _errs48 === errors;
+var valid4 = _errs59 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.ffi !== undefined){
-let data23 = data15.ffi;
-const _errs50 = errors;
-if(typeof data23 !== "string"){
+if(valid4){
+if(data20.ffi !== undefined){
+let data28 = data20.ffi;
+const _errs61 = errors;
+if(typeof data28 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data23 === "granted") || (data23 === "prompt")) || (data23 === "denied"))){
+if(!(((data28 === "granted") || (data28 === "prompt")) || (data28 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.ffi.enum}}];
 return false;
 }
-var valid2 = _errs50 === errors;
+var valid4 = _errs61 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
-if(valid2){
-if(data15.sys !== undefined){
-let data24 = data15.sys;
-const _errs52 = errors;
-if(typeof data24 !== "string"){
+if(valid4){
+if(data20.sys !== undefined){
+let data29 = data20.sys;
+const _errs63 = errors;
+if(typeof data29 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data24 === "granted") || (data24 === "prompt")) || (data24 === "denied"))){
+if(!(((data29 === "granted") || (data29 === "prompt")) || (data29 === "denied"))){
 validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.sys.enum}}];
 return false;
 }
-var valid2 = _errs52 === errors;
+var valid4 = _errs63 === errors;
 }
 else {
-var valid2 = true;
+var valid4 = true;
 }
 }
 }
@@ -649,115 +743,115 @@ validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs33 === errors;
+var valid0 = _errs44 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.engine !== undefined){
-let data25 = data.engine;
-const _errs54 = errors;
-if(errors === _errs54){
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-let missing3;
-if((((data25.mode === undefined) && (missing3 = "mode")) || ((data25.workers === undefined) && (missing3 = "workers"))) || ((data25.search === undefined) && (missing3 = "search"))){
-validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/required",keyword:"required",params:{missingProperty: missing3}}];
+let data30 = data.engine;
+const _errs65 = errors;
+if(errors === _errs65){
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+let missing4;
+if((((data30.mode === undefined) && (missing4 = "mode")) || ((data30.workers === undefined) && (missing4 = "workers"))) || ((data30.search === undefined) && (missing4 = "search"))){
+validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-const _errs56 = errors;
-for(const key3 in data25){
-if(!(((((key3 === "mode") || (key3 === "workers")) || (key3 === "search")) || (key3 === "native")) || (key3 === "reason"))){
-validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
+const _errs67 = errors;
+for(const key4 in data30){
+if(!(((((key4 === "mode") || (key4 === "workers")) || (key4 === "search")) || (key4 === "native")) || (key4 === "reason"))){
+validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
 }
 }
-if(_errs56 === errors){
-if(data25.mode !== undefined){
-let data26 = data25.mode;
-const _errs57 = errors;
-if(typeof data26 !== "string"){
+if(_errs67 === errors){
+if(data30.mode !== undefined){
+let data31 = data30.mode;
+const _errs68 = errors;
+if(typeof data31 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/engine/mode",schemaPath:"#/properties/engine/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data26 === "workers") || (data26 === "inline"))){
+if(!((data31 === "workers") || (data31 === "inline"))){
 validate21.errors = [{instancePath:instancePath+"/engine/mode",schemaPath:"#/properties/engine/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.engine.properties.mode.enum}}];
 return false;
 }
-var valid3 = _errs57 === errors;
+var valid5 = _errs68 === errors;
 }
 else {
-var valid3 = true;
+var valid5 = true;
 }
-if(valid3){
-if(data25.workers !== undefined){
-let data27 = data25.workers;
-const _errs59 = errors;
-if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+if(valid5){
+if(data30.workers !== undefined){
+let data32 = data30.workers;
+const _errs70 = errors;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
 validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs59){
-if((typeof data27 == "number") && (isFinite(data27))){
-if(data27 > 9007199254740991 || isNaN(data27)){
+if(errors === _errs70){
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 9007199254740991 || isNaN(data32)){
 validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data27 < -9007199254740991 || isNaN(data27)){
+if(data32 < -9007199254740991 || isNaN(data32)){
 validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
-var valid3 = _errs59 === errors;
+var valid5 = _errs70 === errors;
 }
 else {
-var valid3 = true;
+var valid5 = true;
 }
-if(valid3){
-if(data25.search !== undefined){
-let data28 = data25.search;
-const _errs61 = errors;
-if(typeof data28 !== "string"){
+if(valid5){
+if(data30.search !== undefined){
+let data33 = data30.search;
+const _errs72 = errors;
+if(typeof data33 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data28 === "native") || (data28 === "builtin"))){
+if(!((data33 === "native") || (data33 === "builtin"))){
 validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/enum",keyword:"enum",params:{allowedValues: schema32.properties.engine.properties.search.enum}}];
 return false;
 }
-var valid3 = _errs61 === errors;
+var valid5 = _errs72 === errors;
 }
 else {
-var valid3 = true;
+var valid5 = true;
 }
-if(valid3){
-if(data25.native !== undefined){
-const _errs63 = errors;
-if(typeof data25.native !== "string"){
+if(valid5){
+if(data30.native !== undefined){
+const _errs74 = errors;
+if(typeof data30.native !== "string"){
 validate21.errors = [{instancePath:instancePath+"/engine/native",schemaPath:"#/properties/engine/properties/native/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid3 = _errs63 === errors;
+var valid5 = _errs74 === errors;
 }
 else {
-var valid3 = true;
+var valid5 = true;
 }
-if(valid3){
-if(data25.reason !== undefined){
-const _errs65 = errors;
-if(typeof data25.reason !== "string"){
+if(valid5){
+if(data30.reason !== undefined){
+const _errs76 = errors;
+if(typeof data30.reason !== "string"){
 validate21.errors = [{instancePath:instancePath+"/engine/reason",schemaPath:"#/properties/engine/properties/reason/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-var valid3 = _errs65 === errors;
+var valid5 = _errs76 === errors;
 }
 else {
-var valid3 = true;
+var valid5 = true;
 }
 }
 }
@@ -771,98 +865,98 @@ validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs54 === errors;
+var valid0 = _errs65 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.containment !== undefined){
-let data31 = data.containment;
-const _errs67 = errors;
-if(errors === _errs67){
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-let missing4;
-if(((((data31.inProcess === undefined) && (missing4 = "inProcess")) || ((data31.sandbox === undefined) && (missing4 = "sandbox"))) || ((data31.denoPermissions === undefined) && (missing4 = "denoPermissions"))) || ((data31.root === undefined) && (missing4 = "root"))){
-validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/required",keyword:"required",params:{missingProperty: missing4}}];
+let data36 = data.containment;
+const _errs78 = errors;
+if(errors === _errs78){
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+let missing5;
+if(((((data36.inProcess === undefined) && (missing5 = "inProcess")) || ((data36.sandbox === undefined) && (missing5 = "sandbox"))) || ((data36.denoPermissions === undefined) && (missing5 = "denoPermissions"))) || ((data36.root === undefined) && (missing5 = "root"))){
+validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
-const _errs69 = errors;
-for(const key4 in data31){
-if(!((((key4 === "inProcess") || (key4 === "sandbox")) || (key4 === "denoPermissions")) || (key4 === "root"))){
-validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
+const _errs80 = errors;
+for(const key5 in data36){
+if(!((((key5 === "inProcess") || (key5 === "sandbox")) || (key5 === "denoPermissions")) || (key5 === "root"))){
+validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
 return false;
 break;
 }
 }
-if(_errs69 === errors){
-if(data31.inProcess !== undefined){
-let data32 = data31.inProcess;
-const _errs70 = errors;
-if(typeof data32 !== "boolean"){
+if(_errs80 === errors){
+if(data36.inProcess !== undefined){
+let data37 = data36.inProcess;
+const _errs81 = errors;
+if(typeof data37 !== "boolean"){
 validate21.errors = [{instancePath:instancePath+"/containment/inProcess",schemaPath:"#/properties/containment/properties/inProcess/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-if(true !== data32){
+if(true !== data37){
 validate21.errors = [{instancePath:instancePath+"/containment/inProcess",schemaPath:"#/properties/containment/properties/inProcess/const",keyword:"const",params:{allowedValue: true}}];
 return false;
 }
-var valid4 = _errs70 === errors;
+var valid6 = _errs81 === errors;
 }
 else {
-var valid4 = true;
+var valid6 = true;
 }
-if(valid4){
-if(data31.sandbox !== undefined){
-let data33 = data31.sandbox;
-const _errs72 = errors;
-if(typeof data33 !== "string"){
+if(valid6){
+if(data36.sandbox !== undefined){
+let data38 = data36.sandbox;
+const _errs83 = errors;
+if(typeof data38 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data33 === "bubblewrap") || (data33 === "none"))){
+if(!((data38 === "bubblewrap") || (data38 === "none"))){
 validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.sandbox.enum}}];
 return false;
 }
-var valid4 = _errs72 === errors;
+var valid6 = _errs83 === errors;
 }
 else {
-var valid4 = true;
+var valid6 = true;
 }
-if(valid4){
-if(data31.denoPermissions !== undefined){
-let data34 = data31.denoPermissions;
-const _errs74 = errors;
-if(typeof data34 !== "string"){
+if(valid6){
+if(data36.denoPermissions !== undefined){
+let data39 = data36.denoPermissions;
+const _errs85 = errors;
+if(typeof data39 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data34 === "scoped") || (data34 === "broad"))){
+if(!((data39 === "scoped") || (data39 === "broad"))){
 validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.denoPermissions.enum}}];
 return false;
 }
-var valid4 = _errs74 === errors;
+var valid6 = _errs85 === errors;
 }
 else {
-var valid4 = true;
+var valid6 = true;
 }
-if(valid4){
-if(data31.root !== undefined){
-let data35 = data31.root;
-const _errs76 = errors;
-if(typeof data35 !== "string"){
+if(valid6){
+if(data36.root !== undefined){
+let data40 = data36.root;
+const _errs87 = errors;
+if(typeof data40 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data35 === "mount") || (data35 === "identity"))){
+if(!((data40 === "mount") || (data40 === "identity"))){
 validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.root.enum}}];
 return false;
 }
-var valid4 = _errs76 === errors;
+var valid6 = _errs87 === errors;
 }
 else {
-var valid4 = true;
+var valid6 = true;
 }
 }
 }
@@ -875,10 +969,11 @@ validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs67 === errors;
+var valid0 = _errs78 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

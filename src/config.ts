@@ -2,6 +2,7 @@
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
 import type { EngineMode } from "./workspace/engine/pool.ts";
 import type { Workspace } from "./workspace/workspace.ts";
+import type { RootSpec } from "./workspace/roots.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 import type { SearchPrefilter } from "./workspace/native/prefilter.ts";
 import { ENGINE_ENV } from "./workspace/native/protocol.ts";
@@ -221,7 +222,10 @@ async function prefilterFromEnv(): Promise<SearchPrefilter | undefined> {
 
 /** The workspace flags every entry point takes. */
 export interface WorkspaceFlags {
+  /** One root (`op`'s and the client's --root); ignored when roots has any. */
   root?: string;
+  /** The servers' --root and --read-only-root, in command-line order (decision 0064). */
+  roots?: readonly RootSpec[];
   write?: boolean;
   limit?: string[];
 }
@@ -239,37 +243,46 @@ export async function openWorkspaceFromFlags(
     refuseBroadDefaultRoot?: boolean;
   } = {},
 ): Promise<Workspace> {
-  const given = rootFlag(flags.root);
-  const config: Config = {
-    root: resolveFromInvocation(given ?? "."),
-    write: flags.write === true,
-    limits: parseLimitFlags(flags.limit ?? []),
-  };
-  // The launcher checks first; this covers a server entry run directly, and `op`.
-  if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, config.root);
+  const asked: RootSpec[] = flags.roots !== undefined && flags.roots.length > 0
+    ? [...flags.roots]
+    : [{ path: flags.root as string }];
+  const write = flags.write === true;
+  const limits = parseLimitFlags(flags.limit ?? []);
+  const roots = asked.map((r) => {
+    const given = rootFlag(r.path);
+    const root = resolveFromInvocation(given ?? ".");
+    // The launcher checks first; this covers a server entry run directly, and `op`.
+    if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, root);
+    return { path: root, readOnly: r.readOnly };
+  });
+  const configOf = (r: RootSpec): Config => ({
+    root: r.path,
+    write: write && r.readOnly !== true,
+    limits,
+  });
   let ws: Workspace;
   try {
     // Loaded here, not at the top: the serve launcher uses this module's flag helpers and must
     // not pay for the workspace's module graph (decision 0036).
     const { Workspace } = await import("./workspace/workspace.ts");
     ws = await Workspace.open({
-      root: config.root,
-      writable: config.write,
-      limits: config.limits,
+      roots,
+      writable: write,
+      limits,
       engine: options.engine,
       prefilter: await prefilterFromEnv(),
-      // Under the launcher's bubblewrap the root is a mount point (decision 0059).
+      // Under the launcher's bubblewrap the roots are mount points (decision 0059).
       rootMounted: (await detectSandbox()) === "bubblewrap",
     });
   } catch (err) {
     const e = toWorkspaceError(err);
     const cause = e.cause ?? err;
     if (cause instanceof Deno.errors.NotCapable || cause instanceof Deno.errors.PermissionDenied) {
-      // The root could not even be resolved: name the permission flag to add.
-      assertPermissions(config, config.root);
+      // A root could not even be resolved: name the permission flag to add.
+      for (const r of roots) assertPermissions(configOf(r), r.path);
     }
     throw new UsageError(`cannot open the workspace: ${e.message}`);
   }
-  assertPermissions(config, ws.policy.rootReal);
+  for (const [i, r] of ws.roots.entries()) assertPermissions(configOf(roots[i]), r.policy.rootReal);
   return ws;
 }

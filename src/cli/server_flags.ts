@@ -8,6 +8,7 @@ import { type CommandDecl, type FlagDecl, flagTokens, parseCommand } from "./dec
 import denoConfig from "../../deno.json" with { type: "json" };
 import { parseLimitFlags, UsageError } from "../config.ts";
 import type { Limits } from "../workspace/limits.ts";
+import type { RootSpec } from "../workspace/roots.ts";
 import { instanceNameProblem } from "../server/http/instance.ts";
 import { closest, unknownFlagMessage } from "./suggest.ts";
 import { LAUNCHER_USAGE, programName } from "./help.ts";
@@ -59,9 +60,18 @@ export const SERVER_FLAGS: readonly ServerFlagSpec[] = [
     name: "root",
     value: "path",
     meta: "DIR",
+    multiple: true,
     servers: BOTH,
-    help: "workspace root (default: the directory you run from; /, $HOME and above only " +
-      "as a literal absolute path)",
+    help: "workspace root, repeatable (default: the directory you run from; /, $HOME and " +
+      "above only as a literal absolute path)",
+  },
+  {
+    name: "read-only-root",
+    value: "path",
+    meta: "DIR",
+    multiple: true,
+    servers: BOTH,
+    help: "a root that refuses every write, even with --write; repeatable",
   },
   { name: "write", value: "boolean", servers: BOTH, help: "enable the write tools" },
   {
@@ -227,7 +237,10 @@ export function flagsOf(kind: ServerKind): ServerFlagSpec[] {
 
 /** The server flags parsed and checked: numbers as numbers, the host normalised. */
 export interface ServerFlags {
+  /** The first --root or --read-only-root (relative paths address it); undefined when none. */
   root?: string;
+  /** Every --root and --read-only-root, in command-line order; empty when none was given. */
+  roots: RootSpec[];
   write: boolean;
   /** The --limit values as given (openWorkspaceFromFlags takes them). */
   limit: string[];
@@ -380,7 +393,7 @@ function checkValue(spec: ServerFlagSpec, text: string): number | undefined {
       return undefined;
     }
     case "path":
-      if (text.trim() === "" && n !== "root") {
+      if (text.trim() === "" && n !== "root" && n !== "read-only-root") {
         throw new UsageError(`--${n} is empty: pass the file's path`);
       }
       return undefined;
@@ -422,8 +435,10 @@ export async function parseServerFlags(kind: ServerKind, args: string[]): Promis
   if (kind === "http" && !endpoint.startsWith("/")) {
     throw new UsageError(`--endpoint must start with /, not ${JSON.stringify(endpoint)}`);
   }
+  const roots = rootsFromArgs(kind, args);
   return {
-    root: str("root"),
+    root: roots[0]?.path,
+    roots,
     write: values.write === true,
     limit,
     limits: parseLimitFlags(limit),
@@ -501,6 +516,21 @@ export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {
     `Exit codes: ${exits}. Details: RUNTIME.md.`,
     "",
   ].join("\n");
+}
+
+/**
+ * The roots a server's arguments name, in command-line order (decision 0064): each `--root DIR`
+ * and `--read-only-root DIR` (`--flag=DIR` alike, nothing after `--`), the values as given.
+ * Empty when neither flag is given (the server then serves the directory it runs from).
+ */
+export function rootsFromArgs(kind: ServerKind, args: readonly string[]): RootSpec[] {
+  const out: RootSpec[] = [];
+  for (const t of flagTokens(serverDecl(kind), args)) {
+    if (t.kind !== "option" || typeof t.value !== "string") continue;
+    if (t.name === "root") out.push({ path: t.value });
+    else if (t.name === "read-only-root") out.push({ path: t.value, readOnly: true });
+  }
+  return out;
 }
 
 /** Whether a --write as scanned turns the write tools on (`--write`, `--write=true`). */

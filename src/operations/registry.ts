@@ -2,9 +2,10 @@
 import { z } from "zod";
 import type { OperationContext, OperationDefinition } from "./types.ts";
 import { TOOLS } from "../tools/mod.ts";
-import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
+import { WorkspaceError } from "../workspace/errors.ts";
 import PRECOMPUTED from "../tools/json_schemas.json" with { type: "json" };
 import { checkedInput, generatedChecks, type OperationChecks } from "./checks.ts";
+import { runOnRoots } from "./roots_route.ts";
 
 /** Every operation, in the deterministic order adapters list them (src/tools/mod.ts's order). */
 export const OPERATIONS: readonly OperationDefinition[] = Object.freeze(
@@ -268,20 +269,7 @@ export async function runOperation(
   try {
     // Cancelled while the lock was being granted: nothing has run yet.
     if (ctx.signal?.aborted) throw new WorkspaceError("CANCELLED", "the operation was cancelled");
-    return (await op.run(ctx, input)) as Record<string, unknown>;
-  } catch (err) {
-    // File-system errors that escape an operation still reach the caller as a typed error,
-    // with the host's absolute spelling of the workspace replaced by workspace-relative text.
-    const e = toWorkspaceError(err);
-    const root = ctx.workspace.policy.rootReal;
-    if (e.code === "IO_ERROR" && root !== "/" && e.message.includes(root)) {
-      throw new WorkspaceError(e.code, e.message.replaceAll(root + "/", "").replaceAll(root, "."), {
-        argument: e.argument,
-        details: e.details,
-        cause: err,
-      });
-    }
-    throw e;
+    return await runOnRoots(op, ctx, input as Record<string, unknown>);
   } finally {
     release();
   }

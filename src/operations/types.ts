@@ -14,8 +14,16 @@ export interface OperationProgress {
 
 /** What an operation runs with. */
 export interface OperationContext {
-  /** The opened workspace. */
+  /**
+   * The opened workspace; in an operation's run, the root its path arguments address (decision
+   * 0064: runOperation routes a workspace of several roots).
+   */
   workspace: Workspace;
+  /**
+   * In copy_path's run, the root its destination addresses (the workspace's own root when it has
+   * one, or when both ends are in the same root).
+   */
+  destination?: Workspace;
   /** Aborts the operation (cancellation, timeout, shutdown). */
   signal?: AbortSignal;
   /** Receives progress, when the caller wants it. */

@@ -51,7 +51,11 @@ const operation = defineOperation({
   },
   needsWrite: true,
   run: (ctx, input) =>
-    copyPath(ctx.workspace, input, { signal: ctx.signal, onProgress: ctx.onProgress }),
+    copyPath(ctx.workspace, input, {
+      signal: ctx.signal,
+      onProgress: ctx.onProgress,
+      destination: ctx.destination,
+    }),
 });
 
 /** What a directory copy copied, in words: `3 files (120 bytes), 2 directories, 1 symlink`. */

@@ -12,11 +12,20 @@ const operation = defineOperation({
   name: "workspace_info",
   title: "Workspace information",
   description:
-    "Describe this workspace: its root directory name, whether writing is enabled (read-only or read-write), every configured limit (read, media, write, list, result and match caps), the Deno permissions this process actually holds, and which containment layers are active (in-process checks, a bubblewrap kernel sandbox, scoped Deno permissions). Call it first to learn the bounds the other tools enforce.",
+    "Describe this workspace: its root directory name (and every root when it has several, with their modes), whether writing is enabled (read-only or read-write), every configured limit (read, media, write, list, result and match caps), the Deno permissions this process actually holds, and which containment layers are active (in-process checks, a bubblewrap kernel sandbox, scoped Deno permissions). Call it first to learn the bounds the other tools enforce.",
   inputSchema: z.strictObject({}),
   outputSchema: z.object({
     root: z.string(),
     mode: z.enum(["read-only", "read-write"]),
+    roots: z.array(z.object({
+      name: z.string(),
+      path: z.string().describe(
+        'How paths address this root: "." for the first root (relative paths address it), its absolute path for the others.',
+      ),
+      mode: z.enum(["read-only", "read-write"]),
+    })).describe(
+      "Every root, in order. A relative path addresses the first; an absolute path the root it lies under. Results show the first root's paths relative, the others' absolute.",
+    ),
     limits: z.object({
       maxReadBytes: z.int(),
       maxMediaBytes: z.int(),
@@ -73,11 +82,18 @@ const operation = defineOperation({
 const pairs = (o: unknown) =>
   Object.entries(o as Record<string, unknown>).map(([k, v]) => `${k}=${v}`).join(", ");
 
-/** `key: value` lines: root, mode, then each group as `k=v` pairs. */
+type RootRow = { name: string; path: string; mode: string };
+
+/** `key: value` lines: root, mode, the roots when there are several, then each group as `k=v` pairs. */
 function text(r: ToolResult): string {
+  const roots = r.roots as RootRow[] | undefined;
+  const several: [string, string][] = roots !== undefined && roots.length > 1
+    ? [["roots", roots.map((x) => `${shown(x.path)} (${x.mode})`).join(", ")]]
+    : [];
   return keyValues([
     ["root", shown(r.root)],
     ["mode", r.mode],
+    ...several,
     ["limits", pairs(r.limits)],
     ["permissions", pairs(r.permissions)],
     ["containment", pairs(r.containment)],

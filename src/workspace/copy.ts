@@ -145,7 +145,7 @@ interface Ends {
  * holds it), a directory without recursive, a special or hard-linked source file, an existing
  * destination that cannot be replaced or copied into.
  */
-async function resolveEnds(ws: Workspace, args: CopyPathArgs): Promise<Ends> {
+async function resolveEnds(ws: Workspace, dws: Workspace, args: CopyPathArgs): Promise<Ends> {
   const src = await ws.policy.resolve(args.source, { argument: "source", followLeaf: false });
   const srcInfo = requireExisting(src, "source");
   if (src.rel === ".") {
@@ -155,12 +155,13 @@ async function resolveEnds(ws: Workspace, args: CopyPathArgs): Promise<Ends> {
       { argument: "source" },
     );
   }
-  const dst = await ws.policy.resolve(args.destination, {
+  const dst = await dws.policy.resolve(args.destination, {
     argument: "destination",
     followLeaf: false,
   });
-  checkEnds(src, srcInfo, dst, "copy");
-  if (srcInfo.isDirectory && src.rel.startsWith(`${dst.rel}/`)) {
+  const sameRoot = dws === ws;
+  checkEnds(src, srcInfo, dst, "copy", sameRoot);
+  if (sameRoot && srcInfo.isDirectory && src.rel.startsWith(`${dst.rel}/`)) {
     throw new WorkspaceError(
       "INVALID_ARGUMENT",
       `cannot copy ${src.rel} into ${dst.rel}, which holds it`,
@@ -535,18 +536,27 @@ function resultOf(ws: Workspace, ends: Ends, skipped: CopySkipped[]): CopyPathRe
 export async function copyPath(
   ws: Workspace,
   args: CopyPathArgs,
-  options: { signal?: AbortSignal; onProgress?: (p: CopyProgress) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    onProgress?: (p: CopyProgress) => void;
+    /**
+     * The root the destination is in, when it is not `ws` (decision 0064: a copy from one root
+     * into another writable root). Default: `ws`.
+     */
+    destination?: Workspace;
+  } = {},
 ): Promise<CopyPathResult> {
-  ws.assertWritable("copy_path");
+  const dws = options.destination ?? ws;
+  dws.assertWritable("copy_path");
   const gate = commitGate(ws, options.signal);
   const tick = pacer({ signal: options.signal, maxOperationMs: ws.limits.maxOperationMs });
-  const ends = await resolveEnds(ws, args);
+  const ends = await resolveEnds(ws, dws, args);
   const { src, srcInfo, dst } = ends;
   const plan = srcInfo.isDirectory ? await planTree(ws, ends, tick) : null;
   assertConfirmed(args, dst.rel, plan ? plan.replaces : dst.info ? 1 : 0);
   const out = resultOf(ws, ends, plan?.skipped ?? []);
   const c: Copying = {
-    ws,
+    ws: dws,
     fs: ws.policy.fs,
     gate,
     tick,

@@ -12,6 +12,11 @@ export type { PermissionState };
 export interface WorkspaceInfoResult {
   root: string;
   mode: "read-only" | "read-write";
+  /**
+   * Every root, in order (decision 0064): its name, how paths address it ("." for the first, which
+   * relative paths address; the configured absolute path for the others) and its mode.
+   */
+  roots: { name: string; path: string; mode: "read-only" | "read-write" }[];
   limits: Limits;
   permissions: {
     readWorkspace: PermissionState;
@@ -73,6 +78,11 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
   const out: WorkspaceInfoResult = {
     root: ws.rootName,
     mode: ws.writable ? "read-write" : "read-only",
+    roots: ws.roots.map((r, i) => ({
+      name: r.rootName,
+      path: i === 0 ? "." : r.policy.rootGiven,
+      mode: r.writable ? "read-write" : "read-only",
+    })),
     limits: { ...ws.limits },
     permissions,
     containment: {

@@ -50,6 +50,7 @@ export function checkEnds(
   srcInfo: FsInfo,
   dst: Resolved,
   verb: "move" | "copy" = "move",
+  sameRoot = true,
 ): void {
   if (dst.rel === ".") {
     throw new WorkspaceError("ALREADY_EXISTS", "destination is the workspace root", {
@@ -61,6 +62,7 @@ export function checkEnds(
       argument: "destination",
     });
   }
+  if (!sameRoot) return; // two roots: never the same path, never one inside the other
   if (dst.rel === src.rel) {
     throw new WorkspaceError("INVALID_ARGUMENT", "source and destination are the same path", {
       argument: "destination",

@@ -9,6 +9,7 @@
 import type { Workspace } from "./workspace.ts";
 import { type ErrorObject, toWorkspaceError, WorkspaceError } from "./errors.ts";
 import { jsonBytes } from "./budget.ts";
+import { namingRoots, rebased, rootFor, shownPrefix } from "./roots.ts";
 import {
   checkedMaxBytes,
   checkTailArgs,
@@ -109,7 +110,14 @@ export async function readFiles(
     let entry: ReadFilesEntry | undefined;
     if (room >= MIN_READ_ROOM + jsonBytes(path)) {
       const left = ws.limits.maxOperationMs - (performance.now() - started);
-      entry = await readOne(ws, { ...args, path, i }, { ...options, maxOperationMs: left }, room);
+      // Each path is read on the root it addresses (decision 0064); a later root's path is shown
+      // absolute, which the read's room leaves space for.
+      const root = rootFor(ws, path);
+      const prefix = shownPrefix(ws, root);
+      const shown = prefix === undefined ? 0 : jsonBytes(prefix) + 1;
+      const o = { ...options, maxOperationMs: left };
+      entry = await readOne(root, { ...args, path, i }, o, room - shown, ws);
+      if (prefix !== undefined && !("error" in entry)) entry = rebased(entry, prefix, prefix);
       if (jsonBytes(entry) + 1 > room) entry = undefined;
     }
     if (
@@ -132,6 +140,7 @@ async function readOne(
   a: ReadFilesArgs & { path: string; i: number },
   options: ReadOptions,
   room: number,
+  all: Workspace,
 ): Promise<ReadFilesEntry> {
   try {
     if ((options.maxOperationMs ?? 1) <= 0) {
@@ -151,6 +160,6 @@ async function readOne(
     if (options.signal?.aborted) {
       throw new WorkspaceError("CANCELLED", "the operation was cancelled");
     }
-    return failed(a.path, a.i, err);
+    return failed(a.path, a.i, namingRoots(all, toWorkspaceError(err)));
   }
 }

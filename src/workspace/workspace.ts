@@ -8,12 +8,23 @@ import { JOBS } from "./engine/jobs.ts";
 import type { WorkspaceFs } from "./fs/types.ts";
 import type { SearchPrefilter } from "./native/prefilter.ts";
 import { rootNameOf } from "./root_name.ts";
+import { assertDisjoint, rootsList, type RootSpec } from "./roots.ts";
+
+export type { RootSpec };
 
 /** How to open a workspace. */
 export interface WorkspaceOptions {
-  /** Root directory (absolute, or relative to the process's cwd). */
-  root: string;
-  /** Whether write operations are enabled. Default false. */
+  /**
+   * Root directory (absolute, or relative to the process's cwd). Exactly one of root and roots.
+   */
+  root?: string;
+  /**
+   * Several roots, in order (decision 0064): a relative path addresses the first, an absolute
+   * path the root it lies under; a root with readOnly refuses writes even when writable is set.
+   * Roots that overlap are refused. Exactly one of root and roots.
+   */
+  roots?: readonly RootSpec[];
+  /** Whether write operations are enabled (on every root not marked readOnly). Default false. */
   writable?: boolean;
   /** Overrides of the default limits. */
   limits?: Partial<Limits>;
@@ -71,42 +82,52 @@ export class Workspace {
   readonly policy: PathPolicy;
   /** The enforced bounds. */
   readonly limits: Readonly<Limits>;
-  /** Whether write operations are enabled. */
-  readonly writable: boolean;
   /**
-   * Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation).
-   * @ignore
+   * Whether write operations are enabled: on the workspace, whether write tools are served (some
+   * root takes writes); on one of its roots, whether that root takes them.
    */
-  readonly lock: ReadersWriterLock = new ReadersWriterLock();
-  #engine?: Engine;
-  readonly #engineMode?: EngineMode;
-  readonly #engineWorker?: URL;
-  readonly #engineSize?: number;
+  readonly writable: boolean;
+  /** This root refuses writes whatever the mode (`--read-only-root`). */
+  readonly readOnlyRoot: boolean;
   /**
-   * The native engine's search prefilter, when one serves this workspace.
+   * Every root, in order, each a Workspace of its own sharing this one's limits, lock and engine
+   * (decision 0064). With one root it is `[this]`; with several, the operations run on the root
+   * their path arguments address (runOperation routes them), and `policy` is the first root's.
+   */
+  readonly roots: readonly Workspace[];
+  readonly #shared: Shared;
+  /**
+   * The native engine's search prefilter, when one serves this workspace (the first root only).
    * @ignore
    */
   readonly prefilter?: SearchPrefilter;
 
   private constructor(
     policy: PathPolicy,
-    limits: Limits,
+    shared: Shared,
     options: {
       writable: boolean;
-      engine?: EngineMode;
-      engineWorker?: URL;
-      engineSize?: number;
+      readOnlyRoot?: boolean;
       prefilter?: SearchPrefilter;
+      roots?: readonly Workspace[];
     },
   ) {
     this.policy = policy;
-    this.limits = Object.freeze(limits);
+    this.#shared = shared;
+    this.limits = shared.limits;
+    this.lock = shared.lock;
     this.writable = options.writable;
-    this.#engineMode = options.engine;
-    this.#engineWorker = options.engineWorker;
-    this.#engineSize = options.engineSize;
+    this.readOnlyRoot = options.readOnlyRoot === true;
     this.prefilter = options.prefilter;
+    this.roots = options.roots ?? [this];
   }
+
+  /**
+   * Readers/writer discipline: reads share it, writes hold it alone (taken by runOperation). One
+   * lock for all roots, so an operation that spans two (a copy) is alone too.
+   * @ignore
+   */
+  readonly lock: ReadersWriterLock;
 
   /** Opens a workspace; the root must be an existing directory. */
   static async open(options: WorkspaceOptions): Promise<Workspace> {
@@ -116,30 +137,53 @@ export class Workspace {
     } catch (err) {
       throw new WorkspaceError("INVALID_ARGUMENT", (err as Error).message, { argument: "limits" });
     }
-    const policy = await PathPolicy.open(options.root, {
-      fs: options.fs,
-      rootMounted: options.rootMounted,
-    });
-    return new Workspace(policy, limits, {
-      writable: options.writable === true,
-      engine: options.engine,
-      engineWorker: options.engineWorker,
-      engineSize: options.engineSize,
+    const specs = rootSpecs(options);
+    const policies: PathPolicy[] = [];
+    for (const spec of specs) {
+      policies.push(
+        await PathPolicy.open(spec.path, { fs: options.fs, rootMounted: options.rootMounted }),
+      );
+    }
+    assertDisjoint(policies);
+    const shared: Shared = {
+      limits: Object.freeze(limits),
+      lock: new ReadersWriterLock(),
+      engineOptions: {
+        mode: options.engine,
+        worker: options.engineWorker,
+        size: options.engineSize,
+        jobs: JOBS,
+      },
+    };
+    const writable = options.writable === true;
+    if (specs.length === 1) {
+      return new Workspace(policies[0], shared, {
+        writable: writable && specs[0].readOnly !== true,
+        readOnlyRoot: specs[0].readOnly,
+        prefilter: options.prefilter,
+      });
+    }
+    const roots = specs.map((spec, i) =>
+      new Workspace(policies[i], shared, {
+        writable: writable && spec.readOnly !== true,
+        readOnlyRoot: spec.readOnly,
+        prefilter: i === 0 ? options.prefilter : undefined,
+      })
+    );
+    return new Workspace(policies[0], shared, {
+      writable: roots.some((r) => r.writable),
       prefilter: options.prefilter,
+      roots: Object.freeze(roots),
     });
   }
 
   /**
-   * The engine that runs walks and matching (worker pool or inline), created on first use.
+   * The engine that runs walks and matching (worker pool or inline), created on first use and
+   * shared by every root.
    * @ignore
    */
   get engine(): Engine {
-    return this.#engine ??= new Engine({
-      mode: this.#engineMode,
-      worker: this.#engineWorker,
-      size: this.#engineSize,
-      jobs: JOBS,
-    });
+    return this.#shared.engine ??= new Engine(this.#shared.engineOptions);
   }
 
   /** The root directory's name (its last path component). */
@@ -147,10 +191,45 @@ export class Workspace {
     return rootNameOf(this.policy.rootReal);
   }
 
-  /** Throws READ_ONLY unless writing is enabled. */
+  /** Throws READ_ONLY unless writing is enabled (on this root). */
   assertWritable(operation: string): void {
-    if (!this.writable) throw new WorkspaceError("READ_ONLY", readOnlyMessage(operation));
+    if (this.writable) return;
+    if (this.readOnlyRoot) {
+      throw new WorkspaceError(
+        "READ_ONLY",
+        `${operation} needs writing, which the read-only root ${this.policy.rootGiven} refuses ` +
+          "(--read-only-root)",
+        { details: { root: this.policy.rootGiven } },
+      );
+    }
+    throw new WorkspaceError("READ_ONLY", readOnlyMessage(operation));
   }
+
+  /** `/a, /b (read-only)`: the roots, as errors name them. */
+  get rootsText(): string {
+    return rootsList(this.roots);
+  }
+}
+
+/** What the roots of one workspace share: limits, the lock and the engine. */
+interface Shared {
+  readonly limits: Readonly<Limits>;
+  readonly lock: ReadersWriterLock;
+  readonly engineOptions: ConstructorParameters<typeof Engine>[0];
+  engine?: Engine;
+}
+
+/** The roots an open asks for: `root`, or `roots` (at least one), never both. */
+function rootSpecs(options: WorkspaceOptions): readonly RootSpec[] {
+  const { root, roots } = options;
+  if ((root === undefined) === (roots === undefined) || (roots !== undefined && roots.length < 1)) {
+    throw new WorkspaceError(
+      "INVALID_ARGUMENT",
+      "give the workspace exactly one of root and roots (a non-empty list)",
+      { argument: "root" },
+    );
+  }
+  return roots ?? [{ path: root! }];
 }
 
 /**
