@@ -35,6 +35,7 @@ export const READ_CASES: Case[] = [
       result: {
         root: "ws",
         mode: "read-only",
+        roots: [{ name: "ws", path: ".", mode: "read-only" }],
         limits: limitsOf("ro"),
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool; none
@@ -53,6 +54,7 @@ export const READ_CASES: Case[] = [
       result: {
         root: "ws",
         mode: "read-write",
+        roots: [{ name: "ws", path: ".", mode: "read-write" }],
         limits: limitsOf("small"),
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool; none
