@@ -4338,7 +4338,7 @@ return errors === 0;
 validate31.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const find_files_input = validate32;
-const schema43 = {"type":"object","properties":{"pattern":{"type":"string","minLength":1},"path":{"type":"string","minLength":1},"exclude":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"respectGitignore":{"type":"boolean"},"includeHidden":{"type":"boolean"},"maxResults":{"type":"integer","minimum":1,"maximum":9007199254740991}},"required":["pattern"],"additionalProperties":false};
+const schema43 = {"type":"object","properties":{"pattern":{"type":"string","minLength":1},"path":{"type":"string","minLength":1},"allRoots":{"type":"boolean"},"exclude":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"respectGitignore":{"type":"boolean"},"includeHidden":{"type":"boolean"},"maxResults":{"type":"integer","minimum":1,"maximum":9007199254740991}},"required":["pattern"],"additionalProperties":false};
 
 function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4360,7 +4360,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((((key0 === "pattern") || (key0 === "path")) || (key0 === "exclude")) || (key0 === "respectGitignore")) || (key0 === "includeHidden")) || (key0 === "maxResults"))){
+if(!(((((((key0 === "pattern") || (key0 === "path")) || (key0 === "allRoots")) || (key0 === "exclude")) || (key0 === "respectGitignore")) || (key0 === "includeHidden")) || (key0 === "maxResults"))){
 validate32.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -4409,24 +4409,36 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.exclude !== undefined){
-let data2 = data.exclude;
+if(data.allRoots !== undefined){
 const _errs6 = errors;
-if(errors === _errs6){
-if(Array.isArray(data2)){
-if(data2.length > 100){
+if(typeof data.allRoots !== "boolean"){
+validate32.errors = [{instancePath:instancePath+"/allRoots",schemaPath:"#/properties/allRoots/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.exclude !== undefined){
+let data3 = data.exclude;
+const _errs8 = errors;
+if(errors === _errs8){
+if(Array.isArray(data3)){
+if(data3.length > 100){
 validate32.errors = [{instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/maxItems",keyword:"maxItems",params:{limit: 100}}];
 return false;
 }
 else {
 var valid1 = true;
-const len0 = data2.length;
+const len0 = data3.length;
 for(let i0=0; i0<len0; i0++){
-let data3 = data2[i0];
-const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(func3(data3) < 1){
+let data4 = data3[i0];
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func3(data4) < 1){
 validate32.errors = [{instancePath:instancePath+"/exclude/" + i0,schemaPath:"#/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4436,7 +4448,7 @@ validate32.errors = [{instancePath:instancePath+"/exclude/" + i0,schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs8 === errors;
+var valid1 = _errs10 === errors;
 if(!valid1){
 break;
 }
@@ -4448,28 +4460,16 @@ validate32.errors = [{instancePath:instancePath+"/exclude",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs6 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.respectGitignore !== undefined){
-const _errs10 = errors;
+const _errs12 = errors;
 if(typeof data.respectGitignore !== "boolean"){
 validate32.errors = [{instancePath:instancePath+"/respectGitignore",schemaPath:"#/properties/respectGitignore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.includeHidden !== undefined){
-const _errs12 = errors;
-if(typeof data.includeHidden !== "boolean"){
-validate32.errors = [{instancePath:instancePath+"/includeHidden",schemaPath:"#/properties/includeHidden/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -4478,31 +4478,44 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxResults !== undefined){
-let data6 = data.maxResults;
+if(data.includeHidden !== undefined){
 const _errs14 = errors;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+if(typeof data.includeHidden !== "boolean"){
+validate32.errors = [{instancePath:instancePath+"/includeHidden",schemaPath:"#/properties/includeHidden/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.maxResults !== undefined){
+let data7 = data.maxResults;
+const _errs16 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
 validate32.errors = [{instancePath:instancePath+"/maxResults",schemaPath:"#/properties/maxResults/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(errors === _errs14){
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 > 9007199254740991 || isNaN(data6)){
+if(errors === _errs16){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
 validate32.errors = [{instancePath:instancePath+"/maxResults",schemaPath:"#/properties/maxResults/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
-if(data6 < 1 || isNaN(data6)){
+if(data7 < 1 || isNaN(data7)){
 validate32.errors = [{instancePath:instancePath+"/maxResults",schemaPath:"#/properties/maxResults/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs16 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }
@@ -4718,7 +4731,7 @@ return errors === 0;
 validate33.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const search_text_input = validate34;
-const schema45 = {"type":"object","properties":{"query":{"type":"string","minLength":1},"regex":{"type":"boolean"},"caseSensitive":{"type":"boolean"},"wholeWord":{"type":"boolean"},"path":{"type":"string","minLength":1},"include":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"exclude":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"respectGitignore":{"type":"boolean"},"includeHidden":{"type":"boolean"},"contextLines":{"type":"integer","minimum":0,"maximum":10},"maxMatches":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxFileBytes":{"type":"integer","minimum":1,"maximum":9007199254740991}},"required":["query"],"additionalProperties":false};
+const schema45 = {"type":"object","properties":{"query":{"type":"string","minLength":1},"regex":{"type":"boolean"},"caseSensitive":{"type":"boolean"},"wholeWord":{"type":"boolean"},"path":{"type":"string","minLength":1},"allRoots":{"type":"boolean"},"include":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"exclude":{"maxItems":100,"type":"array","items":{"type":"string","minLength":1}},"respectGitignore":{"type":"boolean"},"includeHidden":{"type":"boolean"},"contextLines":{"type":"integer","minimum":0,"maximum":10},"maxMatches":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxFileBytes":{"type":"integer","minimum":1,"maximum":9007199254740991}},"required":["query"],"additionalProperties":false};
 
 function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -4825,24 +4838,36 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.include !== undefined){
-let data5 = data.include;
+if(data.allRoots !== undefined){
 const _errs12 = errors;
-if(errors === _errs12){
-if(Array.isArray(data5)){
-if(data5.length > 100){
+if(typeof data.allRoots !== "boolean"){
+validate34.errors = [{instancePath:instancePath+"/allRoots",schemaPath:"#/properties/allRoots/type",keyword:"type",params:{type: "boolean"}}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.include !== undefined){
+let data6 = data.include;
+const _errs14 = errors;
+if(errors === _errs14){
+if(Array.isArray(data6)){
+if(data6.length > 100){
 validate34.errors = [{instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxItems",keyword:"maxItems",params:{limit: 100}}];
 return false;
 }
 else {
 var valid1 = true;
-const len0 = data5.length;
+const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-let data6 = data5[i0];
-const _errs14 = errors;
-if(errors === _errs14){
-if(typeof data6 === "string"){
-if(func3(data6) < 1){
+let data7 = data6[i0];
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data7 === "string"){
+if(func3(data7) < 1){
 validate34.errors = [{instancePath:instancePath+"/include/" + i0,schemaPath:"#/properties/include/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4852,7 +4877,7 @@ validate34.errors = [{instancePath:instancePath+"/include/" + i0,schemaPath:"#/p
 return false;
 }
 }
-var valid1 = _errs14 === errors;
+var valid1 = _errs16 === errors;
 if(!valid1){
 break;
 }
@@ -4864,30 +4889,30 @@ validate34.errors = [{instancePath:instancePath+"/include",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs12 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.exclude !== undefined){
-let data7 = data.exclude;
-const _errs16 = errors;
-if(errors === _errs16){
-if(Array.isArray(data7)){
-if(data7.length > 100){
+let data8 = data.exclude;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data8)){
+if(data8.length > 100){
 validate34.errors = [{instancePath:instancePath+"/exclude",schemaPath:"#/properties/exclude/maxItems",keyword:"maxItems",params:{limit: 100}}];
 return false;
 }
 else {
 var valid2 = true;
-const len1 = data7.length;
+const len1 = data8.length;
 for(let i1=0; i1<len1; i1++){
-let data8 = data7[i1];
-const _errs18 = errors;
-if(errors === _errs18){
-if(typeof data8 === "string"){
-if(func3(data8) < 1){
+let data9 = data8[i1];
+const _errs20 = errors;
+if(errors === _errs20){
+if(typeof data9 === "string"){
+if(func3(data9) < 1){
 validate34.errors = [{instancePath:instancePath+"/exclude/" + i1,schemaPath:"#/properties/exclude/items/minLength",keyword:"minLength",params:{limit: 1}}];
 return false;
 }
@@ -4897,7 +4922,7 @@ validate34.errors = [{instancePath:instancePath+"/exclude/" + i1,schemaPath:"#/p
 return false;
 }
 }
-var valid2 = _errs18 === errors;
+var valid2 = _errs20 === errors;
 if(!valid2){
 break;
 }
@@ -4909,28 +4934,16 @@ validate34.errors = [{instancePath:instancePath+"/exclude",schemaPath:"#/propert
 return false;
 }
 }
-var valid0 = _errs16 === errors;
+var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.respectGitignore !== undefined){
-const _errs20 = errors;
+const _errs22 = errors;
 if(typeof data.respectGitignore !== "boolean"){
 validate34.errors = [{instancePath:instancePath+"/respectGitignore",schemaPath:"#/properties/respectGitignore/type",keyword:"type",params:{type: "boolean"}}];
-return false;
-}
-var valid0 = _errs20 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.includeHidden !== undefined){
-const _errs22 = errors;
-if(typeof data.includeHidden !== "boolean"){
-validate34.errors = [{instancePath:instancePath+"/includeHidden",schemaPath:"#/properties/includeHidden/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
 var valid0 = _errs22 === errors;
@@ -4939,26 +4952,11 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.contextLines !== undefined){
-let data11 = data.contextLines;
+if(data.includeHidden !== undefined){
 const _errs24 = errors;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/type",keyword:"type",params:{type: "integer"}}];
+if(typeof data.includeHidden !== "boolean"){
+validate34.errors = [{instancePath:instancePath+"/includeHidden",schemaPath:"#/properties/includeHidden/type",keyword:"type",params:{type: "boolean"}}];
 return false;
-}
-if(errors === _errs24){
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 > 10 || isNaN(data11)){
-validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10}}];
-return false;
-}
-else {
-if(data11 < 0 || isNaN(data11)){
-validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
-return false;
-}
-}
-}
 }
 var valid0 = _errs24 === errors;
 }
@@ -4966,22 +4964,22 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxMatches !== undefined){
-let data12 = data.maxMatches;
+if(data.contextLines !== undefined){
+let data12 = data.contextLines;
 const _errs26 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/type",keyword:"type",params:{type: "integer"}}];
+validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 > 9007199254740991 || isNaN(data12)){
-validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+if(data12 > 10 || isNaN(data12)){
+validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10}}];
 return false;
 }
 else {
-if(data12 < 1 || isNaN(data12)){
-validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+if(data12 < 0 || isNaN(data12)){
+validate34.errors = [{instancePath:instancePath+"/contextLines",schemaPath:"#/properties/contextLines/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0}}];
 return false;
 }
 }
@@ -4993,22 +4991,22 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.maxFileBytes !== undefined){
-let data13 = data.maxFileBytes;
+if(data.maxMatches !== undefined){
+let data13 = data.maxMatches;
 const _errs28 = errors;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"}}];
+validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
-validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data13 < 1 || isNaN(data13)){
-validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+validate34.errors = [{instancePath:instancePath+"/maxMatches",schemaPath:"#/properties/maxMatches/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
 return false;
 }
 }
@@ -5018,6 +5016,34 @@ var valid0 = _errs28 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.maxFileBytes !== undefined){
+let data14 = data.maxFileBytes;
+const _errs30 = errors;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs30){
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
+validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data14 < 1 || isNaN(data14)){
+validate34.errors = [{instancePath:instancePath+"/maxFileBytes",schemaPath:"#/properties/maxFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1}}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs30 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -7409,8 +7435,8 @@ export const CHECKS = Object.freeze({
   read_files: { input: read_files_input, output: read_files_output, defaults: null },
   read_media: { input: read_media_input, output: read_media_output, defaults: null },
   get_file_info: { input: get_file_info_input, output: get_file_info_output, defaults: null },
-  find_files: { input: find_files_input, output: find_files_output, defaults: {"set":{"path":".","exclude":[],"respectGitignore":true,"includeHidden":false}} },
-  search_text: { input: search_text_input, output: search_text_output, defaults: {"set":{"regex":false,"caseSensitive":true,"wholeWord":false,"path":".","include":[],"exclude":[],"respectGitignore":true,"includeHidden":false,"contextLines":0}} },
+  find_files: { input: find_files_input, output: find_files_output, defaults: {"set":{"path":".","allRoots":false,"exclude":[],"respectGitignore":true,"includeHidden":false}} },
+  search_text: { input: search_text_input, output: search_text_output, defaults: {"set":{"regex":false,"caseSensitive":true,"wholeWord":false,"path":".","allRoots":false,"include":[],"exclude":[],"respectGitignore":true,"includeHidden":false,"contextLines":0}} },
   write_file: { input: write_file_input, output: write_file_output, defaults: {"set":{"ifExists":"error","createParents":false}} },
   edit_file: { input: edit_file_input, output: edit_file_output, defaults: {"props":{"edits":{"items":{"set":{"replaceAll":false}}}},"set":{"dryRun":false}} },
   create_directory: { input: create_directory_input, output: create_directory_output, defaults: {"set":{"parents":true}} },

@@ -10,6 +10,7 @@
 import type { OperationContext, OperationDefinition } from "./types.ts";
 import type { Workspace } from "../workspace/workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
+import { runOnEveryRoot, spansRoots } from "./span_roots.ts";
 import { namingRoots, rebased, rootFor, shownPrefix } from "../workspace/roots.ts";
 
 /** The operations that address two roots: the source's and the destination's. */
@@ -28,6 +29,13 @@ export async function runOnRoots(
   input: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   const ws = ctx.workspace;
+  if (spansRoots(op, input)) {
+    try {
+      return await runOnEveryRoot(op, ctx, input);
+    } catch (err) {
+      throw namingRoots(ws, toWorkspaceError(err));
+    }
+  }
   if (ws.roots.length === 1 || WHOLE.has(op.name)) {
     return await runMapped(op, ctx, input, ws.roots[0]);
   }

@@ -14,6 +14,9 @@ const operation = defineOperation({
   inputSchema: z.strictObject({
     pattern: z.string().min(1).describe("Glob, e.g. `src/**/*.ts` or `*.md`."),
     path: dirArg,
+    allRoots: z.boolean().default(false).describe(
+      "Walk every root (workspace_info lists them) in order, each from its top; leave path out. The maxResults cap, the visited count and the time budget are the whole call's. Paths in roots after the first are shown absolute.",
+    ),
     exclude: globList("Globs of paths to leave out (directories matched are not entered).").default(
       [],
     ),

@@ -30,6 +30,9 @@ const operation = defineOperation({
       "Match only where the query is not part of a longer word.",
     ),
     path: dirArg,
+    allRoots: z.boolean().default(false).describe(
+      "Walk every root (workspace_info lists them) in order, each from its top; leave path out. The maxMatches cap, the visited count and the time budget are the whole call's. Paths in roots after the first are shown absolute.",
+    ),
     include: globList("Only search files matching one of these globs.").default([]),
     exclude: globList("Skip files and directories matching these globs.").default([]),
     respectGitignore: z.boolean().default(true),

@@ -154,6 +154,7 @@ export class Workspace {
         size: options.engineSize,
         jobs: JOBS,
       },
+      engine: {},
     };
     const writable = options.writable === true;
     if (specs.length === 1) {
@@ -183,7 +184,8 @@ export class Workspace {
    * @ignore
    */
   get engine(): Engine {
-    return this.#shared.engine ??= new Engine(this.#shared.engineOptions);
+    const box = this.#shared.engine;
+    return box.engine ??= new Engine(this.#shared.engineOptions);
   }
 
   /** The root directory's name (its last path component). */
@@ -205,6 +207,23 @@ export class Workspace {
     throw new WorkspaceError("READ_ONLY", readOnlyMessage(operation));
   }
 
+  /**
+   * This root with tighter limits, sharing its lock and engine: what is left of a call's budgets
+   * when a walk spans several roots (decision 0064). Only lowers limits.
+   * @ignore
+   */
+  withLimits(limits: Partial<Limits>): Workspace {
+    const merged = { ...this.limits };
+    for (const [k, v] of Object.entries(limits) as [keyof Limits, number][]) {
+      merged[k] = Math.min(merged[k], v);
+    }
+    return new Workspace(this.policy, { ...this.#shared, limits: Object.freeze(merged) }, {
+      writable: this.writable,
+      readOnlyRoot: this.readOnlyRoot,
+      prefilter: this.prefilter,
+    });
+  }
+
   /** `/a, /b (read-only)`: the roots, as errors name them. */
   get rootsText(): string {
     return rootsList(this.roots);
@@ -216,7 +235,8 @@ interface Shared {
   readonly limits: Readonly<Limits>;
   readonly lock: ReadersWriterLock;
   readonly engineOptions: ConstructorParameters<typeof Engine>[0];
-  engine?: Engine;
+  /** The engine, created on first use (a box, so a view with other limits shares it). */
+  readonly engine: { engine?: Engine };
 }
 
 /** The roots an open asks for: `root`, or `roots` (at least one), never both. */

@@ -273,3 +273,64 @@ Deno.test("roots: a later root swapped for another directory after open is caugh
     assert.equal((await run(ws, "read_file", { path: "x.txt" })).content, "in a\n");
   });
 });
+
+Deno.test("roots: allRoots walks every root in order, under the call's caps", async () => {
+  await withTempDir(async (dir) => {
+    const { b, ws } = await twoRoots(dir);
+    await makeTree(`${dir}/a`, { "sub/needle.txt": "needle in a\n" });
+    const found = await run(ws, "find_files", { pattern: "**/*.txt", allRoots: true });
+    assert.equal(found.path, ".");
+    assert.deepEqual(found.matches.map((m) => m.path), [
+      "sub/needle.txt",
+      "x.txt",
+      `${b}/d/y.txt`,
+      `${b}/z.txt`,
+    ]);
+    assert.equal(found.truncated, false);
+    const hits = await run(ws, "search_text", { query: "needle", allRoots: true });
+    assert.deepEqual(hits.matches.map((m) => m.path), ["sub/needle.txt", `${b}/d/y.txt`]);
+    assert.equal(hits.filesMatched, 2);
+    assert.equal(hits.filesSearched, 4, "the counters add up across roots");
+    // The cap is the call's: two results in all, and the cut says so.
+    const capped = await run(ws, "find_files", {
+      pattern: "**/*.txt",
+      allRoots: true,
+      maxResults: 3,
+    });
+    assert.deepEqual(capped.matches.map((m) => m.path), [
+      "sub/needle.txt",
+      "x.txt",
+      `${b}/d/y.txt`,
+    ]);
+    assert.equal(capped.truncated, true);
+    assert.equal(capped.truncatedReason, "maxResults");
+    const two = await run(ws, "find_files", { pattern: "**/*.txt", allRoots: true, maxResults: 2 });
+    assert.equal(two.matches.length, 2);
+    assert.equal(two.truncated, true);
+    await runError(
+      ws,
+      "find_files",
+      { pattern: "*", allRoots: true, path: "sub" },
+      "INVALID_ARGUMENT",
+      "path",
+    );
+  });
+});
+
+Deno.test("roots: allRoots shares maxVisited across the roots", async () => {
+  await withTempDir(async (dir) => {
+    const a = `${dir}/a`;
+    const b = `${dir}/b`;
+    await makeTree(a, { "1.txt": "", "2.txt": "", "3.txt": "" });
+    await makeTree(b, { "4.txt": "", "5.txt": "", "6.txt": "" });
+    const ws = await Workspace.open({
+      roots: [{ path: a }, { path: b }],
+      limits: { maxVisited: 4 },
+    });
+    const r = await run(ws, "find_files", { pattern: "*.txt", allRoots: true });
+    assert.ok(r.visited <= 4, `visited ${r.visited} of a budget of 4`);
+    assert.equal(r.truncated, true);
+    assert.equal(r.truncatedReason, "maxVisited");
+    assert.ok(r.matches.length < 6);
+  });
+});
