@@ -18,7 +18,12 @@
  *
  * @module
  */
-export { type RootSpec, Workspace, type WorkspaceOptions } from "./src/workspace/workspace.ts";
+export {
+  type RootsFrom,
+  type RootSpec,
+  Workspace,
+  type WorkspaceOptions,
+} from "./src/workspace/workspace.ts";
 export type { EngineMode } from "./src/workspace/engine/pool.ts";
 export type {
   EngineReport,

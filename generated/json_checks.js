@@ -34,7 +34,7 @@ return errors === 0;
 validate20.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const workspace_info_output = validate21;
-const schema32 = {"type":"object","properties":{"root":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]},"roots":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"path":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]}},"required":["name","path","mode"],"additionalProperties":false}},"limits":{"type":"object","properties":{"maxReadBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMediaBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxWriteBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxListEntries":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResults":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMatches":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxSearchFileBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxVisited":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxDepth":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResultBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxOperationMs":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxHashBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["maxReadBytes","maxMediaBytes","maxWriteBytes","maxListEntries","maxResults","maxMatches","maxSearchFileBytes","maxVisited","maxDepth","maxResultBytes","maxOperationMs","maxHashBytes"],"additionalProperties":false},"permissions":{"type":"object","properties":{"readWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"writeWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"readAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"writeAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"net":{"type":"string","enum":["granted","prompt","denied"]},"env":{"type":"string","enum":["granted","prompt","denied"]},"run":{"type":"string","enum":["granted","prompt","denied"]},"ffi":{"type":"string","enum":["granted","prompt","denied"]},"sys":{"type":"string","enum":["granted","prompt","denied"]}},"required":["readWorkspace","writeWorkspace","readAnywhere","writeAnywhere","net","env","run","ffi","sys"],"additionalProperties":false},"engine":{"type":"object","properties":{"mode":{"type":"string","enum":["workers","inline"]},"workers":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"search":{"type":"string","enum":["native","builtin"]},"native":{"type":"string"},"reason":{"type":"string"}},"required":["mode","workers","search"],"additionalProperties":false},"containment":{"type":"object","properties":{"inProcess":{"type":"boolean","const":true},"sandbox":{"type":"string","enum":["bubblewrap","none"]},"denoPermissions":{"type":"string","enum":["scoped","broad"]},"root":{"type":"string","enum":["mount","identity"]}},"required":["inProcess","sandbox","denoPermissions","root"],"additionalProperties":false}},"required":["root","mode","roots","limits","permissions","engine","containment"],"additionalProperties":false};
+const schema32 = {"type":"object","properties":{"root":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]},"roots":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"path":{"type":"string"},"mode":{"type":"string","enum":["read-only","read-write"]}},"required":["name","path","mode"],"additionalProperties":false}},"rootsFrom":{"type":"string","enum":["configured","start-directory","client"]},"limits":{"type":"object","properties":{"maxReadBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMediaBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxWriteBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxListEntries":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResults":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxMatches":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxSearchFileBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxVisited":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxDepth":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxResultBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxOperationMs":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"maxHashBytes":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["maxReadBytes","maxMediaBytes","maxWriteBytes","maxListEntries","maxResults","maxMatches","maxSearchFileBytes","maxVisited","maxDepth","maxResultBytes","maxOperationMs","maxHashBytes"],"additionalProperties":false},"permissions":{"type":"object","properties":{"readWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"writeWorkspace":{"type":"string","enum":["granted","prompt","denied"]},"readAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"writeAnywhere":{"type":"string","enum":["granted","prompt","denied"]},"net":{"type":"string","enum":["granted","prompt","denied"]},"env":{"type":"string","enum":["granted","prompt","denied"]},"run":{"type":"string","enum":["granted","prompt","denied"]},"ffi":{"type":"string","enum":["granted","prompt","denied"]},"sys":{"type":"string","enum":["granted","prompt","denied"]}},"required":["readWorkspace","writeWorkspace","readAnywhere","writeAnywhere","net","env","run","ffi","sys"],"additionalProperties":false},"engine":{"type":"object","properties":{"mode":{"type":"string","enum":["workers","inline"]},"workers":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"search":{"type":"string","enum":["native","builtin"]},"native":{"type":"string"},"reason":{"type":"string"}},"required":["mode","workers","search"],"additionalProperties":false},"containment":{"type":"object","properties":{"inProcess":{"type":"boolean","const":true},"sandbox":{"type":"string","enum":["bubblewrap","none"]},"denoPermissions":{"type":"string","enum":["scoped","broad"]},"root":{"type":"string","enum":["mount","identity"]}},"required":["inProcess","sandbox","denoPermissions","root"],"additionalProperties":false}},"required":["root","mode","roots","rootsFrom","limits","permissions","engine","containment"],"additionalProperties":false};
 const func1 = Object.prototype.hasOwnProperty;
 
 function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -50,14 +50,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((((data.root === undefined) && (missing0 = "root")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.roots === undefined) && (missing0 = "roots"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.engine === undefined) && (missing0 = "engine"))) || ((data.containment === undefined) && (missing0 = "containment"))){
+if(((((((((data.root === undefined) && (missing0 = "root")) || ((data.mode === undefined) && (missing0 = "mode"))) || ((data.roots === undefined) && (missing0 = "roots"))) || ((data.rootsFrom === undefined) && (missing0 = "rootsFrom"))) || ((data.limits === undefined) && (missing0 = "limits"))) || ((data.permissions === undefined) && (missing0 = "permissions"))) || ((data.engine === undefined) && (missing0 = "engine"))) || ((data.containment === undefined) && (missing0 = "containment"))){
 validate21.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0}}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((((key0 === "root") || (key0 === "mode")) || (key0 === "roots")) || (key0 === "limits")) || (key0 === "permissions")) || (key0 === "engine")) || (key0 === "containment"))){
+if(!((((((((key0 === "root") || (key0 === "mode")) || (key0 === "roots")) || (key0 === "rootsFrom")) || (key0 === "limits")) || (key0 === "permissions")) || (key0 === "engine")) || (key0 === "containment"))){
 validate21.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0}}];
 return false;
 break;
@@ -187,69 +187,59 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.limits !== undefined){
-let data7 = data.limits;
+if(data.rootsFrom !== undefined){
+let data7 = data.rootsFrom;
 const _errs17 = errors;
-if(errors === _errs17){
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(typeof data7 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/rootsFrom",schemaPath:"#/properties/rootsFrom/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data7 === "configured") || (data7 === "start-directory")) || (data7 === "client"))){
+validate21.errors = [{instancePath:instancePath+"/rootsFrom",schemaPath:"#/properties/rootsFrom/enum",keyword:"enum",params:{allowedValues: schema32.properties.rootsFrom.enum}}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.limits !== undefined){
+let data8 = data.limits;
+const _errs19 = errors;
+if(errors === _errs19){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 let missing2;
-if(((((((((((((data7.maxReadBytes === undefined) && (missing2 = "maxReadBytes")) || ((data7.maxMediaBytes === undefined) && (missing2 = "maxMediaBytes"))) || ((data7.maxWriteBytes === undefined) && (missing2 = "maxWriteBytes"))) || ((data7.maxListEntries === undefined) && (missing2 = "maxListEntries"))) || ((data7.maxResults === undefined) && (missing2 = "maxResults"))) || ((data7.maxMatches === undefined) && (missing2 = "maxMatches"))) || ((data7.maxSearchFileBytes === undefined) && (missing2 = "maxSearchFileBytes"))) || ((data7.maxVisited === undefined) && (missing2 = "maxVisited"))) || ((data7.maxDepth === undefined) && (missing2 = "maxDepth"))) || ((data7.maxResultBytes === undefined) && (missing2 = "maxResultBytes"))) || ((data7.maxOperationMs === undefined) && (missing2 = "maxOperationMs"))) || ((data7.maxHashBytes === undefined) && (missing2 = "maxHashBytes"))){
+if(((((((((((((data8.maxReadBytes === undefined) && (missing2 = "maxReadBytes")) || ((data8.maxMediaBytes === undefined) && (missing2 = "maxMediaBytes"))) || ((data8.maxWriteBytes === undefined) && (missing2 = "maxWriteBytes"))) || ((data8.maxListEntries === undefined) && (missing2 = "maxListEntries"))) || ((data8.maxResults === undefined) && (missing2 = "maxResults"))) || ((data8.maxMatches === undefined) && (missing2 = "maxMatches"))) || ((data8.maxSearchFileBytes === undefined) && (missing2 = "maxSearchFileBytes"))) || ((data8.maxVisited === undefined) && (missing2 = "maxVisited"))) || ((data8.maxDepth === undefined) && (missing2 = "maxDepth"))) || ((data8.maxResultBytes === undefined) && (missing2 = "maxResultBytes"))) || ((data8.maxOperationMs === undefined) && (missing2 = "maxOperationMs"))) || ((data8.maxHashBytes === undefined) && (missing2 = "maxHashBytes"))){
 validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/required",keyword:"required",params:{missingProperty: missing2}}];
 return false;
 }
 else {
-const _errs19 = errors;
-for(const key2 in data7){
+const _errs21 = errors;
+for(const key2 in data8){
 if(!(func1.call(schema32.properties.limits.properties, key2))){
 validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properties/limits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2}}];
 return false;
 break;
 }
 }
-if(_errs19 === errors){
-if(data7.maxReadBytes !== undefined){
-let data8 = data7.maxReadBytes;
-const _errs20 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs20){
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 > 9007199254740991 || isNaN(data8)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data8 < -9007199254740991 || isNaN(data8)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
-return false;
-}
-}
-}
-}
-var valid3 = _errs20 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data7.maxMediaBytes !== undefined){
-let data9 = data7.maxMediaBytes;
+if(_errs21 === errors){
+if(data8.maxReadBytes !== undefined){
+let data9 = data8.maxReadBytes;
 const _errs22 = errors;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs22){
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 > 9007199254740991 || isNaN(data9)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data9 < -9007199254740991 || isNaN(data9)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxReadBytes",schemaPath:"#/properties/limits/properties/maxReadBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -261,22 +251,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxWriteBytes !== undefined){
-let data10 = data7.maxWriteBytes;
+if(data8.maxMediaBytes !== undefined){
+let data10 = data8.maxMediaBytes;
 const _errs24 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs24){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data10 < -9007199254740991 || isNaN(data10)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMediaBytes",schemaPath:"#/properties/limits/properties/maxMediaBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -288,22 +278,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxListEntries !== undefined){
-let data11 = data7.maxListEntries;
+if(data8.maxWriteBytes !== undefined){
+let data11 = data8.maxWriteBytes;
 const _errs26 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs26){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data11 < -9007199254740991 || isNaN(data11)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxWriteBytes",schemaPath:"#/properties/limits/properties/maxWriteBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -315,22 +305,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxResults !== undefined){
-let data12 = data7.maxResults;
+if(data8.maxListEntries !== undefined){
+let data12 = data8.maxListEntries;
 const _errs28 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs28){
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data12 < -9007199254740991 || isNaN(data12)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxListEntries",schemaPath:"#/properties/limits/properties/maxListEntries/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -342,22 +332,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxMatches !== undefined){
-let data13 = data7.maxMatches;
+if(data8.maxResults !== undefined){
+let data13 = data8.maxResults;
 const _errs30 = errors;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs30){
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data13 < -9007199254740991 || isNaN(data13)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResults",schemaPath:"#/properties/limits/properties/maxResults/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -369,22 +359,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxSearchFileBytes !== undefined){
-let data14 = data7.maxSearchFileBytes;
+if(data8.maxMatches !== undefined){
+let data14 = data8.maxMatches;
 const _errs32 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs32){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data14 < -9007199254740991 || isNaN(data14)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxMatches",schemaPath:"#/properties/limits/properties/maxMatches/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -396,22 +386,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxVisited !== undefined){
-let data15 = data7.maxVisited;
+if(data8.maxSearchFileBytes !== undefined){
+let data15 = data8.maxSearchFileBytes;
 const _errs34 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs34){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 9007199254740991 || isNaN(data15)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data15 < -9007199254740991 || isNaN(data15)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxSearchFileBytes",schemaPath:"#/properties/limits/properties/maxSearchFileBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -423,22 +413,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxDepth !== undefined){
-let data16 = data7.maxDepth;
+if(data8.maxVisited !== undefined){
+let data16 = data8.maxVisited;
 const _errs36 = errors;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs36){
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 > 9007199254740991 || isNaN(data16)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data16 < -9007199254740991 || isNaN(data16)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxVisited",schemaPath:"#/properties/limits/properties/maxVisited/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -450,22 +440,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxResultBytes !== undefined){
-let data17 = data7.maxResultBytes;
+if(data8.maxDepth !== undefined){
+let data17 = data8.maxDepth;
 const _errs38 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs38){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 9007199254740991 || isNaN(data17)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data17 < -9007199254740991 || isNaN(data17)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxDepth",schemaPath:"#/properties/limits/properties/maxDepth/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -477,22 +467,22 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxOperationMs !== undefined){
-let data18 = data7.maxOperationMs;
+if(data8.maxResultBytes !== undefined){
+let data18 = data8.maxResultBytes;
 const _errs40 = errors;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs40){
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 > 9007199254740991 || isNaN(data18)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data18 < -9007199254740991 || isNaN(data18)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxResultBytes",schemaPath:"#/properties/limits/properties/maxResultBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
@@ -504,28 +494,55 @@ else {
 var valid3 = true;
 }
 if(valid3){
-if(data7.maxHashBytes !== undefined){
-let data19 = data7.maxHashBytes;
+if(data8.maxOperationMs !== undefined){
+let data19 = data8.maxOperationMs;
 const _errs42 = errors;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/type",keyword:"type",params:{type: "integer"}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
 if(errors === _errs42){
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 > 9007199254740991 || isNaN(data19)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
 }
 else {
 if(data19 < -9007199254740991 || isNaN(data19)){
-validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+validate21.errors = [{instancePath:instancePath+"/limits/maxOperationMs",schemaPath:"#/properties/limits/properties/maxOperationMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
 return false;
 }
 }
 }
 }
 var valid3 = _errs42 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data8.maxHashBytes !== undefined){
+let data20 = data8.maxHashBytes;
+const _errs44 = errors;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/type",keyword:"type",params:{type: "integer"}}];
+return false;
+}
+if(errors === _errs44){
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 9007199254740991 || isNaN(data20)){
+validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
+return false;
+}
+else {
+if(data20 < -9007199254740991 || isNaN(data20)){
+validate21.errors = [{instancePath:instancePath+"/limits/maxHashBytes",schemaPath:"#/properties/limits/properties/maxHashBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs44 === errors;
 }
 else {
 var valid3 = true;
@@ -549,58 +566,41 @@ validate21.errors = [{instancePath:instancePath+"/limits",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs17 === errors;
+var valid0 = _errs19 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.permissions !== undefined){
-let data20 = data.permissions;
-const _errs44 = errors;
-if(errors === _errs44){
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+let data21 = data.permissions;
+const _errs46 = errors;
+if(errors === _errs46){
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 let missing3;
-if((((((((((data20.readWorkspace === undefined) && (missing3 = "readWorkspace")) || ((data20.writeWorkspace === undefined) && (missing3 = "writeWorkspace"))) || ((data20.readAnywhere === undefined) && (missing3 = "readAnywhere"))) || ((data20.writeAnywhere === undefined) && (missing3 = "writeAnywhere"))) || ((data20.net === undefined) && (missing3 = "net"))) || ((data20.env === undefined) && (missing3 = "env"))) || ((data20.run === undefined) && (missing3 = "run"))) || ((data20.ffi === undefined) && (missing3 = "ffi"))) || ((data20.sys === undefined) && (missing3 = "sys"))){
+if((((((((((data21.readWorkspace === undefined) && (missing3 = "readWorkspace")) || ((data21.writeWorkspace === undefined) && (missing3 = "writeWorkspace"))) || ((data21.readAnywhere === undefined) && (missing3 = "readAnywhere"))) || ((data21.writeAnywhere === undefined) && (missing3 = "writeAnywhere"))) || ((data21.net === undefined) && (missing3 = "net"))) || ((data21.env === undefined) && (missing3 = "env"))) || ((data21.run === undefined) && (missing3 = "run"))) || ((data21.ffi === undefined) && (missing3 = "ffi"))) || ((data21.sys === undefined) && (missing3 = "sys"))){
 validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/required",keyword:"required",params:{missingProperty: missing3}}];
 return false;
 }
 else {
-const _errs46 = errors;
-for(const key3 in data20){
+const _errs48 = errors;
+for(const key3 in data21){
 if(!(func1.call(schema32.properties.permissions.properties, key3))){
 validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3}}];
 return false;
 break;
 }
 }
-if(_errs46 === errors){
-if(data20.readWorkspace !== undefined){
-let data21 = data20.readWorkspace;
-const _errs47 = errors;
-if(typeof data21 !== "string"){
+if(_errs48 === errors){
+if(data21.readWorkspace !== undefined){
+let data22 = data21.readWorkspace;
+const _errs49 = errors;
+if(typeof data22 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/permissions/readWorkspace",schemaPath:"#/properties/permissions/properties/readWorkspace/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!(((data21 === "granted") || (data21 === "prompt")) || (data21 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/readWorkspace",schemaPath:"#/properties/permissions/properties/readWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readWorkspace.enum}}];
-return false;
-}
-var valid4 = _errs47 === errors;
-}
-else {
-var valid4 = true;
-}
-if(valid4){
-if(data20.writeWorkspace !== undefined){
-let data22 = data20.writeWorkspace;
-const _errs49 = errors;
-if(typeof data22 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
 if(!(((data22 === "granted") || (data22 === "prompt")) || (data22 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeWorkspace.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/readWorkspace",schemaPath:"#/properties/permissions/properties/readWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readWorkspace.enum}}];
 return false;
 }
 var valid4 = _errs49 === errors;
@@ -609,15 +609,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.readAnywhere !== undefined){
-let data23 = data20.readAnywhere;
+if(data21.writeWorkspace !== undefined){
+let data23 = data21.writeWorkspace;
 const _errs51 = errors;
 if(typeof data23 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data23 === "granted") || (data23 === "prompt")) || (data23 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readAnywhere.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/writeWorkspace",schemaPath:"#/properties/permissions/properties/writeWorkspace/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeWorkspace.enum}}];
 return false;
 }
 var valid4 = _errs51 === errors;
@@ -626,15 +626,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.writeAnywhere !== undefined){
-let data24 = data20.writeAnywhere;
+if(data21.readAnywhere !== undefined){
+let data24 = data21.readAnywhere;
 const _errs53 = errors;
 if(typeof data24 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data24 === "granted") || (data24 === "prompt")) || (data24 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeAnywhere.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/readAnywhere",schemaPath:"#/properties/permissions/properties/readAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.readAnywhere.enum}}];
 return false;
 }
 var valid4 = _errs53 === errors;
@@ -643,15 +643,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.net !== undefined){
-let data25 = data20.net;
+if(data21.writeAnywhere !== undefined){
+let data25 = data21.writeAnywhere;
 const _errs55 = errors;
 if(typeof data25 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data25 === "granted") || (data25 === "prompt")) || (data25 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.net.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/writeAnywhere",schemaPath:"#/properties/permissions/properties/writeAnywhere/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.writeAnywhere.enum}}];
 return false;
 }
 var valid4 = _errs55 === errors;
@@ -660,15 +660,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.env !== undefined){
-let data26 = data20.env;
+if(data21.net !== undefined){
+let data26 = data21.net;
 const _errs57 = errors;
 if(typeof data26 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data26 === "granted") || (data26 === "prompt")) || (data26 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.env.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/net",schemaPath:"#/properties/permissions/properties/net/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.net.enum}}];
 return false;
 }
 var valid4 = _errs57 === errors;
@@ -677,15 +677,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.run !== undefined){
-let data27 = data20.run;
+if(data21.env !== undefined){
+let data27 = data21.env;
 const _errs59 = errors;
 if(typeof data27 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data27 === "granted") || (data27 === "prompt")) || (data27 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.run.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/env",schemaPath:"#/properties/permissions/properties/env/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.env.enum}}];
 return false;
 }
 var valid4 = _errs59 === errors;
@@ -694,15 +694,15 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.ffi !== undefined){
-let data28 = data20.ffi;
+if(data21.run !== undefined){
+let data28 = data21.run;
 const _errs61 = errors;
 if(typeof data28 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data28 === "granted") || (data28 === "prompt")) || (data28 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.ffi.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/run",schemaPath:"#/properties/permissions/properties/run/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.run.enum}}];
 return false;
 }
 var valid4 = _errs61 === errors;
@@ -711,18 +711,35 @@ else {
 var valid4 = true;
 }
 if(valid4){
-if(data20.sys !== undefined){
-let data29 = data20.sys;
+if(data21.ffi !== undefined){
+let data29 = data21.ffi;
 const _errs63 = errors;
 if(typeof data29 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 if(!(((data29 === "granted") || (data29 === "prompt")) || (data29 === "denied"))){
-validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.sys.enum}}];
+validate21.errors = [{instancePath:instancePath+"/permissions/ffi",schemaPath:"#/properties/permissions/properties/ffi/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.ffi.enum}}];
 return false;
 }
 var valid4 = _errs63 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data21.sys !== undefined){
+let data30 = data21.sys;
+const _errs65 = errors;
+if(typeof data30 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!(((data30 === "granted") || (data30 === "prompt")) || (data30 === "denied"))){
+validate21.errors = [{instancePath:instancePath+"/permissions/sys",schemaPath:"#/properties/permissions/properties/sys/enum",keyword:"enum",params:{allowedValues: schema32.properties.permissions.properties.sys.enum}}];
+return false;
+}
+var valid4 = _errs65 === errors;
 }
 else {
 var valid4 = true;
@@ -743,69 +760,42 @@ validate21.errors = [{instancePath:instancePath+"/permissions",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs44 === errors;
+var valid0 = _errs46 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.engine !== undefined){
-let data30 = data.engine;
-const _errs65 = errors;
-if(errors === _errs65){
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+let data31 = data.engine;
+const _errs67 = errors;
+if(errors === _errs67){
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
 let missing4;
-if((((data30.mode === undefined) && (missing4 = "mode")) || ((data30.workers === undefined) && (missing4 = "workers"))) || ((data30.search === undefined) && (missing4 = "search"))){
+if((((data31.mode === undefined) && (missing4 = "mode")) || ((data31.workers === undefined) && (missing4 = "workers"))) || ((data31.search === undefined) && (missing4 = "search"))){
 validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/required",keyword:"required",params:{missingProperty: missing4}}];
 return false;
 }
 else {
-const _errs67 = errors;
-for(const key4 in data30){
+const _errs69 = errors;
+for(const key4 in data31){
 if(!(((((key4 === "mode") || (key4 === "workers")) || (key4 === "search")) || (key4 === "native")) || (key4 === "reason"))){
 validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properties/engine/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4}}];
 return false;
 break;
 }
 }
-if(_errs67 === errors){
-if(data30.mode !== undefined){
-let data31 = data30.mode;
-const _errs68 = errors;
-if(typeof data31 !== "string"){
+if(_errs69 === errors){
+if(data31.mode !== undefined){
+let data32 = data31.mode;
+const _errs70 = errors;
+if(typeof data32 !== "string"){
 validate21.errors = [{instancePath:instancePath+"/engine/mode",schemaPath:"#/properties/engine/properties/mode/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data31 === "workers") || (data31 === "inline"))){
+if(!((data32 === "workers") || (data32 === "inline"))){
 validate21.errors = [{instancePath:instancePath+"/engine/mode",schemaPath:"#/properties/engine/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.engine.properties.mode.enum}}];
 return false;
-}
-var valid5 = _errs68 === errors;
-}
-else {
-var valid5 = true;
-}
-if(valid5){
-if(data30.workers !== undefined){
-let data32 = data30.workers;
-const _errs70 = errors;
-if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/type",keyword:"type",params:{type: "integer"}}];
-return false;
-}
-if(errors === _errs70){
-if((typeof data32 == "number") && (isFinite(data32))){
-if(data32 > 9007199254740991 || isNaN(data32)){
-validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
-return false;
-}
-else {
-if(data32 < -9007199254740991 || isNaN(data32)){
-validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
-return false;
-}
-}
-}
 }
 var valid5 = _errs70 === errors;
 }
@@ -813,16 +803,26 @@ else {
 var valid5 = true;
 }
 if(valid5){
-if(data30.search !== undefined){
-let data33 = data30.search;
+if(data31.workers !== undefined){
+let data33 = data31.workers;
 const _errs72 = errors;
-if(typeof data33 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/type",keyword:"type",params:{type: "string"}}];
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/type",keyword:"type",params:{type: "integer"}}];
 return false;
 }
-if(!((data33 === "native") || (data33 === "builtin"))){
-validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/enum",keyword:"enum",params:{allowedValues: schema32.properties.engine.properties.search.enum}}];
+if(errors === _errs72){
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 9007199254740991 || isNaN(data33)){
+validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991}}];
 return false;
+}
+else {
+if(data33 < -9007199254740991 || isNaN(data33)){
+validate21.errors = [{instancePath:instancePath+"/engine/workers",schemaPath:"#/properties/engine/properties/workers/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991}}];
+return false;
+}
+}
+}
 }
 var valid5 = _errs72 === errors;
 }
@@ -830,10 +830,15 @@ else {
 var valid5 = true;
 }
 if(valid5){
-if(data30.native !== undefined){
+if(data31.search !== undefined){
+let data34 = data31.search;
 const _errs74 = errors;
-if(typeof data30.native !== "string"){
-validate21.errors = [{instancePath:instancePath+"/engine/native",schemaPath:"#/properties/engine/properties/native/type",keyword:"type",params:{type: "string"}}];
+if(typeof data34 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data34 === "native") || (data34 === "builtin"))){
+validate21.errors = [{instancePath:instancePath+"/engine/search",schemaPath:"#/properties/engine/properties/search/enum",keyword:"enum",params:{allowedValues: schema32.properties.engine.properties.search.enum}}];
 return false;
 }
 var valid5 = _errs74 === errors;
@@ -842,13 +847,25 @@ else {
 var valid5 = true;
 }
 if(valid5){
-if(data30.reason !== undefined){
+if(data31.native !== undefined){
 const _errs76 = errors;
-if(typeof data30.reason !== "string"){
-validate21.errors = [{instancePath:instancePath+"/engine/reason",schemaPath:"#/properties/engine/properties/reason/type",keyword:"type",params:{type: "string"}}];
+if(typeof data31.native !== "string"){
+validate21.errors = [{instancePath:instancePath+"/engine/native",schemaPath:"#/properties/engine/properties/native/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
 var valid5 = _errs76 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data31.reason !== undefined){
+const _errs78 = errors;
+if(typeof data31.reason !== "string"){
+validate21.errors = [{instancePath:instancePath+"/engine/reason",schemaPath:"#/properties/engine/properties/reason/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+var valid5 = _errs78 === errors;
 }
 else {
 var valid5 = true;
@@ -865,58 +882,41 @@ validate21.errors = [{instancePath:instancePath+"/engine",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs65 === errors;
+var valid0 = _errs67 === errors;
 }
 else {
 var valid0 = true;
 }
 if(valid0){
 if(data.containment !== undefined){
-let data36 = data.containment;
-const _errs78 = errors;
-if(errors === _errs78){
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+let data37 = data.containment;
+const _errs80 = errors;
+if(errors === _errs80){
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
 let missing5;
-if(((((data36.inProcess === undefined) && (missing5 = "inProcess")) || ((data36.sandbox === undefined) && (missing5 = "sandbox"))) || ((data36.denoPermissions === undefined) && (missing5 = "denoPermissions"))) || ((data36.root === undefined) && (missing5 = "root"))){
+if(((((data37.inProcess === undefined) && (missing5 = "inProcess")) || ((data37.sandbox === undefined) && (missing5 = "sandbox"))) || ((data37.denoPermissions === undefined) && (missing5 = "denoPermissions"))) || ((data37.root === undefined) && (missing5 = "root"))){
 validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/required",keyword:"required",params:{missingProperty: missing5}}];
 return false;
 }
 else {
-const _errs80 = errors;
-for(const key5 in data36){
+const _errs82 = errors;
+for(const key5 in data37){
 if(!((((key5 === "inProcess") || (key5 === "sandbox")) || (key5 === "denoPermissions")) || (key5 === "root"))){
 validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/properties/containment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5}}];
 return false;
 break;
 }
 }
-if(_errs80 === errors){
-if(data36.inProcess !== undefined){
-let data37 = data36.inProcess;
-const _errs81 = errors;
-if(typeof data37 !== "boolean"){
+if(_errs82 === errors){
+if(data37.inProcess !== undefined){
+let data38 = data37.inProcess;
+const _errs83 = errors;
+if(typeof data38 !== "boolean"){
 validate21.errors = [{instancePath:instancePath+"/containment/inProcess",schemaPath:"#/properties/containment/properties/inProcess/type",keyword:"type",params:{type: "boolean"}}];
 return false;
 }
-if(true !== data37){
+if(true !== data38){
 validate21.errors = [{instancePath:instancePath+"/containment/inProcess",schemaPath:"#/properties/containment/properties/inProcess/const",keyword:"const",params:{allowedValue: true}}];
-return false;
-}
-var valid6 = _errs81 === errors;
-}
-else {
-var valid6 = true;
-}
-if(valid6){
-if(data36.sandbox !== undefined){
-let data38 = data36.sandbox;
-const _errs83 = errors;
-if(typeof data38 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
-return false;
-}
-if(!((data38 === "bubblewrap") || (data38 === "none"))){
-validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.sandbox.enum}}];
 return false;
 }
 var valid6 = _errs83 === errors;
@@ -925,15 +925,15 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data36.denoPermissions !== undefined){
-let data39 = data36.denoPermissions;
+if(data37.sandbox !== undefined){
+let data39 = data37.sandbox;
 const _errs85 = errors;
 if(typeof data39 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data39 === "scoped") || (data39 === "broad"))){
-validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.denoPermissions.enum}}];
+if(!((data39 === "bubblewrap") || (data39 === "none"))){
+validate21.errors = [{instancePath:instancePath+"/containment/sandbox",schemaPath:"#/properties/containment/properties/sandbox/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.sandbox.enum}}];
 return false;
 }
 var valid6 = _errs85 === errors;
@@ -942,18 +942,35 @@ else {
 var valid6 = true;
 }
 if(valid6){
-if(data36.root !== undefined){
-let data40 = data36.root;
+if(data37.denoPermissions !== undefined){
+let data40 = data37.denoPermissions;
 const _errs87 = errors;
 if(typeof data40 !== "string"){
-validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/type",keyword:"type",params:{type: "string"}}];
+validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/type",keyword:"type",params:{type: "string"}}];
 return false;
 }
-if(!((data40 === "mount") || (data40 === "identity"))){
-validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.root.enum}}];
+if(!((data40 === "scoped") || (data40 === "broad"))){
+validate21.errors = [{instancePath:instancePath+"/containment/denoPermissions",schemaPath:"#/properties/containment/properties/denoPermissions/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.denoPermissions.enum}}];
 return false;
 }
 var valid6 = _errs87 === errors;
+}
+else {
+var valid6 = true;
+}
+if(valid6){
+if(data37.root !== undefined){
+let data41 = data37.root;
+const _errs89 = errors;
+if(typeof data41 !== "string"){
+validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/type",keyword:"type",params:{type: "string"}}];
+return false;
+}
+if(!((data41 === "mount") || (data41 === "identity"))){
+validate21.errors = [{instancePath:instancePath+"/containment/root",schemaPath:"#/properties/containment/properties/root/enum",keyword:"enum",params:{allowedValues: schema32.properties.containment.properties.root.enum}}];
+return false;
+}
+var valid6 = _errs89 === errors;
 }
 else {
 var valid6 = true;
@@ -969,10 +986,11 @@ validate21.errors = [{instancePath:instancePath+"/containment",schemaPath:"#/pro
 return false;
 }
 }
-var valid0 = _errs78 === errors;
+var valid0 = _errs80 === errors;
 }
 else {
 var valid0 = true;
+}
 }
 }
 }

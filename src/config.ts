@@ -220,6 +220,13 @@ async function prefilterFromEnv(): Promise<SearchPrefilter | undefined> {
   return unavailablePrefilter(reason);
 }
 
+/**
+ * Set (to "1") by the server launcher in its server's environment when it added `--root` itself
+ * for the invocation directory (no root flag was given): the server then still serves from its
+ * start directory, and may serve its client's roots instead (decision 0065). Internal.
+ */
+export const ROOT_DEFAULTED_ENV = "WMCP_ROOT_DEFAULTED";
+
 /** The workspace flags every entry point takes. */
 export interface WorkspaceFlags {
   /** One root (`op`'s and the client's --root); ignored when roots has any. */
@@ -246,6 +253,8 @@ export async function openWorkspaceFromFlags(
   const asked: RootSpec[] = flags.roots !== undefined && flags.roots.length > 0
     ? [...flags.roots]
     : [{ path: flags.root as string }];
+  const defaulted = asked.length === 1 && asked[0].path === undefined ||
+    asked.length === 1 && envIfGranted(ROOT_DEFAULTED_ENV) === "1";
   const write = flags.write === true;
   const limits = parseLimitFlags(flags.limit ?? []);
   const roots = asked.map((r) => {
@@ -273,6 +282,7 @@ export async function openWorkspaceFromFlags(
       prefilter: await prefilterFromEnv(),
       // Under the launcher's bubblewrap the roots are mount points (decision 0059).
       rootMounted: (await detectSandbox()) === "bubblewrap",
+      rootsFrom: defaulted ? "start-directory" : "configured",
     });
   } catch (err) {
     const e = toWorkspaceError(err);

@@ -29,6 +29,7 @@ import {
 } from "./definition.ts";
 import { page } from "./paging.ts";
 import { workspaceServerDefinition } from "./workspace_server.ts";
+import type { ClientRoots } from "./client_roots.ts";
 import { settledWithin } from "../async.ts";
 
 /** Default page size of tools/list (and of the other lists). */
@@ -60,6 +61,12 @@ export interface ServerFactoryOptions {
    * @ignore
    */
   definition?: ServerDefinition;
+  /**
+   * Serve the client's roots once it names them (a stdio server started without a root flag,
+   * decision 0065); `workspace` until then. Only with `workspace`.
+   * @ignore
+   */
+  clientRoots?: ClientRoots;
   /** Page size of tools/list, prompts/list, resources/list and resources/templates/list. */
   pageSize?: number;
   /** HMAC key (at least 32 bytes) for requestState; random per process if absent. */
@@ -170,7 +177,8 @@ class ServerBuilder {
     if ((options.workspace === undefined) === (options.definition === undefined)) {
       throw new TypeError("createServerFactory needs exactly one of workspace and definition");
     }
-    const definition = options.definition ?? workspaceServerDefinition(options.workspace!);
+    const definition = options.definition ??
+      workspaceServerDefinition(options.workspace!, { clientRoots: options.clientRoots });
     this.compiled = compileDefinition(definition);
     this.#tables = { all: this.compiled, read: readTable(this.compiled) };
     this.pageSize = options.pageSize ?? DEFAULT_PAGE_SIZE;

@@ -17,7 +17,10 @@ export async function main(args: string[], early?: EarlyStdio): Promise<number> 
     const flags = await parseServerFlags("stdio", args);
     const { write, pageSize } = flags;
     const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
-    startStdioServer({ workspace, pageSize, early: early?.handover() });
+    // Without a root flag the client's roots, when it declares them, replace the start
+    // directory (decision 0065).
+    const clientRoots = workspace.rootsFrom === "start-directory";
+    startStdioServer({ workspace, pageSize, clientRoots, early: early?.handover() });
     console.error(
       `wmcp: serving ${workspace.policy.rootReal} over stdio (${
         write ? "read-write" : "read-only"

@@ -11,6 +11,7 @@ import { PassThrough, type Readable, Writable } from "node:stream";
 import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import type { Workspace } from "../workspace/workspace.ts";
 import { requestCapFor } from "../workspace/message_limits.ts";
+import { ClientRoots } from "./client_roots.ts";
 import { createServerFactory, DEFAULT_PAGE_SIZE } from "./factory.ts";
 import { LineFramer, type OversizeLine, stdioLineFilter } from "./stdio_lines.ts";
 import { createFastPath } from "./fast_path.ts";
@@ -21,6 +22,13 @@ import type { EarlyHandover, Suppressor } from "./stdio_early.ts";
 export interface StdioServerOptions {
   /** The workspace served (its limits set the request cap). */
   workspace: Workspace;
+  /**
+   * Serve the client's roots when it declares the `roots` capability (initialization era):
+   * asked with roots/list after initialize and again on each list_changed, each checked, the
+   * unusable ones skipped with a warning; `workspace` is served until then and to a client that
+   * declares none (decision 0065). Default false: `workspace` only.
+   */
+  clientRoots?: boolean;
   /** Page size of the lists (tools/list and the others). Default 50. */
   pageSize?: number;
   /** Where requests arrive, one JSON-RPC message per line. Default: the process's stdin. */
@@ -92,6 +100,7 @@ export function startStdioServer(options: StdioServerOptions): StdioServer {
   };
   const factory = createServerFactory({
     workspace,
+    clientRoots: options.clientRoots === true ? new ClientRoots(workspace, log) : undefined,
     pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
   });
   // Answers to lines the entry answered already are dropped, the fast path's and the SDK's.

@@ -15,7 +15,15 @@ import { runOperation } from "../operations/registry.ts";
 import { sha256Hex } from "../workspace/text.ts";
 import { jsonBytesAtMost } from "../workspace/budget.ts";
 import { instructionsFor } from "./instructions.ts";
-import type { CallContext, ServerDefinition, ToolOutcome, ToolSpec } from "./definition.ts";
+import type {
+  CallContext,
+  ServerDefinition,
+  ServerExtension,
+  ServingUnit,
+  ToolOutcome,
+  ToolSpec,
+} from "./definition.ts";
+import type { ClientRoots } from "./client_roots.ts";
 import { type ToolEntry, toolsFor } from "./tools.ts";
 import { startProgressCadence } from "./progress.ts";
 import { errorResult, renderContent, type RenderOptions, structuredFor } from "./content.ts";
@@ -116,8 +124,15 @@ function isConfirmState(state: unknown): state is ConfirmState {
     typeof (state as ConfirmState).args === "string";
 }
 
-function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
+/** Where a tool finds the workspace of a call: one fixed workspace, or the client's roots. */
+type WorkspaceOf = () => Workspace | Promise<Workspace>;
+
+function workspaceTool(entry: ToolEntry, workspaceOf: WorkspaceOf): ToolSpec {
   const { op } = entry;
+  const run = (args: Record<string, unknown>, call: CallContext) => (workspace: Workspace) =>
+    callTool(op.name, args, call, workspace).then((r) =>
+      op.needsWrite ? r : withinResponseCap(r, responseCapFor(workspace.limits))
+    );
   return Object.freeze({
     name: op.name,
     title: op.title,
@@ -129,10 +144,17 @@ function workspaceTool(entry: ToolEntry, workspace: Workspace): ToolSpec {
     fastPath: op.annotations.readOnlyHint && !op.needsWrite,
     // Every failure, an unexpected one included, leaves as our error result (the SDK's own
     // wrapping would send a bare message without the code).
-    handler: (args: Record<string, unknown>, call: CallContext) =>
-      callTool(op.name, args, call, workspace).then((r) =>
-        op.needsWrite ? r : withinResponseCap(r, responseCapFor(workspace.limits))
-      ).catch(toolFailure),
+    handler: (args: Record<string, unknown>, call: CallContext) => {
+      try {
+        const workspace = workspaceOf();
+        const ran = workspace instanceof Promise
+          ? workspace.then(run(args, call))
+          : run(args, call)(workspace);
+        return ran.catch(toolFailure);
+      } catch (err) {
+        return toolFailure(err);
+      }
+    },
   });
 }
 
@@ -310,16 +332,38 @@ async function callTool(
   }
 }
 
-/** The workspace server: its tools for the mode, empty prompt and resource lists. */
-export function workspaceServerDefinition(workspace: Workspace): ServerDefinition {
+/**
+ * The workspace server: its tools for the mode, empty prompt and resource lists. With
+ * `clientRoots` (a stdio server started without a root flag, decision 0065) the tools run on the
+ * client's roots once it names them, `workspace` until then; its limits and mode are the same.
+ */
+export function workspaceServerDefinition(
+  workspace: Workspace,
+  options: { clientRoots?: ClientRoots } = {},
+): ServerDefinition {
   assertServable(workspace.limits);
+  const { clientRoots } = options;
+  const workspaceOf: WorkspaceOf = clientRoots === undefined
+    ? () => workspace
+    : () => clientRoots.workspace();
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,
     instructions: instructionsFor(workspace.rootName, workspace.writable),
     // A read-only bearer token on a write-enabled server sees the read tools only.
     readOnlyInstructions: instructionsFor(workspace.rootName, false),
-    tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspace))),
-    extension: EMPTY_LISTS,
+    tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspaceOf))),
+    extension: clientRoots === undefined ? EMPTY_LISTS : askingRoots(EMPTY_LISTS, clientRoots),
+  });
+}
+
+/** An extension that also asks each initialization-era client for its roots (ClientRoots). */
+function askingRoots(extension: ServerExtension, roots: ClientRoots): ServerExtension {
+  return Object.freeze({
+    ...extension,
+    install(unit: ServingUnit) {
+      extension.install(unit);
+      if (!unit.modern) roots.install(unit.server);
+    },
   });
 }

@@ -26,6 +26,9 @@ const operation = defineOperation({
     })).describe(
       "Every root, in order. A relative path addresses the first; an absolute path the root it lies under. Results show the first root's paths relative, the others' absolute.",
     ),
+    rootsFrom: z.enum(["configured", "start-directory", "client"]).describe(
+      "Where the roots came from: configured (--root, --read-only-root, or the library's caller), start-directory (no root flag: the directory the server was started in) or client (the roots the client declared).",
+    ),
     limits: z.object({
       maxReadBytes: z.int(),
       maxMediaBytes: z.int(),
@@ -94,6 +97,7 @@ function text(r: ToolResult): string {
     ["root", shown(r.root)],
     ["mode", r.mode],
     ...several,
+    ...(r.rootsFrom === "configured" ? [] : [["roots from", r.rootsFrom] as [string, string]]),
     ["limits", pairs(r.limits)],
     ["permissions", pairs(r.permissions)],
     ["containment", pairs(r.containment)],

@@ -27,6 +27,7 @@ export const ERROR_CODES = [
   "CANCELLED",
   "TIME_BUDGET_EXCEEDED",
   "UNKNOWN_OPERATION",
+  "NO_ROOT",
   "IO_ERROR",
 ] as const;
 

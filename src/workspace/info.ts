@@ -17,6 +17,8 @@ export interface WorkspaceInfoResult {
    * relative paths address; the configured absolute path for the others) and its mode.
    */
   roots: { name: string; path: string; mode: "read-only" | "read-write" }[];
+  /** Where the roots came from: configured, the start directory, or the client (decision 0065). */
+  rootsFrom: "configured" | "start-directory" | "client";
   limits: Limits;
   permissions: {
     readWorkspace: PermissionState;
@@ -83,6 +85,7 @@ export async function workspaceInfo(ws: Workspace): Promise<WorkspaceInfoResult>
       path: i === 0 ? "." : r.policy.rootGiven,
       mode: r.writable ? "read-write" : "read-only",
     })),
+    rootsFrom: ws.rootsFrom,
     limits: { ...ws.limits },
     permissions,
     containment: {

@@ -61,7 +61,23 @@ export interface WorkspaceOptions {
    * @ignore
    */
   rootMounted?: boolean;
+  /**
+   * Share this workspace's lock and engine (a server that replaces its roots while it runs: the
+   * client's roots, decision 0065), so a write under the old roots and a call under the new ones
+   * never run at once, and no second worker pool is started. Its engine options win.
+   * @ignore
+   */
+  sharedWith?: Workspace;
+  /**
+   * Where the roots came from, as workspace_info says: `configured` (the default: flags or the
+   * caller), `start-directory` (no root flag: the directory the server was started in) or
+   * `client` (the client's roots, decision 0065).
+   */
+  rootsFrom?: RootsFrom;
 }
+
+/** Where a workspace's roots came from (WorkspaceOptions.rootsFrom). */
+export type RootsFrom = "configured" | "start-directory" | "client";
 
 /**
  * One workspace directory, opened. Immutable after open.
@@ -89,6 +105,8 @@ export class Workspace {
   readonly writable: boolean;
   /** This root refuses writes whatever the mode (`--read-only-root`). */
   readonly readOnlyRoot: boolean;
+  /** Where the roots came from (WorkspaceOptions.rootsFrom). */
+  readonly rootsFrom: RootsFrom;
   /**
    * Every root, in order, each a Workspace of its own sharing this one's limits, lock and engine
    * (decision 0064). With one root it is `[this]`; with several, the operations run on the root
@@ -110,8 +128,10 @@ export class Workspace {
       readOnlyRoot?: boolean;
       prefilter?: SearchPrefilter;
       roots?: readonly Workspace[];
+      rootsFrom?: RootsFrom;
     },
   ) {
+    this.rootsFrom = options.rootsFrom ?? "configured";
     this.policy = policy;
     this.#shared = shared;
     this.limits = shared.limits;
@@ -145,16 +165,17 @@ export class Workspace {
       );
     }
     assertDisjoint(policies);
+    const from = options.sharedWith === undefined ? undefined : options.sharedWith.#shared;
     const shared: Shared = {
       limits: Object.freeze(limits),
-      lock: new ReadersWriterLock(),
-      engineOptions: {
+      lock: from?.lock ?? new ReadersWriterLock(),
+      engineOptions: from?.engineOptions ?? {
         mode: options.engine,
         worker: options.engineWorker,
         size: options.engineSize,
         jobs: JOBS,
       },
-      engine: {},
+      engine: from?.engine ?? {},
     };
     const writable = options.writable === true;
     if (specs.length === 1) {
@@ -162,6 +183,7 @@ export class Workspace {
         writable: writable && specs[0].readOnly !== true,
         readOnlyRoot: specs[0].readOnly,
         prefilter: options.prefilter,
+        rootsFrom: options.rootsFrom,
       });
     }
     const roots = specs.map((spec, i) =>
@@ -175,6 +197,7 @@ export class Workspace {
       writable: roots.some((r) => r.writable),
       prefilter: options.prefilter,
       roots: Object.freeze(roots),
+      rootsFrom: options.rootsFrom,
     });
   }
 
