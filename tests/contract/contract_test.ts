@@ -67,6 +67,7 @@ const NOT_IN_TABLE: Record<string, string> = {
     "needs an unreadable file (tests run as root here) or a root outside Deno's permissions",
   CANCELLED: "needs a cancelled request (tests/server/cancel_progress_test.ts)",
   TIME_BUDGET_EXCEEDED: "needs work that outlasts the time budget (tests/security/runaway_test.ts)",
+  NO_ROOT: "needs a client that names roots to a stdio server (tests/server/client_roots_test.ts)",
   IO_ERROR:
     "the fallback for unexpected operating-system failures; none can be provoked deterministically",
 };

@@ -36,6 +36,7 @@ export const READ_CASES: Case[] = [
         root: "ws",
         mode: "read-only",
         roots: [{ name: "ws", path: ".", mode: "read-only" }],
+        rootsFrom: "configured",
         limits: limitsOf("ro"),
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool; none
@@ -55,6 +56,7 @@ export const READ_CASES: Case[] = [
         root: "ws",
         mode: "read-write",
         roots: [{ name: "ws", path: ".", mode: "read-write" }],
+        rootsFrom: "configured",
         limits: limitsOf("small"),
         permissions: "<process-dependent>",
         // Every adapter's process may read the engine's modules, so every one runs the pool; none
