@@ -15,6 +15,7 @@ import { nodeFs } from "../src/workspace/fs/node.ts";
 import { requestCapFor } from "../src/workspace/message_limits.ts";
 import { toWorkspaceError } from "../src/workspace/errors.ts";
 import { EXIT_USAGE, refuseBroadRoot, rootFlag, UsageError } from "../src/config.ts";
+import type { RootSpec } from "../src/workspace/roots.ts";
 import {
   flagsOf,
   infoRequest,
@@ -43,8 +44,11 @@ const REFUSED: Record<string, string> = {
 /** The adapter's settings after parsing and checking. */
 export interface AdapterSettings {
   flags: ServerFlags;
-  /** The root as given, made absolute against the working directory. */
-  root: string;
+  /**
+   * The roots as given (`--root`, `--read-only-root`, in order; the working directory without
+   * either), made absolute against the working directory (decision 0064).
+   */
+  roots: RootSpec[];
   tokens: string[];
   readTokens: string[];
   stateKey?: string;
@@ -132,8 +136,6 @@ export async function loadSettings(
         `Set ${SECRET_ENV.token} or --token-file, or ${SECRET_ENV.readToken} or --read-token-file`,
     );
   }
-  const given = rootFlag(flags.root);
-  const root = resolve(given ?? ".");
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -142,14 +144,22 @@ export async function loadSettings(
     }
   };
   const home = env.HOME || undefined;
-  refuseBroadRoot({
-    given,
-    root,
-    rootReal: real(root),
-    home,
-    homeReal: home === undefined ? undefined : real(home),
+  const asked: { path?: string; readOnly?: boolean }[] = flags.roots.length > 0
+    ? flags.roots
+    : [{ path: undefined }];
+  const roots = asked.map((r) => {
+    const given = rootFlag(r.path);
+    const root = resolve(given ?? ".");
+    refuseBroadRoot({
+      given,
+      root,
+      rootReal: real(root),
+      home,
+      homeReal: home === undefined ? undefined : real(home),
+    });
+    return { path: root, readOnly: r.readOnly };
   });
-  return { flags, root, ...secrets };
+  return { flags, roots, ...secrets };
 }
 
 /** The engine worker bundled beside the adapter bundle (dist/), when there is one. */
@@ -167,7 +177,7 @@ export async function openHandler(
   let workspace: Workspace;
   try {
     workspace = await Workspace.open({
-      root: settings.root,
+      roots: settings.roots,
       writable: flags.write,
       limits: flags.limits,
       fs: nodeFs,
