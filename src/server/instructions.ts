@@ -5,9 +5,14 @@
  * (src/workspace/root_name.ts), as Workspace.rootName gives it.
  */
 
-/** The instructions for a workspace whose root directory is named `rootName`. */
-export function instructionsFor(rootName: string, writable: boolean): string {
-  return `Workspace tools for the directory "${rootName}" (${
-    writable ? "read-write" : "read-only"
-  }). Paths are workspace-relative. Call workspace_info for the limits.`;
+/**
+ * The instructions for a workspace whose (first) root directory is named `rootName`; with several
+ * roots (`roots` > 1, decision 0064) they say how paths address them.
+ */
+export function instructionsFor(rootName: string, writable: boolean, roots = 1): string {
+  const mode = writable ? "read-write" : "read-only";
+  if (roots > 1) {
+    return `Workspace tools for ${roots} directories (${mode}). Relative paths are in the first, "${rootName}"; absolute paths address the others. Call workspace_info for the roots, their modes and the limits.`;
+  }
+  return `Workspace tools for the directory "${rootName}" (${mode}). Paths are workspace-relative. Call workspace_info for the limits.`;
 }

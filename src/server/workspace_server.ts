@@ -349,9 +349,9 @@ export function workspaceServerDefinition(
   return Object.freeze({
     name: SERVER_NAME,
     version: denoConfig.version,
-    instructions: instructionsFor(workspace.rootName, workspace.writable),
+    instructions: instructionsFor(workspace.rootName, workspace.writable, workspace.roots.length),
     // A read-only bearer token on a write-enabled server sees the read tools only.
-    readOnlyInstructions: instructionsFor(workspace.rootName, false),
+    readOnlyInstructions: instructionsFor(workspace.rootName, false, workspace.roots.length),
     tools: Object.freeze(toolsFor(workspace.writable).map((t) => workspaceTool(t, workspaceOf))),
     extension: clientRoots === undefined ? EMPTY_LISTS : askingRoots(EMPTY_LISTS, clientRoots),
   });
