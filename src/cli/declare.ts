@@ -22,6 +22,7 @@ import {
 } from "@stricli/core";
 import { parseArgs } from "node:util";
 import { UsageError } from "../config.ts";
+import type { RootSpec } from "../workspace/roots.ts";
 import { didYouMean, needsValueMessage, unknownFlagMessage } from "./suggest.ts";
 
 /**
@@ -247,6 +248,21 @@ export function flagTokens(decl: CommandDecl, argv: readonly string[]): FlagToke
     tokens: true,
   });
   return tokens as FlagToken[];
+}
+
+/**
+ * The roots argv names by a declaration, in command-line order (decision 0064): each `--root DIR`
+ * and `--read-only-root DIR` (`--flag=DIR` alike, nothing after `--`), the values as given. Empty
+ * when neither flag is given. What the servers, `op` and `config print` serve, and in that order.
+ */
+export function rootsOf(decl: CommandDecl, argv: readonly string[]): RootSpec[] {
+  const out: RootSpec[] = [];
+  for (const t of flagTokens(decl, argv)) {
+    if (t.kind !== "option" || typeof t.value !== "string") continue;
+    if (t.name === "root") out.push({ path: t.value });
+    else if (t.name === "read-only-root") out.push({ path: t.value, readOnly: true });
+  }
+  return out;
 }
 
 /** A stricli scanning error in wmcp's words. */

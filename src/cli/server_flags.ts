@@ -4,7 +4,7 @@
  * generated --help, and the one function that turns flags into Deno permissions.
  */
 import { streams, writeText } from "../std_streams.ts";
-import { type CommandDecl, type FlagDecl, flagTokens, parseCommand } from "./declare.ts";
+import { type CommandDecl, type FlagDecl, flagTokens, parseCommand, rootsOf } from "./declare.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { parseLimitFlags, UsageError } from "../config.ts";
 import type { Limits } from "../workspace/limits.ts";
@@ -524,13 +524,7 @@ export function serverHelp(kind: ServerKind, options: { launcher?: boolean } = {
  * Empty when neither flag is given (the server then serves the directory it runs from).
  */
 export function rootsFromArgs(kind: ServerKind, args: readonly string[]): RootSpec[] {
-  const out: RootSpec[] = [];
-  for (const t of flagTokens(serverDecl(kind), args)) {
-    if (t.kind !== "option" || typeof t.value !== "string") continue;
-    if (t.name === "root") out.push({ path: t.value });
-    else if (t.name === "read-only-root") out.push({ path: t.value, readOnly: true });
-  }
-  return out;
+  return rootsOf(serverDecl(kind), args);
 }
 
 /** Whether a --write as scanned turns the write tools on (`--write`, `--write=true`). */

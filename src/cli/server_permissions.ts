@@ -1,7 +1,8 @@
 /**
- * The Deno permissions a server needs for its flags: computed once from the flags (read on the
- * root, the worker modules and secret files, write with --write, net on the bound host, env for
- * the variables it reads), for the launcher, the bundled client server, config print and tests.
+ * The Deno permissions a server needs for its flags: computed once from the flags (read on every
+ * root, the worker modules and secret files, write with --write on every root but a read-only one,
+ * net on the bound host, env for the variables it reads), for the launcher, the bundled client
+ * server, config print and tests.
  */
 import { resolveFromInvocation, UsageError } from "../config.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
@@ -9,7 +10,7 @@ import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { ENGINE_ENV } from "../workspace/native/protocol.ts";
 import { Grants, UngrantablePathError } from "../launch/grants.ts";
 import { flagTokens } from "./declare.ts";
-import { serverDecl, type ServerKind, writeAsked } from "./server_flags.ts";
+import { rootsFromArgs, serverDecl, type ServerKind, writeAsked } from "./server_flags.ts";
 import { SECRET_ENV } from "./server_secrets.ts";
 import { bindHost } from "./server_hosts.ts";
 
@@ -37,8 +38,8 @@ const LAUNCHER_PERMISSIONS: readonly string[] = [
 
 /**
  * The Deno permission flags (after `deno run`) for serving with these server arguments: what the
- * server entry itself needs (`via: "direct"`, the default: read on the root and the engine's
- * worker modules, write with --write, net on the bound host, env for the variables it reads,
+ * server entry itself needs (`via: "direct"`, the default: read on every root and the engine's
+ * worker modules, write with --write on each root but a --read-only-root, net on the bound host, env for the variables it reads,
  * sys=uid and the pid file with --pid-file, read on secret files; never run), or what the launcher
  * `cli.ts serve KIND ARGS` needs to start it (`via: "launcher"`: env and run only; it then starts
  * the server with the direct set). Values are not validated here (parseServerFlags does that).
@@ -60,12 +61,21 @@ export function serverPermissions(
   const given = lastValues(kind, args);
   const values = Object.fromEntries(given);
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
-  const root = resolveFromInvocation(str(values.root) ?? ".");
+  // Every root, in order (the invocation directory when none is given): read on each, write on
+  // each that is not a --read-only-root, and only with --write (decision 0064).
+  const named = rootsFromArgs(kind, args);
+  const roots = (named.length > 0 ? named : [{ path: "." }]).map((r) => ({
+    what: r.readOnly ? "--read-only-root" : "--root",
+    path: resolveFromInvocation(r.path),
+    readOnly: r.readOnly === true,
+  }));
   // Each read path with what it is (named in the error when a flag cannot name it).
-  const read: [string, string][] = [["--root", root]];
+  const read: [string, string][] = roots.map((r) => [r.what, r.path]);
   if (ENGINE_READ_PATH !== null) read.push(["the search worker directory", ENGINE_READ_PATH]);
   if (options.sandboxMarker !== undefined) read.push(["the sandbox marker", options.sandboxMarker]);
-  const write: [string, string][] = writeAsked(values.write) ? [["--root", root]] : [];
+  const write: [string, string][] = writeAsked(values.write)
+    ? roots.filter((r) => !r.readOnly).map((r) => [r.what, r.path])
+    : [];
   const grants = new Grants();
   const runtime: string[] = [];
   if (kind === "http") {

@@ -438,6 +438,34 @@ Deno.test("serverPermissions: representative flag sets", () => {
   assert.throws(() => serverPermissions("http", ["--root", "/a,b"]), /comma/);
 });
 
+Deno.test("serverPermissions: several roots: read on each, write only on --root ones with --write", () => {
+  const engine = ENGINE_READ_PATH === null ? [] : [ENGINE_READ_PATH];
+  const args = ["--root", "/srv/a", "--read-only-root=/srv/b", "--root", "/srv/c"];
+  const read = `--allow-read=${["/srv/a", "/srv/b", "/srv/c", ...engine].join(",")}`;
+  assert.deepEqual(serverPermissions("stdio", args), [
+    "--quiet",
+    "--no-prompt",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    read,
+  ]);
+  assert.deepEqual(serverPermissions("stdio", [...args, "--write"]), [
+    "--quiet",
+    "--no-prompt",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    read,
+    "--allow-write=/srv/a,/srv/c",
+  ]);
+  // Only read-only roots: no write at all, even with --write.
+  const ro = serverPermissions("http", ["--read-only-root", "/srv/b", "--write"]);
+  assert.ok(ro.includes(`--allow-read=${["/srv/b", ...engine].join(",")}`), ro.join(" "));
+  assert.ok(!ro.some((f) => f.startsWith("--allow-write")), ro.join(" "));
+  // An ungrantable read-only root is named by its flag.
+  assert.throws(
+    () => serverPermissions("stdio", ["--root", "/srv/a", "--read-only-root", "/x,y"]),
+    /--read-only-root \/x,y/,
+  );
+});
+
 Deno.test("the deno.json server tasks grant exactly the launcher permissions of serverPermissions", () => {
   const tasks = denoConfig.tasks as Record<string, string>;
   const names = [
