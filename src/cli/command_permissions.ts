@@ -126,10 +126,7 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
   const [command, ...rest] = argv;
   const { values } = scanArgs(rest);
   const last = (k: string) => values.get(k)?.at(-1);
-  if (command === "op") {
-    const root = last("root");
-    return [abs(root === undefined || root === "" ? "." : root, invocationDir)];
-  }
+  if (command === "op") return opRootValues(values).map((r) => abs(r.value, invocationDir));
   if (isClient(command)) {
     const config = last("config");
     if (config !== undefined && config !== "" && config !== "-") {
@@ -141,21 +138,34 @@ export function namedPaths(argv: string[], invocationDir: string): string[] {
 }
 
 /**
- * The workspace root of `op NAME` (not `op list`, which opens none): as given (`--root`, or
- * undefined) and absolute. The router checks the broad-root rule on it before the child starts.
+ * `op`'s root values (`--root` ones, then `--read-only-root` ones; "." when neither is given, and
+ * for an empty value, which op refuses itself): the order is op's own business, the grants are not.
  */
-export function opRoot(
+function opRootValues(values: Map<string, string[]>): { flag: string; value: string }[] {
+  const of = (flag: string) =>
+    (values.get(flag) ?? []).map((v) => ({ flag: `--${flag}`, value: v === "" ? "." : v }));
+  const all = [...of("root"), ...of("read-only-root")];
+  return all.length > 0 ? all : [{ flag: "--root", value: "." }];
+}
+
+/**
+ * The workspace roots of `op NAME` (not `op list`, which opens none): each as given (`--root` or
+ * `--read-only-root`, undefined when neither is given) and absolute. The router checks the
+ * broad-root rule on each before the child starts.
+ */
+export function opRoots(
   argv: string[],
   invocationDir: string,
-): { given: string | undefined; root: string } | undefined {
+): { given: string | undefined; root: string }[] | undefined {
   const [command, ...rest] = argv;
   if (command !== "op") return undefined;
   const { values, positionals } = scanArgs(rest);
   if (positionals.length === 0 || positionals[0] === "list") return undefined;
-  const given = values.get("root")?.at(-1);
-  // An empty --root is op's own usage error (it says why).
-  if (given !== undefined && given.trim() === "") return undefined;
-  return { given, root: abs(given ?? ".", invocationDir) };
+  const given = [...(values.get("root") ?? []), ...(values.get("read-only-root") ?? [])];
+  // An empty root is op's own usage error (it says why).
+  if (given.some((g) => g.trim() === "")) return undefined;
+  if (given.length === 0) return [{ given: undefined, root: abs(".", invocationDir) }];
+  return given.map((g) => ({ given: g, root: abs(g, invocationDir) }));
 }
 
 /**
@@ -276,14 +286,14 @@ function answeredInProcess(
   return wantsVersion || (wantsHelp && !toolHelp);
 }
 
-/** `op`: the display variables; for an operation its root (written with --write) and files. */
+/** `op`: the display variables; for an operation its roots (written with --write) and files. */
 function opPlan(plan: Plan, positionals: string[]): CommandPlan {
   plan.grants.allow("env", DISPLAY_ENV);
   if (positionals[0] === "list") return plan.finish();
-  const root = plan.last("root");
-  plan.named("--root", root === undefined || root === "" ? "." : root, {
-    write: plan.has("write"),
-  });
+  // Read on every root; write on the --root ones, only with --write (decision 0064).
+  for (const r of opRootValues(plan.values)) {
+    plan.named(r.flag, r.value, { write: r.flag === "--root" && plan.has("write") });
+  }
   plan.fixed("the search worker directory", plan.ctx.workerDir);
   plan.files(FILE_FLAGS.op);
   // No net, no run, no sys: an operation touches the workspace and nothing else.

@@ -23,12 +23,22 @@ export const OP = {
   usage: [
     "list [--write] [--output json|pretty]",
     `NAME [key=value | key:=json ...] [--arguments JSON | --arguments-file PATH |
-               --arguments-stdin] [--root DIR] [--write] [--limit name=N ...] [--output json|pretty]`,
+               --arguments-stdin] [--root DIR ...] [--read-only-root DIR ...] [--write]
+               [--limit name=N ...] [--output json|pretty]`,
     "NAME --help     the operation's arguments, defaults and an example",
   ],
   about: "Runs one workspace operation in this process: no server, no network.",
   flags: {
-    root: { kind: "dir", help: "workspace root (default: the directory you run from)" },
+    root: {
+      kind: "dir",
+      multiple: true,
+      help: "workspace root, repeatable (default: the directory you run from)",
+    },
+    "read-only-root": {
+      kind: "dir",
+      multiple: true,
+      help: "a root that refuses every write, even with --write; repeatable",
+    },
     write: {
       kind: "bool",
       help: "enable write_file, edit_file, create_directory, move_path, copy_path, delete_path",

@@ -21,7 +21,7 @@ import {
 } from "./help.ts";
 import { CLIENT_COMMANDS, OP, OP_LIST, TOOLS_CALL } from "./commands.ts";
 import { operationExamples } from "../tools/mod.ts";
-import { parseCommand, scanWords } from "./declare.ts";
+import { parseCommand, rootsOf, scanWords } from "./declare.ts";
 import {
   didYouMean,
   shorthandTypeHint,
@@ -231,7 +231,11 @@ async function runOp(rest: string[], report: Report): Promise<number> {
   const given = await readArguments(values, positionals.slice(1));
   const args = given.values;
   // The one broad-root rule of every entry: no --root from / or $HOME is a usage error.
-  const ws = await openWorkspaceFromFlags(values, { refuseBroadDefaultRoot: true });
+  // Every --root and --read-only-root, in command-line order (decision 0064).
+  const ws = await openWorkspaceFromFlags(
+    { roots: rootsOf(OP, rest), write: values.write, limit: values.limit },
+    { refuseBroadDefaultRoot: true },
+  );
   checkOperationArguments(op, given, positionals.slice(1));
   // Progress on stderr while it runs, when stderr is a terminal; erased before any output.
   const progress = startOpProgress(name);

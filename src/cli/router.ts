@@ -19,7 +19,7 @@ import {
   type CommandPlan,
   configTarget,
   namedPaths,
-  opRoot,
+  opRoots,
   type PermissionContext,
   UngrantablePathError,
 } from "./command_permissions.ts";
@@ -63,7 +63,7 @@ function usage(message: string): number {
 }
 
 /**
- * The roots argv names, checked before any child starts: `op NAME`'s under the servers'
+ * The roots argv names, checked before any child starts: each of `op NAME`'s under the servers'
  * broad-root rule (the child gets no HOME: $HOME is probed beside it, links resolved), and the
  * bundled server's as an existing directory. A usage message, or undefined when they pass.
  */
@@ -73,8 +73,7 @@ function refusedRoot(
   facts: Map<string, PathFacts>,
   home: { path?: string; probed: boolean },
 ): string | undefined {
-  const op = opRoot(argv, base);
-  if (op !== undefined) {
+  for (const op of opRoots(argv, base) ?? []) {
     try {
       refuseBroadRoot({
         given: op.given,
@@ -113,7 +112,10 @@ async function planWithFacts(
   const named = namedPaths(argv, base);
   if (named.length === 0) return first;
   const path = envIfGranted("HOME");
-  const home = { path, probed: opRoot(argv, base) !== undefined && path?.startsWith("/") === true };
+  const home = {
+    path,
+    probed: opRoots(argv, base) !== undefined && path?.startsWith("/") === true,
+  };
   const facts = await pathFacts(home.probed ? [...named, path!] : named);
   const refused = refusedRoot(argv, base, facts, home);
   if (refused !== undefined) return refused;

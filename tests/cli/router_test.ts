@@ -348,6 +348,49 @@ console.log(JSON.stringify(out));`,
   }
 });
 
+Deno.test("router: op with --root A --read-only-root B --write: B read by absolute path, B refuses writes, A takes them, C is outside; the plan writes A only", async () => {
+  const L = await layout();
+  try {
+    const C = `${L.base}/C`;
+    await Deno.mkdir(C);
+    await Deno.writeTextFile(`${C}/c.txt`, "charlie\n");
+    const roots = ["--root", L.A, "--read-only-root", L.B, "--write"];
+    const plan = commandPermissions(["op", "read_file", ...roots], {
+      invocationDir: L.cwd,
+      deno: [Deno.execPath()],
+      workerDir: `${PROJECT}src/workspace`,
+    });
+    assert.equal(plan.kind, "child");
+    if (plan.kind !== "child") return;
+    const read = plan.flags.find((f) => f.startsWith("--allow-read="))!.split("=")[1].split(",");
+    assert.ok(read.includes(L.A) && read.includes(L.B), read.join(","));
+    assert.deepEqual(plan.flags.filter((f) => f.startsWith("--allow-write")), [
+      `--allow-write=${L.A}`,
+    ]);
+    // Through the real router: its scoped child opens both roots, in order.
+    const op = (name: string, args: Record<string, unknown>) =>
+      router(["op", name, ...roots, "--arguments", JSON.stringify(args)], { cwd: L.cwd });
+    const readB = await op("read_file", { path: `${L.B}/secret.txt` });
+    assert.equal(readB.code, 0, readB.stderr);
+    assert.equal(JSON.parse(readB.stdout).content, "SECRET-B-91c2\n");
+    // A relative path addresses the first root.
+    const readA = await op("read_file", { path: "a.txt" });
+    assert.equal(JSON.parse(readA.stdout).content, "alpha\n", readA.stderr);
+    const writeB = await op("write_file", { path: `${L.B}/new.txt`, content: "x" });
+    assert.equal(writeB.code, 1, writeB.stderr);
+    assert.equal(errorOf(writeB).code, "READ_ONLY");
+    await assert.rejects(Deno.stat(`${L.B}/new.txt`), Deno.errors.NotFound);
+    const writeA = await op("write_file", { path: "new.txt", content: "written\n" });
+    assert.equal(writeA.code, 0, writeA.stderr);
+    assert.equal(await Deno.readTextFile(`${L.A}/new.txt`), "written\n");
+    const outside = await op("read_file", { path: `${C}/c.txt` });
+    assert.equal(outside.code, 1, outside.stderr);
+    assert.equal(errorOf(outside).code, "OUTSIDE_WORKSPACE");
+  } finally {
+    await Deno.remove(L.base, { recursive: true });
+  }
+});
+
 Deno.test("router: SIGTERM to the router ends its child", async () => {
   const L = await layout();
   try {

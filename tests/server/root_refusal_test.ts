@@ -348,6 +348,13 @@ Deno.test("in process: op and the client's bundled server follow the servers' on
       ["op, no --root, from /", info, "/", /whole file system \(\/\)/],
       ["op, no --root, from $HOME", info, home, /your home directory/],
       ["op --root .. from a project", [...info, "--root", ".."], project, /home/],
+      // Each root is checked, a --read-only-root after a literal --root too (decision 0064).
+      [
+        "op --root PROJECT --read-only-root .. from a project",
+        [...info, "--root", project, "--read-only-root", ".."],
+        project,
+        /home/,
+      ],
       ["tools list, no --root, from $HOME", ["tools", "list"], home, /your home directory/],
       ["server-info, no --root, from /", ["server-info"], "/", /whole file system/],
     ];
