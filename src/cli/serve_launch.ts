@@ -1,10 +1,10 @@
 /**
  * `cli serve stdio|http [--sandbox MODE] [--engine MODE] [server flags]`: launches a server entry
- * as a child whose Deno permissions are computed from its flags (read on the root, write only
- * with --write, net only on the bound host, env only for the variables it reads, no run), on Linux
- * inside a bubblewrap mount namespace when available (src/sandbox/bwrap.ts), with stdio passed
- * through and SIGINT/SIGTERM forwarded to the server itself; and, for the native search engine,
- * the engine broker beside it (src/launch/broker.ts, decision 0054).
+ * as a child whose Deno permissions are computed from its flags (read on each root, write only on
+ * the writable ones with --write, net only on the bound host, env only for the variables it reads,
+ * no run), on Linux inside a bubblewrap mount namespace when available (src/sandbox/bwrap.ts), with
+ * stdio passed through and SIGINT/SIGTERM forwarded to the server itself; and, for the native
+ * search engine, the engine broker beside it (src/launch/broker.ts, decision 0054).
  */
 import { flagTokens } from "./declare.ts";
 import {
@@ -19,6 +19,7 @@ import {
 import { probePaths } from "./path_probe.ts";
 import {
   denoCacheDir,
+  type Mount,
   normalizeAbsolute,
   parentOf,
   SANDBOX_MODES,
@@ -33,6 +34,7 @@ import { withPointer } from "./suggest.ts";
 import {
   answerInfoFlags,
   parseServerFlags,
+  rootsFromArgs,
   SERVER_FLAGS,
   serverDecl,
   type ServerKind,
@@ -112,7 +114,8 @@ function pathFlags(kind: "stdio" | "http"): string[] {
 /**
  * Plans the sandbox for these server arguments: every path flag made absolute and normalized
  * (the invocation directory need not exist inside), and the mounts that make exactly those
- * paths visible. Returns the rewritten arguments with the plan.
+ * paths visible: each root (`--root`, `--read-only-root`, in order) at its own path, read-write
+ * only when it is a `--root` and --write is given. Returns the rewritten arguments with the plan.
  */
 export function planSandbox(
   kind: "stdio" | "http",
@@ -126,10 +129,11 @@ export function planSandbox(
   },
 ): { plan: SandboxPlan; serverArgs: string[] } {
   const out = [...args];
-  const given: Partial<Record<string, { source: string; dest: string }>> = {};
+  const given: Partial<Record<string, Mount>> = {};
+  const roots: (Mount & { readOnly: boolean })[] = [];
   const relevant = new Set(pathFlags(kind));
   // The flags as the server will parse them (its own table): `--flag V` and `--flag=V` alike,
-  // nothing after `--`; the last of a repeated flag wins, as in the server.
+  // nothing after `--`; every root in order, else the last of a repeated flag wins, as in the server.
   for (const t of flagTokens(serverDecl(kind), args)) {
     if (t.kind !== "option" || !relevant.has(t.name) || typeof t.value !== "string") continue;
     let source = resolveFromInvocation(t.value);
@@ -137,14 +141,16 @@ export function planSandbox(
       source = `${options.pidDirReal === "/" ? "" : options.pidDirReal}/${baseName(source)}`;
     }
     const dest = normalizeAbsolute(source);
-    given[t.name] = { source, dest };
+    if (t.name === "root" || t.name === "read-only-root") {
+      roots.push({ source, dest, readOnly: t.name === "read-only-root" });
+    } else given[t.name] = { source, dest };
     if (t.inlineValue) out[t.index] = `${t.rawName}=${dest}`;
     else out[t.index + 1] = dest;
   }
-  if (given.root === undefined) {
+  if (roots.length === 0) {
     const source = resolveFromInvocation(".");
-    given.root = { source, dest: normalizeAbsolute(source) };
-    out.push("--root", given.root.dest);
+    roots.push({ source, dest: normalizeAbsolute(source), readOnly: false });
+    out.push("--root", roots[0].dest);
   }
   const writes = flagTokens(serverDecl(kind), out).filter((t) =>
     t.kind === "option" && t.name === "write"
@@ -163,7 +169,11 @@ export function planSandbox(
       denoPath: options.denoPath,
       projectDir: options.projectDir,
       denoDir: denoCacheDir(envIfGranted),
-      workspace: { ...given.root, writable },
+      workspaces: roots.map((r) => ({
+        source: r.source,
+        dest: r.dest,
+        writable: writable && !r.readOnly,
+      })),
       readFiles,
       writeDirs,
       marker: options.marker,
@@ -212,20 +222,29 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
 }
 
 /**
- * Checks the root and makes it explicit for the server: an empty --root is refused, and a root
- * not given as a literal absolute path (absent: the invocation directory; or relative) is
- * refused by refuseBroadRoot when it is `/`, $HOME or above $HOME (links resolved by a probe
- * child, since the launcher holds no read permission). Returns the server arguments with
- * `--root DIR` when it was absent. Exported for tests of the launcher's decision in process.
+ * Checks the roots and makes the default explicit for the server: an empty --root or
+ * --read-only-root is refused, and each root not given as a literal absolute path (none given:
+ * the invocation directory; or a relative one) is refused by refuseBroadRoot when it is `/`, $HOME
+ * or above $HOME (links resolved by a probe child, since the launcher holds no read permission).
+ * Returns the server arguments with `--root DIR` when no root was given. Exported for tests of
+ * the launcher's decision in process.
  */
-export async function explicitRoot(serverArgs: string[]): Promise<string[]> {
-  const given = rootFlag(flagValue(serverArgs, "root"));
-  if (isLiteralAbsoluteRoot(given)) return serverArgs;
-  const root = normalizeAbsolute(resolveFromInvocation(given ?? "."));
+export async function explicitRoot(kind: ServerKind, serverArgs: string[]): Promise<string[]> {
+  const named = rootsFromArgs(kind, serverArgs);
+  const given = named.length > 0 ? named.map((r) => rootFlag(r.path)) : [undefined];
+  const checked = given.filter((g) => !isLiteralAbsoluteRoot(g)).map((g) => ({
+    given: g,
+    root: normalizeAbsolute(resolveFromInvocation(g ?? ".")),
+  }));
+  if (checked.length === 0) return serverArgs;
   const home = envIfGranted("HOME");
-  const facts = await probePaths(home?.startsWith("/") ? [root, home] : [root]);
-  refuseBroadRoot({ given, root, rootReal: facts?.[0]?.real, home, homeReal: facts?.[1]?.real });
-  return given === undefined ? [...serverArgs, "--root", root] : serverArgs;
+  const homeProbed = home?.startsWith("/") === true;
+  const facts = await probePaths([...checked.map((c) => c.root), ...(homeProbed ? [home!] : [])]);
+  const homeReal = homeProbed ? facts?.[checked.length]?.real : undefined;
+  for (const [i, c] of checked.entries()) {
+    refuseBroadRoot({ ...c, rootReal: facts?.[i]?.real, home, homeReal });
+  }
+  return named.length === 0 ? [...serverArgs, "--root", checked[0].root] : serverArgs;
 }
 
 /**
@@ -362,6 +381,7 @@ function engineGrant(engine: Engine): { socket?: string } | undefined {
  * so in workspace_info; native is a usage error). builtin starts nothing.
  */
 async function launchEngine(
+  kind: ServerKind,
   choice: EngineChoice,
   serverArgs: string[],
 ): Promise<Engine | { signalled: number }> {
@@ -371,7 +391,10 @@ async function launchEngine(
     return { reason };
   };
   if (Deno.build.os !== "linux") return unavailable(`it needs Linux, this is ${Deno.build.os}`);
-  const root = normalizeAbsolute(resolveFromInvocation(flagValue(serverArgs, "root") ?? "."));
+  // The broker serves the first root (in order across --root and --read-only-root), the one
+  // Workspace.open gives the prefilter to; the other roots search with the built-in engine.
+  const first = rootsFromArgs(kind, serverArgs)[0]?.path ?? ".";
+  const root = normalizeAbsolute(resolveFromInvocation(first));
   // A signal while the broker starts ends the launch at once (the broker is stopped, or ends with
   // the launcher's stdin pipe): the launcher exits as a server it forwarded the signal to would.
   let onSignal!: (sig: Deno.Signal) => void;
@@ -431,8 +454,8 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   const { sandbox, engine: choice, serverArgs: given } = splitLauncherFlags(args);
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
   await parseServerFlags(kind, given);
-  const serverArgs = await explicitRoot(given);
-  const launched = await launchEngine(choice, serverArgs);
+  const serverArgs = await explicitRoot(kind, given);
+  const launched = await launchEngine(kind, choice, serverArgs);
   if (launched !== undefined && "signalled" in launched) return launched.signalled;
   const engine: Engine = launched;
   // A broker that exits while the server runs stops it (supervise's `stop`), and is reported.

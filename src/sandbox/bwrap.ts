@@ -1,6 +1,6 @@
 /**
- * The kernel sandbox: a bubblewrap (`bwrap`) mount namespace in which only the workspace and the
- * read-only files the runtime needs exist. This module builds bwrap's argv; src/launch/sandboxed.ts
+ * The kernel sandbox: a bubblewrap (`bwrap`) mount namespace in which only the workspace's roots and
+ * the read-only files the runtime needs exist. This module builds bwrap's argv; src/launch/sandboxed.ts
  * runs a child Deno in it, and src/cli/serve_launch.ts falls back (auto) or fails (required) when
  * bwrap cannot start the server. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
  */
@@ -37,8 +37,11 @@ export interface SandboxPlan {
   projectDir: string;
   /** Deno's cache directory (npm packages, compiled modules), read-only when given. */
   denoDir?: string;
-  /** The workspace; read-write only when writable. */
-  workspace: Mount & { writable: boolean };
+  /**
+   * The workspace's roots in order, each at its own path, read-write only when writable; the
+   * server starts in the first (decision 0064).
+   */
+  workspaces: (Mount & { writable: boolean })[];
   /** Extra files bound read-only (token and state-key files). */
   readFiles: Mount[];
   /** Extra directories bound read-write (the pid file's directory). */
@@ -125,7 +128,7 @@ function depth(path: string): number {
  * The bwrap argv (without the program name) that runs `command` in the sandbox of `plan`.
  * Mounts are ordered from the shallowest destination to the deepest, so a more specific mount
  * wins: a workspace inside the project is writable with --write, a workspace that contains the
- * pid file's directory stays read-only around it. At equal depth the workspace comes last.
+ * pid file's directory stays read-only around it. At equal depth the roots come last.
  */
 export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
   const args = [...ISOLATION];
@@ -140,12 +143,14 @@ export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
   }
   for (const f of plan.readFiles) mounts.push({ flag: "--ro-bind", ...f, rank: 0 });
   for (const d of plan.writeDirs) mounts.push({ flag: "--bind", ...d, rank: 0 });
-  mounts.push({
-    flag: plan.workspace.writable ? "--bind" : "--ro-bind",
-    source: plan.workspace.source,
-    dest: plan.workspace.dest,
-    rank: 1,
-  });
+  for (const w of plan.workspaces) {
+    mounts.push({
+      flag: w.writable ? "--bind" : "--ro-bind",
+      source: w.source,
+      dest: w.dest,
+      rank: 1,
+    });
+  }
   mounts.sort((a, b) => depth(a.dest) - depth(b.dest) || a.rank - b.rank);
   for (const m of mounts) args.push(m.flag, m.source, m.dest);
   args.push(
@@ -165,6 +170,6 @@ export function bwrapArgs(plan: SandboxPlan, command: string[]): string[] {
     `bubblewrap:${plan.marker}`,
   );
   if (plan.denoDir) args.push("--setenv", "DENO_DIR", plan.denoDir);
-  args.push("--chdir", plan.workspace.dest, ...command);
+  args.push("--chdir", plan.workspaces[0].dest, ...command);
   return args;
 }

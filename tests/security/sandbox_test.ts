@@ -195,6 +195,145 @@ Deno.test({
   }
 });
 
+/** Two roots beside W and O: A (a --root) and B (a --read-only-root), each with a file. */
+async function twoRoots(base: string): Promise<{ A: string; B: string }> {
+  const A = `${base}/rootA`;
+  const B = `${base}/rootB`;
+  await Deno.mkdir(A);
+  await Deno.mkdir(B);
+  await Deno.writeTextFile(`${A}/a.txt`, "alpha\n");
+  await Deno.writeTextFile(`${B}/b.txt`, "bravo\n");
+  return { A, B };
+}
+
+/** The wmcp error code of a tools/call answer, or undefined when it succeeded. */
+function errorCode(msg: Record<string, unknown>): string | undefined {
+  const r = msg.result as { isError?: boolean; _meta?: Record<string, { code: string }> };
+  return r.isError ? r._meta?.["wmcp/error"]?.code : undefined;
+}
+
+Deno.test({
+  name:
+    "sandbox: serve stdio --root A --read-only-root B --write through the launcher: B read by absolute path, B READ_ONLY, A written, outside OUTSIDE_WORKSPACE",
+  ignore: SKIP,
+}, async () => {
+  const env = await makeEnv();
+  const { A, B } = await twoRoots(env.base);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      ...LAUNCHER_FLAGS,
+      CLI,
+      "serve",
+      "stdio",
+      "--sandbox",
+      "required",
+      "--root",
+      A,
+      "--read-only-root",
+      B,
+      "--write",
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  try {
+    const io = stdioInput(child.stdin);
+    await io.initialize();
+    const calls: [string, Record<string, unknown>][] = [
+      ["read_file", { path: `${B}/b.txt` }],
+      ["write_file", { path: `${B}/new.txt`, content: "no\n" }],
+      ["write_file", { path: "new.txt", content: "written\n" }],
+      ["read_file", { path: `${env.O}/secret` }],
+      ["write_file", { path: `${env.O}/planted.txt`, content: "no\n" }],
+      ["workspace_info", {}],
+    ];
+    for (const [i, [name, args]] of calls.entries()) {
+      await io.send({
+        jsonrpc: "2.0",
+        id: 10 + i,
+        method: "tools/call",
+        params: { name, arguments: args },
+      });
+    }
+    const rd = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    const answers = () => text.split("\n").filter((l) => l.trim()).length;
+    await withTimeout(
+      (async () => {
+        while (answers() < calls.length + 1) {
+          const { value, done } = await rd.read();
+          if (done) break;
+          text += value;
+        }
+      })(),
+      30_000,
+      "the answers",
+    );
+    await io.close();
+    while (!(await rd.read()).done) { /* drain until exit */ }
+    const byId = new Map(
+      text.trim().split("\n").map((l) => JSON.parse(l)).map((m) => [m.id, m]),
+    );
+    const read = byId.get(10);
+    assert.equal(errorCode(read), undefined, JSON.stringify(read));
+    assert.equal(read.result.structuredContent.content, "bravo\n");
+    assert.equal(errorCode(byId.get(11)), "READ_ONLY", JSON.stringify(byId.get(11)));
+    await assert.rejects(Deno.stat(`${B}/new.txt`), Deno.errors.NotFound);
+    assert.equal(errorCode(byId.get(12)), undefined, JSON.stringify(byId.get(12)));
+    assert.equal(await Deno.readTextFile(`${A}/new.txt`), "written\n");
+    assert.equal(errorCode(byId.get(13)), "OUTSIDE_WORKSPACE", JSON.stringify(byId.get(13)));
+    assert.ok(!JSON.stringify(byId.get(13)).includes(SECRET));
+    assert.equal(errorCode(byId.get(14)), "OUTSIDE_WORKSPACE", JSON.stringify(byId.get(14)));
+    await assert.rejects(Deno.stat(`${env.O}/planted.txt`), Deno.errors.NotFound);
+    assert.equal(containmentOf(byId.get(15)).sandbox, "bubblewrap");
+    const status = await withTimeout(child.status, 20_000, "exit after stdin closed");
+    assert.equal(status.code, 0, await stderr);
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* exited */ }
+    await child.status;
+    await stderr.catch(() => {});
+    await Deno.remove(env.base, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "sandbox: with --root A --read-only-root B --write the kernel mounts A read-write, B read-only, and nothing else of theirs",
+  ignore: SKIP,
+}, async () => {
+  const env = await makeEnv();
+  const { A, B } = await twoRoots(env.base);
+  const server = await launchHttp([
+    "--sandbox",
+    "required",
+    "--read-only-root",
+    B,
+    "--root",
+    A,
+    "--write",
+  ]);
+  try {
+    const pid = server.pid;
+    assert.equal(await inServerRoot(pid, "read", `${B}/b.txt`), "ok:bravo\n");
+    assert.equal(await inServerRoot(pid, "write", `${B}/kernel-write.txt`), "EROFS");
+    assert.equal(await inServerRoot(pid, "write", `${A}/kernel-write.txt`), "ok");
+    assert.equal(await Deno.readTextFile(`${A}/kernel-write.txt`), "x");
+    assert.equal(await inServerRoot(pid, "stat", env.W), "ENOENT");
+    assert.equal(await inServerRoot(pid, "stat", env.O), "ENOENT");
+    // The server starts in the first root (B here): a relative path is B's.
+    const read = await callTool(server.url, "read_file", { path: "b.txt" });
+    assert.equal(errorCode(read), undefined, JSON.stringify(read));
+  } finally {
+    server.child.kill("SIGTERM");
+    assert.equal((await server.status).code, 0);
+    await Deno.remove(env.base, { recursive: true });
+  }
+});
+
 Deno.test({
   name:
     "sandbox: directories swapped for links to the outside during every walking and writing tool: zero outside bytes or names, nothing outside changed",

@@ -184,6 +184,41 @@ for (const sandbox of ["auto", "off"]) {
 }
 
 Deno.test({
+  name:
+    "several roots: the broker serves the first (a --read-only-root before a --root here); a later root searches with the built-in engine",
+  ignore: !available,
+  async fn() {
+    await withTree(async (first) => {
+      await withTree(async (later) => {
+        await Deno.writeTextFile(`${later}/c.txt`, "needle in the later root\n");
+        const s = new Served(["--read-only-root", first, "--root", later, "--sandbox", "auto"]);
+        try {
+          await s.start();
+          const [broker] = await childrenOf(s.child.pid, "broker/main.ts");
+          assert.ok(broker, "the broker runs");
+          const args = (await processes()).find((p) => p.pid === broker)?.args ?? "";
+          assert.ok(args.endsWith(`--root ${first}`), args);
+          const info = await s.tool("workspace_info", {});
+          assert.equal((info.engine as { search: string }).search, "native");
+          // The first root's paths are relative, the later root's absolute; each finds its own.
+          const inFirst = await s.tool("search_text", { query: "needle" });
+          assert.deepEqual(inFirst.matches, [
+            { path: "a.txt", line: 2, column: 1, text: "needle here" },
+          ]);
+          const inLater = await s.tool("search_text", { query: "needle", path: later });
+          assert.deepEqual((inLater.matches as { path: string }[]).map((m) => m.path).sort(), [
+            `${later}/a.txt`,
+            `${later}/c.txt`,
+          ]);
+        } finally {
+          assert.equal((await s.close()).code, 0, s.stderr);
+        }
+      });
+    });
+  },
+});
+
+Deno.test({
   name: "--engine builtin starts no broker; workspace_info says builtin",
   ignore: !available,
   async fn() {

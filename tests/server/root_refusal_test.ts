@@ -224,7 +224,7 @@ const launcherIn = (kind: ServerKind, args: string[], o: { cwd: string; home: st
 
 /** The launcher's decision on the root, in process: the server arguments it would start with. */
 const launcherRoot = (args: string[], o: { cwd: string; home: string }) =>
-  withEnv({ INIT_CWD: o.cwd, HOME: o.home }, () => explicitRoot(args));
+  withEnv({ INIT_CWD: o.cwd, HOME: o.home }, () => explicitRoot("stdio", args));
 
 /** The scratch layout: HOME is <base>/users/you (<base>/users contains it, as /home does). */
 async function layout() {
@@ -263,6 +263,15 @@ Deno.test("in process: no --root, or a relative one, resolving to /, $HOME (link
       ["--root=./ from above $HOME", ["--root=./"], users, home, /contains your home directory/],
       ["--root . from above $HOME", ["--root", "."], users, home, /contains your home/],
       ["--root with .. parts", ["--root", `${home}/project/..`], "/", home, /home directory/],
+      // Every root is checked: a relative one after a literal one, a --read-only-root alike.
+      [
+        "--root PROJECT --read-only-root . from $HOME",
+        ["--root", project, "--read-only-root", "."],
+        home,
+        home,
+        /home directory/,
+      ],
+      ["--read-only-root . from /", ["--read-only-root", "."], "/", home, /whole file system/],
     ];
     for (const [what, args, cwd, h, refusal] of cases) {
       const o = { cwd, home: h };
@@ -285,6 +294,14 @@ Deno.test("in process: no --root, or a relative one, resolving to /, $HOME (link
       ["--root $HOME/", ["--root", `${home}/`], "/", home, ["--root", `${home}/`]],
       ["--root project from $HOME", ["--root", "project"], home, project, ["--root", "project"]],
       ["no --root, in a project below $HOME", [], project, project, ["--root", project]],
+      // A --read-only-root alone is a root given: no --root is added.
+      [
+        "--read-only-root project from $HOME",
+        ["--read-only-root", "project"],
+        home,
+        project,
+        ["--read-only-root", "project"],
+      ],
     ];
     for (const [what, args, cwd, root, serverArgs] of served) {
       const o = { cwd, home };

@@ -54,3 +54,24 @@ Deno.test("a mounted root is not re-checked; an ordinary root, or one reached by
     assert.ok((await rootLstats(`${dir}/ws`, `${dir}/link`, true)) >= 4);
   });
 });
+
+Deno.test("several roots: each root that is a mount point is one (the sandbox mounts every root)", async () => {
+  await withTempDir(async (dir) => {
+    await makeTree(dir, { "a/x.txt": "x\n", "b/y.txt": "y\n" });
+    await Deno.symlink(`${dir}/b`, `${dir}/blink`);
+    const real = await Deno.realPath(dir);
+    const ws = await Workspace.open({
+      roots: [{ path: `${real}/a` }, { path: `${real}/b`, readOnly: true }],
+      rootMounted: true,
+      engine: "inline",
+    });
+    assert.deepEqual(ws.roots.map((r) => r.policy.rootMounted), [true, true]);
+    // A root reached by a link is not its mount point, whichever place it has.
+    const linked = await Workspace.open({
+      roots: [{ path: `${real}/a` }, { path: `${real}/blink` }],
+      rootMounted: true,
+      engine: "inline",
+    });
+    assert.deepEqual(linked.roots.map((r) => r.policy.rootMounted), [true, false]);
+  });
+});
