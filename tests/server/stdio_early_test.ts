@@ -42,8 +42,41 @@ Deno.test("earlyFlags: only --root /ABS and --write", () => {
       ["--root", "/w", "--help"],
       ["--root"],
       ["--page-size", "3", "--root", "/w"],
+      // Several roots, or a read-only one, are the full server's to answer (decision 0064).
+      ["--read-only-root", "/w"],
+      ["--read-only-root=/w", "--write"],
+      ["--root", "/w", "--read-only-root", "/v", "--write"],
+      ["--read-only-root", "/v", "--root", "/w"],
     ]
   ) assert.equal(earlyFlags(args), undefined, args.join(" "));
+});
+
+Deno.test("a read-only root, or several roots: nothing is answered early, the full server answers (no write tools from a read-only root)", async () => {
+  const root = await makeWorkspace({ "a.txt": "alpha\n" });
+  const other = await makeWorkspace({ "b.txt": "bravo\n" });
+  try {
+    for (
+      const args of [
+        ["--read-only-root", root, "--write"],
+        ["--root", root, "--read-only-root", other, "--write"],
+      ]
+    ) {
+      const written: string[] = [];
+      assert.equal(startEarlyStdio(args, new FakeStdin(), (l) => written.push(l)), undefined);
+      assert.deepEqual(written, []);
+    }
+    // The real entry: a read-only root under --write serves no write tool, which the stored
+    // read-write answer would have listed.
+    const parent = root.slice(0, root.lastIndexOf("/"));
+    const input = `${request(1, "tools/list")}\n`;
+    const answers = await answersOf(["--read-only-root", root, "--write"], parent, root, input);
+    const [line] = answers.get(1)!;
+    const tools = (JSON.parse(line).result as { tools: Message[] }).tools.map((t) => t.name);
+    assert.ok(tools.includes("read_file") && !tools.includes("write_file"), tools.join(" "));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(other, { recursive: true });
+  }
 });
 
 Deno.test("earlyRequest: the standard shapes only", () => {
