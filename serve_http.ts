@@ -83,6 +83,8 @@ async function main(): Promise<number> {
       throw new UsageError(`--max-buffered-body must be bytes >= ${requestCap}, the request cap`);
     }
     const pidFile = flags.pidFile === undefined ? undefined : resolveFromInvocation(flags.pidFile);
+    // Every root's real path: the pid file lies inside none, and its record names them all.
+    const rootsReal = workspace.roots.map((r) => r.policy.rootReal);
     let pidFilePlace: string | undefined;
     if (pidFile !== undefined) {
       let existing;
@@ -112,7 +114,7 @@ async function main(): Promise<number> {
         log(`replacing stale pid file ${pidFile} (pid ${existing.pid} does not prove it serves)`);
       }
       try {
-        pidFilePlace = await placePidFile(pidFile, workspace.policy.rootReal);
+        pidFilePlace = await placePidFile(pidFile, rootsReal);
       } catch (err) {
         throw new UsageError(`cannot use --pid-file: ${(err as Error).message}`);
       }
@@ -203,6 +205,7 @@ async function main(): Promise<number> {
         url,
         startedAt: new Date().toISOString(),
         root: workspace.policy.rootReal,
+        ...(rootsReal.length > 1 ? { roots: rootsReal } : {}),
         secret: pidSecret,
       };
       await writePidFile(pidFile, record);

@@ -1,11 +1,11 @@
 /**
  * The pid file of an HTTP server, bound to that server by a secret only the two share.
  *
- * The server writes `{pid, url, startedAt, root, secret}` (mode 0600, through a temporary file
- * renamed over the pid file) and keeps the secret in memory. Anyone who later trusts the file
- * (`serve stop`, a second server on the same pid file) sends `/healthz` a fresh random challenge;
- * the server answers with an HMAC under the secret of the challenge, its pid, url, root and the
- * real path where it wrote the file. The secret never crosses the wire, a replayed answer proves
+ * The server writes `{pid, url, startedAt, root, secret}` (and `roots` when it serves several;
+ * mode 0600, through a temporary file renamed over the pid file) and keeps the secret in memory.
+ * Anyone who later trusts the file (`serve stop`, a second server on the same pid file) sends
+ * `/healthz` a fresh random challenge; the server answers with an HMAC under the secret of the
+ * challenge, its pid, url, root (and roots) and the real path where it wrote the file. The secret never crosses the wire, a replayed answer proves
  * nothing, and a file whose pid, url or root was edited, or that was copied or moved elsewhere,
  * fails the proof. See docs/decisions/0016.
  */
@@ -21,8 +21,13 @@ export interface PidRecord {
   url: string;
   /** When the server started (ISO 8601). */
   startedAt: string;
-  /** The real path of the served workspace. */
+  /** The real path of the served workspace (its first root). */
   root: string;
+  /**
+   * The real path of every root, in order, when the server serves several (decision 0064; the
+   * first is `root`). Absent with one root, so such a record reads as it always has.
+   */
+  roots?: string[];
   /** The shared secret (base64url, 32 random bytes). */
   secret: string;
 }
@@ -88,10 +93,19 @@ export function newPidSecret(): string {
 /** The identity proof for a challenge: HMAC-SHA256 (hex) under the secret. */
 export function pidFileProof(
   secret: string,
-  claim: { challenge: string; pid: number; url: string; root: string; path: string },
+  claim: {
+    challenge: string;
+    pid: number;
+    url: string;
+    root: string;
+    path: string;
+    roots?: readonly string[];
+  },
 ): string {
-  const message = [PROOF_LABEL, claim.challenge, claim.pid, claim.url, claim.root, claim.path]
-    .join("\n");
+  const parts = [PROOF_LABEL, claim.challenge, claim.pid, claim.url, claim.root, claim.path];
+  // Several roots are proven too (one root: the message as it has always been).
+  if (claim.roots !== undefined) parts.push(JSON.stringify(claim.roots));
+  const message = parts.join("\n");
   return createHmac("sha256", secret).update(message).digest("hex");
 }
 
@@ -152,6 +166,9 @@ export async function readPidFile(path: string): Promise<PidFileContents | null>
     for (const k of ["startedAt", "root", "secret"] as const) {
       if (typeof r[k] === "string") out[k] = r[k] as string;
     }
+    if (Array.isArray(r.roots) && r.roots.every((x) => typeof x === "string")) {
+      out.roots = r.roots as string[];
+    }
     return out;
   } catch {
     // A damaged pid file is stale.
@@ -177,10 +194,13 @@ async function removeIfPresent(path: string): Promise<void> {
 
 /**
  * Where a pid file will really be (its directory's links resolved), refusing a place inside the
- * workspace (an agent could read the secret there, or write a forged file). Creates and removes
- * `PATH.tmp` to learn it, so it needs only the permissions writePidFile needs.
+ * workspace, any of its roots (an agent could read the secret there, or write a forged file).
+ * Creates and removes `PATH.tmp` to learn it, so it needs only the permissions writePidFile needs.
  */
-export async function placePidFile(path: string, workspaceRoot: string): Promise<string> {
+export async function placePidFile(
+  path: string,
+  workspaceRoots: string | readonly string[],
+): Promise<string> {
   const tmp = tmpPathOf(path);
   await removeIfPresent(tmp);
   const f = await Deno.open(tmp, { write: true, createNew: true, mode: 0o600 });
@@ -192,10 +212,12 @@ export async function placePidFile(path: string, workspaceRoot: string): Promise
     await removeIfPresent(tmp);
   }
   const place = `${real.slice(0, real.lastIndexOf("/"))}/${path.slice(path.lastIndexOf("/") + 1)}`;
-  if (inside(place, workspaceRoot)) {
-    throw new Error(
-      `the pid file ${path} lies inside the served workspace ${workspaceRoot}; put it elsewhere`,
-    );
+  for (const root of typeof workspaceRoots === "string" ? [workspaceRoots] : workspaceRoots) {
+    if (inside(place, root)) {
+      throw new Error(
+        `the pid file ${path} lies inside the served workspace ${root}; put it elsewhere`,
+      );
+    }
   }
   return place;
 }
@@ -244,7 +266,7 @@ function refused(reason: PidFileRefusal, message: string): PidFileCheck {
 /**
  * The checks that need no server: a file owned by this user (needs --allow-sys=uid; refused
  * when that cannot be checked) that no one else may write, a pid above 1, a loopback http URL,
- * a secret, and a file outside the workspace it names. Undefined when all pass.
+ * a secret, and a file outside every root of the workspace it names. Undefined when all pass.
  */
 export async function pidFileRefusal(
   path: string,
@@ -278,8 +300,10 @@ export async function pidFileRefusal(
     return refused("no-secret", "the pid file carries no secret (forged, or from an older wmcp)");
   }
   const real = await Deno.realPath(path);
-  if (record.root !== undefined && inside(real, record.root)) {
-    return refused("inside-workspace", `the pid file lies inside the workspace ${record.root}`);
+  for (const root of [record.root, ...(record.roots ?? [])]) {
+    if (root !== undefined && inside(real, root)) {
+      return refused("inside-workspace", `the pid file lies inside the workspace ${root}`);
+    }
   }
   return undefined;
 }
@@ -362,6 +386,7 @@ export async function checkPidFile(
     url: record.url,
     root: record.root ?? "",
     path: real,
+    roots: record.roots,
   });
   const ok = body.pid === record.pid && typeof body.proof === "string" &&
     body.proof.length === expected.length &&

@@ -15,13 +15,21 @@
  * check serve_http.ts runs (placePidFile) in process for the plain spelling.
  */
 import assert from "node:assert/strict";
-import { newPidSecret, pidFileProof, placePidFile } from "../../src/server/pid_file.ts";
+import {
+  newPidSecret,
+  pidFileProof,
+  pidFileRefusal,
+  placePidFile,
+  readPidFile,
+} from "../../src/server/pid_file.ts";
 import {
   makeWorkspace,
+  readReadyLine,
   SERVE_HTTP,
   serveStopCommand,
   startHttpServer,
 } from "../server/_harness.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { type Fixture, setUp, tearDown } from "./_pid_fixture.ts";
 
 const EXIT_REFUSED = 4;
@@ -309,5 +317,59 @@ Deno.test("a server refuses a pid file inside its workspace, however it is spell
   } finally {
     await Deno.remove(root, { recursive: true });
     await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("several roots: the pid file lies inside none of them; the record names them all and serve stop proves it", async () => {
+  const A = await makeWorkspace();
+  const B = await makeWorkspace();
+  const run = await Deno.realPath(await Deno.makeTempDir({ prefix: "wmcp-pid-" }));
+  try {
+    // The placement check serve_http.ts runs, in process: a later (read-only) root counts too.
+    await assert.rejects(placePidFile(`${B}/server.pid`, [A, B]), new RegExp(`workspace ${B}`));
+    await assert.rejects(Deno.lstat(`${B}/server.pid.tmp`), "no temporary file left");
+    assert.equal(await placePidFile(`${run}/server.pid`, [A, B]), `${run}/server.pid`);
+    // A real server, with exactly the permissions serverPermissions gives these flags.
+    const serve = (pidFile: string) => {
+      const args = ["--root", A, "--read-only-root", B, "--port", "0", "--pid-file", pidFile];
+      return new Deno.Command(Deno.execPath(), {
+        args: ["run", ...serverPermissions("http", args), SERVE_HTTP, ...args],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      });
+    };
+    const refused = await serve(`${B}/server.pid`).output();
+    const stderr = new TextDecoder().decode(refused.stderr);
+    assert.equal(refused.code, 2, stderr);
+    assert.match(stderr, new RegExp(`inside the served workspace ${B}`));
+    await assert.rejects(Deno.lstat(`${B}/server.pid`), "no pid file written");
+    const pidFile = `${run}/server.pid`;
+    const child = serve(pidFile).spawn();
+    const errText = new Response(child.stderr).text();
+    try {
+      const { ready, reader } = await readReadyLine(child.stdout);
+      void reader.cancel();
+      const record = JSON.parse(await Deno.readTextFile(pidFile));
+      assert.deepEqual([record.pid, record.root, record.roots], [ready.pid, A, [A, B]]);
+      // A copy inside the later root is refused before anything is asked.
+      const copy = `${B}/copy.pid`;
+      await Deno.copyFile(pidFile, copy);
+      await Deno.chmod(copy, 0o600);
+      const check = await pidFileRefusal(copy, (await readPidFile(copy))!);
+      assert.equal(check?.status === "refused" && check.reason, "inside-workspace");
+      const stop = await serveStopCommand(pidFile, { read: [run] }).output();
+      assert.equal(stop.code, 0, new TextDecoder().decode(stop.stderr));
+      assert.equal(JSON.parse(new TextDecoder().decode(stop.stdout)).event, "stopped");
+      assert.equal((await child.status).code, 0, await errText);
+    } finally {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* exited */ }
+      await child.status;
+      await errText.catch(() => {});
+    }
+  } finally {
+    for (const d of [A, B, run]) await Deno.remove(d, { recursive: true });
   }
 });
