@@ -103,7 +103,8 @@ export const SERVE_STOP = {
 export const CONFIG_PRINT = {
   path: ["config", "print"],
   usage: [`--host claude-desktop|claude-code|vscode|cursor|generic
-                         (--root DIR [--write] | --http URL) [--name NAME] [--via deno|npx]`],
+                         (--root DIR ... [--read-only-root DIR ...] [--write] | --http URL)
+                         [--name NAME] [--via deno|npx]`],
   about:
     `Prints the host's configuration snippet as JSON on stdout: it runs wmcp on DIR over stdio, or
 connects to a running wmcp HTTP server at URL. Notes go to stderr (for claude-code, the
@@ -112,7 +113,12 @@ from this copy (--via deno, the default in a checkout) or through npx from the n
 (--via npx, the default when this copy is the npm package).`,
   flags: {
     host: { kind: "choice", choices: HOSTS, value: "HOST", help: "the MCP host to configure" },
-    root: { kind: "dir", help: "the directory to serve (stdio)" },
+    root: { kind: "dir", multiple: true, help: "a directory to serve (stdio), repeatable" },
+    "read-only-root": {
+      kind: "dir",
+      multiple: true,
+      help: "a directory to serve that refuses writes even with --write, repeatable",
+    },
     write: { kind: "bool", help: "let the host's server write" },
     http: { kind: "url", help: "a running wmcp HTTP server instead of a stdio one" },
     name: { kind: "string", value: "NAME", help: "the server's name in the host (default wmcp)" },

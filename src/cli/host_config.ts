@@ -1,6 +1,7 @@
 /**
  * `config print --host H --root DIR [--write] [--http URL] [--name NAME]`: prints the snippet an
- * MCP host's own configuration format expects for serving one directory with wmcp (stdout: the
+ * MCP host's own configuration format expects for serving a directory (or several: `--root` and
+ * `--read-only-root` repeated, in order) with wmcp (stdout: the
  * JSON to merge; stderr: which file it goes into and notes). The stdio command is this
  * checkout's serve launcher run by an absolute Deno binary, with an absolute, existing root and
  * the launcher's scoped permissions, so it serves exactly that directory from any start
@@ -8,15 +9,23 @@
  */
 import { errLine } from "../std_streams.ts";
 import { CONFIG_PRINT, HOSTS } from "./commands.ts";
-import { parseCommand } from "./declare.ts";
+import { parseCommand, rootsOf } from "./declare.ts";
 import { serverPermissions } from "./server_permissions.ts";
-import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
+import { envIfGranted, UsageError } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
 import { denoPath, moduleArg, projectConfigFlag } from "../launch/deno.ts";
 import { isNpmPackage, projectFile } from "../launch/project.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import { shellQuote } from "./shell_quote.ts";
 import { cacheEntryModules } from "../launch/warm.ts";
+import type { RootSpec } from "../workspace/roots.ts";
+import {
+  broadRootNote,
+  checkedRoots,
+  type EntryRoots,
+  rootArgs,
+  servedNote,
+} from "./host_roots.ts";
 
 /** The hosts `config print` knows the configuration format of. */
 export { HOSTS };
@@ -81,16 +90,16 @@ export interface HostSnippet {
 }
 
 /**
- * The stdio entry that runs this checkout's launcher on root (read-only unless write): serve.ts,
- * the launcher alone, since a host starts it for every session and waits for its first answer
- * (`cli.ts serve stdio`, the same launcher, stays valid in existing configurations).
+ * The stdio entry that runs this checkout's launcher on the roots (read-only unless write):
+ * serve.ts, the launcher alone, since a host starts it for every session and waits for its first
+ * answer (`cli.ts serve stdio`, the same launcher, stays valid in existing configurations).
  */
-export function stdioEntry(options: { deno: string; root: string; write: boolean }): StdioEntry {
+export function stdioEntry(options: { deno: string; write: boolean } & EntryRoots): StdioEntry {
   const serve = moduleArg(SERVE_URL);
   // Under node_modules (the npm package) Deno finds no deno.json by itself: name it.
   const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const args = ["run", ...launcherFlags(), ...config, serve, "stdio", "--sandbox", "auto"];
-  args.push("--root", options.root);
+  args.push(...rootArgs(options));
   if (options.write) args.push("--write");
   return { command: options.deno, args };
 }
@@ -100,9 +109,9 @@ export function stdioEntry(options: { deno: string; root: string; write: boolean
  * works): `npx -y @wmcp/wmcp@VERSION serve stdio --sandbox auto --root DIR`, no checkout needed.
  */
 export function npxEntry(
-  options: { npx: { path: string; pathEnv?: string }; root: string; write: boolean },
+  options: { npx: { path: string; pathEnv?: string }; write: boolean } & EntryRoots,
 ): StdioEntry {
-  const args = ["-y", NPM_SPEC, "serve", "stdio", "--sandbox", "auto", "--root", options.root];
+  const args = ["-y", NPM_SPEC, "serve", "stdio", "--sandbox", "auto", ...rootArgs(options)];
   if (options.write) args.push("--write");
   const entry: StdioEntry = { command: options.npx.path, args };
   if (options.npx.pathEnv !== undefined) entry.env = { PATH: options.npx.pathEnv };
@@ -317,31 +326,6 @@ async function chooseNpx(why: string): Promise<
   return { entry: { path: found.path, pathEnv: dirs.join(":") }, notes: [] };
 }
 
-/** The root: absolute (relative to the invocation directory), links resolved, an existing directory. */
-async function checkedRoot(given: string): Promise<string> {
-  rootFlag(given);
-  const abs = resolveFromInvocation(given);
-  const [facts] = (await probePaths([abs])) ?? [inProcessFacts(abs)];
-  if (facts.real === undefined) {
-    throw new UsageError(`--root ${given}: cannot use ${abs}: ${facts.error ?? "unknown error"}`);
-  }
-  if (facts.kind !== "directory") {
-    throw new UsageError(`--root ${given}: ${facts.real} is not a directory`);
-  }
-  return facts.real;
-}
-
-function inProcessFacts(path: string): { real?: string; kind?: string; error?: string } {
-  try {
-    return {
-      real: Deno.realPathSync(path),
-      kind: Deno.statSync(path).isDirectory ? "directory" : "file",
-    };
-  } catch (err) {
-    return { error: (err as Error).message };
-  }
-}
-
 function parseHttp(value: string): URL {
   let url: URL;
   try {
@@ -364,22 +348,23 @@ function parseHttp(value: string): URL {
 export const TOKEN_FILE_PLACEHOLDER = "TOKEN_FILE";
 
 /**
- * The command line that starts the HTTP server the snippet points at, on root: `--host` the
+ * The command line that starts the HTTP server the snippet points at, on the roots: `--host` the
  * URL's host (an IPv6 literal unbracketed, as the launcher and the server take it), and
  * `--token-file` when the host is not loopback (the server refuses to start without a token).
  */
 function httpStartLine(
   start: { deno: string } | { npx: string },
-  options: { url: URL; root: string; write: boolean; token: boolean },
+  options: { url: URL; roots: readonly RootSpec[]; write: boolean; token: boolean },
 ): string {
-  const { url, root, write } = options;
+  const { url, write } = options;
   const cli = moduleArg(CLI_URL);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
+  const roots = rootArgs({ roots: options.roots });
   const args = "npx" in start
-    ? [start.npx, "-y", NPM_SPEC, "serve", "http", "--root", root]
-    : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", "--root", root];
+    ? [start.npx, "-y", NPM_SPEC, "serve", "http", ...roots]
+    : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", ...roots];
   if (host !== "127.0.0.1") args.push("--host", host);
   args.push("--port", port);
   if (url.pathname !== "/mcp") args.push("--endpoint", url.pathname);
@@ -419,8 +404,8 @@ interface PrintRequest {
   host: HostName;
   name: string;
   http?: URL;
-  /** The --root as given (checked by checkedRoot). */
-  root?: string;
+  /** The --root and --read-only-root values as given, in order (checked by checkedRoots). */
+  roots: RootSpec[];
   write: boolean;
   /** How the entry starts wmcp (VIA; the flag's choices are checked by its declaration). */
   via: string;
@@ -429,6 +414,7 @@ interface PrintRequest {
 /** Parses and checks `config print`'s flags, in the order their errors are reported. */
 async function printRequest(argv: string[]): Promise<PrintRequest> {
   const { values } = await parseCommand(CONFIG_PRINT, argv);
+  const roots = rootsOf(CONFIG_PRINT, argv);
   const host = values.host;
   if (host === undefined) throw new UsageError(`config print needs --host ${HOSTS.join("|")}`);
   const name = values.name ?? DEFAULT_SERVER_NAME;
@@ -436,40 +422,24 @@ async function printRequest(argv: string[]): Promise<PrintRequest> {
     throw new UsageError("--name takes 1 to 64 letters, digits, '-' or '_'");
   }
   const http = values.http === undefined ? undefined : parseHttp(values.http);
-  if (http === undefined && values.root === undefined) {
+  if (http === undefined && roots.length === 0) {
     throw new UsageError("config print needs --root DIR (the directory to serve) or --http URL");
   }
   const write = values.write === true;
-  if (write && values.root === undefined) {
+  if (write && roots.length === 0) {
     throw new UsageError(
       "--write with --http needs --root: it applies to the server config print says how to " +
         "start; a running server's write tools are set by its own --write",
     );
   }
   const via = values.via ?? (isNpmPackage() ? "npx" : "deno");
-  return { host: host as HostName, name, http, root: values.root, write, via };
-}
-
-/** The warning for a root that serves the whole file system or the home directory, if any. */
-async function broadRootNote(root: string): Promise<string | undefined> {
-  const home = envIfGranted("HOME");
-  const homeReal = home === undefined || !home.startsWith("/")
-    ? undefined
-    : (await probePaths([home]))?.[0]?.real ?? home;
-  const what = root === "/"
-    ? "the whole file system"
-    : root === homeReal
-    ? "your whole home directory"
-    : homeReal?.startsWith(`${root}/`)
-    ? "a directory containing your home directory"
-    : undefined;
-  return what === undefined ? undefined : `warning: --root ${root} serves ${what}`;
+  return { host: host as HostName, name, http, roots, write, via };
 }
 
 /** A stdio server's snippet input (Deno running serve.ts, or npx running the package). */
 async function stdioInput(
   req: PrintRequest,
-  root: string,
+  roots: readonly RootSpec[],
   notes: string[],
 ): Promise<SnippetInput> {
   const { name, write } = req;
@@ -477,26 +447,24 @@ async function stdioInput(
   if (req.via === "npx") {
     const npx = await chooseNpx("the entry runs wmcp's npm package through npx");
     notes.push(...npx.notes);
-    input = { name, stdio: npxEntry({ npx: npx.entry, root, write }) };
+    input = { name, stdio: npxEntry({ npx: npx.entry, roots, write }) };
   } else {
     const deno = await chooseDeno();
     notes.push(...deno.notes);
-    input = { name, stdio: stdioEntry({ deno: deno.path, root, write }) };
+    input = { name, stdio: stdioEntry({ deno: deno.path, roots, write }) };
   }
-  notes.push(
-    `the server serves ${root} ${write ? "read-write (the write tools are on)" : "read-only"}`,
-  );
+  notes.push(servedNote(roots, write));
   return input;
 }
 
 /**
  * A running HTTP server's snippet input (Claude Desktop's through the bridge), with the token
- * note and, given --root, how to start that server.
+ * note and, given roots, how to start that server.
  */
 async function httpInput(
   req: PrintRequest,
   http: URL,
-  root: string | undefined,
+  roots: readonly RootSpec[],
   notes: string[],
 ): Promise<SnippetInput> {
   const { host, name, write } = req;
@@ -508,11 +476,13 @@ async function httpInput(
     input.stdio = bridgeEntry(http, { npx: npx.entry, token });
   }
   if (token) notes.push(tokenNote(host, name));
-  if (root !== undefined && http.protocol === "http:") {
+  if (roots.length > 0 && http.protocol === "http:") {
     const start = req.via === "npx"
       ? { npx: (await chooseNpx("the start line runs it")).entry.path }
       : { deno: (await chooseDeno()).path };
-    notes.push(`start the server with: ${httpStartLine(start, { url: http, root, write, token })}`);
+    notes.push(
+      `start the server with: ${httpStartLine(start, { url: http, roots, write, token })}`,
+    );
     if (token) {
       notes.push(
         `${TOKEN_FILE_PLACEHOLDER} is a file you create holding the token (one line, at least ` +
@@ -520,7 +490,7 @@ async function httpInput(
           `--token-file and set ${TOKEN_ENV} to the token`,
       );
     }
-  } else if (root !== undefined) {
+  } else if (roots.length > 0) {
     notes.push("wmcp serves plain HTTP: put a TLS-terminating proxy in front for an https URL");
   }
   return input;
@@ -536,15 +506,17 @@ export async function configPrint(
 ): Promise<number> {
   const req = await printRequest(argv);
   const notes: string[] = [];
-  const root = req.root === undefined ? undefined : await checkedRoot(req.root);
-  const broad = root === undefined ? undefined : await broadRootNote(root);
-  if (broad !== undefined) notes.push(broad);
+  const roots = await checkedRoots(req.roots);
+  for (const r of roots) {
+    const broad = await broadRootNote(r);
+    if (broad !== undefined) notes.push(broad);
+  }
   const input = req.http === undefined
-    ? await stdioInput(req, root!, notes)
-    : await httpInput(req, req.http, root, notes);
+    ? await stdioInput(req, roots, notes)
+    : await httpInput(req, req.http, roots, notes);
   // The entry starts this checkout's server in the sandbox, where Deno's cache is read-only: its
   // modules are transpiled here, once, instead of on every start (src/launch/warm.ts).
-  if (root !== undefined && req.via !== "npx" && !(await cacheEntryModules())) {
+  if (roots.length > 0 && req.via !== "npx" && !(await cacheEntryModules())) {
     notes.push(
       "the server's modules could not be cached ahead (deno cache failed): each sandboxed start " +
         "transpiles them again; run `deno task -q install` or this command once more",

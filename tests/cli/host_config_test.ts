@@ -271,6 +271,13 @@ Deno.test("config print: bad input is a usage error (exit 2) that prints no snip
         ["--host", "cursor", "--http", "http://127.0.0.1:39123/mcp", "--root", ""],
         /--root is empty/,
       ],
+      // Every root is checked, a --read-only-root naming its flag; overlapping roots are refused.
+      [
+        ["--host", "cursor", "--root", root, "--read-only-root", `${base}/no`],
+        /^--read-only-root .*No such file/,
+      ],
+      [["--host", "cursor", "--root", root, "--read-only-root", base], /overlap/],
+      [["--host", "cursor", "--read-only-root", root, "--root", `${root}/`], /same directory/],
       // --write only means something for the server config print says how to start.
       [
         ["--host", "cursor", "--http", "http://127.0.0.1:39123/mcp", "--write"],
@@ -404,6 +411,78 @@ Deno.test("config print: the printed stdio command serves exactly the root, from
   } finally {
     await Deno.remove(base, { recursive: true });
     await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("config print --root A --read-only-root B --write: both roots, absolute and in order; the printed command serves them (B read-only)", async () => {
+  const { base, root, outside } = await fixture();
+  const other = `${base}/other`;
+  await Deno.mkdir(other);
+  await Deno.writeTextFile(`${other}/b.txt`, "bravo\n");
+  try {
+    // Relative values, from the invocation directory; the order is kept.
+    const r = await configPrint(
+      ["--host", "generic", "--root", "proj", "--read-only-root", "./other", "--write"],
+      base,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const entry = checkStdioEntry("generic", entryOf("generic", JSON.parse(r.stdout)), root);
+    const i = entry.args.indexOf("--root");
+    assert.deepEqual(entry.args.slice(i), [
+      "--root",
+      root,
+      "--read-only-root",
+      other,
+      "--write",
+    ]);
+    assert.match(r.stderr, new RegExp(`serves ${root} \\(read-write\\), ${other} \\(read-only`));
+    const run = await runEntry(entry, "/", [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "host-config-test", version: "0" },
+        },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      call(2, "read_file", { path: `${other}/b.txt` }),
+      call(3, "write_file", { path: `${other}/new.txt`, content: "no\n" }),
+      call(4, "write_file", { path: "new.txt", content: "yes\n" }),
+      call(5, "read_file", { path: outside }),
+    ]);
+    const ctx = run.stderr;
+    assert.equal(run.code, 0, ctx);
+    const result = (id: number) => run.responses.get(id)?.result as Json;
+    assert.equal((result(2).structuredContent as Json).content, "bravo\n", ctx);
+    assert.ok(JSON.stringify(result(3)).includes("READ_ONLY"), ctx);
+    await assert.rejects(Deno.stat(`${other}/new.txt`), Deno.errors.NotFound);
+    assert.equal(result(4).isError, undefined, ctx);
+    assert.equal(await Deno.readTextFile(`${root}/new.txt`), "yes\n");
+    assert.ok(JSON.stringify(result(5)).includes("OUTSIDE_WORKSPACE"), ctx);
+    // The HTTP start line names both roots too, in order.
+    const h = await configPrint(
+      [
+        "--host",
+        "cursor",
+        "--http",
+        "http://127.0.0.1:39123/mcp",
+        "--read-only-root",
+        other,
+        "--root",
+        root,
+      ],
+      base,
+    );
+    assert.equal(h.code, 0, h.stderr);
+    assert.match(
+      h.stderr,
+      new RegExp(`serve http --read-only-root ${other} --root ${root} --port 39123`),
+    );
+  } finally {
+    await Deno.remove(base, { recursive: true });
   }
 });
 
