@@ -12,6 +12,7 @@ import {
 } from "./src/config.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
+import { servedRoots } from "./src/workspace/roots.ts";
 import { answerInfoFlags, parseServerFlags } from "./src/cli/server_flags.ts";
 import { isLoopbackHost, urlHost, wildcardLoopback } from "./src/cli/server_hosts.ts";
 import { loadServerSecrets, SECRET_ENV } from "./src/cli/server_secrets.ts";
@@ -75,7 +76,6 @@ async function main(): Promise<number> {
           `file records a loopback URL, which a server bound to ${host} alone cannot answer`,
       );
     }
-    const write = flags.write;
     const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
     // The request cap follows the limits (6 x maxWriteBytes + 64 KiB); the budget must hold one.
     const requestCap = requestCapFor(workspace.limits);
@@ -215,7 +215,9 @@ async function main(): Promise<number> {
       new TextEncoder().encode(JSON.stringify({ event: "ready", url, pid: Deno.pid, bind }) + "\n"),
     );
     log(
-      `serving ${workspace.policy.rootReal} (${write ? "read-write" : "read-only"}) on ${url}` +
+      `serving ${servedRoots(workspace)} (${
+        workspace.writable ? "read-write" : "read-only"
+      }) on ${url}` +
         (wildcard === undefined ? "" : ` (bound to ${bind}, every interface)`) +
         (flags.instance === undefined ? "" : ` as instance ${flags.instance}`),
     );

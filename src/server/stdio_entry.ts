@@ -7,6 +7,7 @@ import { EXIT_USAGE, openWorkspaceFromFlags, UsageError } from "../config.ts";
 import { answerInfoFlags, parseServerFlags } from "../cli/server_flags.ts";
 import { startStdioServer } from "./stdio_server.ts";
 import type { EarlyStdio } from "./stdio_early.ts";
+import { servedRoots } from "../workspace/roots.ts";
 
 /** Serves stdio on the process's flags; the exit code (0 once serving). */
 export async function main(args: string[], early?: EarlyStdio): Promise<number> {
@@ -15,15 +16,16 @@ export async function main(args: string[], early?: EarlyStdio): Promise<number> 
   try {
     // Every flag checked against the one table (src/cli/server_flags.ts).
     const flags = await parseServerFlags("stdio", args);
-    const { write, pageSize } = flags;
+    const { pageSize } = flags;
     const workspace = await openWorkspaceFromFlags(flags, { refuseBroadDefaultRoot: true });
     // Without a root flag the client's roots, when it declares them, replace the start
     // directory (decision 0065).
     const clientRoots = workspace.rootsFrom === "start-directory";
     startStdioServer({ workspace, pageSize, clientRoots, early: early?.handover() });
+    // Every root; read-write when some root takes writes (a --read-only-root never does).
     console.error(
-      `wmcp: serving ${workspace.policy.rootReal} over stdio (${
-        write ? "read-write" : "read-only"
+      `wmcp: serving ${servedRoots(workspace)} over stdio (${
+        workspace.writable ? "read-write" : "read-only"
       })`,
     );
     return 0;

@@ -138,6 +138,15 @@ export function rootsList(
   return roots.map((r) => r.policy.rootGiven + (r.readOnlyRoot ? " (read-only)" : "")).join(", ");
 }
 
+/**
+ * The roots as a server's "serving ..." line names them: each real path, in order, a read-only
+ * root marked (one root: its real path alone, as it has always been said).
+ */
+export function servedRoots(ws: Workspace): string {
+  return ws.roots.map((r) => r.policy.rootReal + (r.readOnlyRoot ? " (read-only root)" : ""))
+    .join(", ");
+}
+
 /** The root of the workspace `ws` that `path` addresses (its one root when it has one). */
 export function rootFor(ws: Workspace, path: unknown): Workspace {
   const roots = ws.roots;
