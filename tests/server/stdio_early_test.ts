@@ -73,6 +73,17 @@ Deno.test("a read-only root, or several roots: nothing is answered early, the fu
     const [line] = answers.get(1)!;
     const tools = (JSON.parse(line).result as { tools: Message[] }).tools.map((t) => t.name);
     assert.ok(tools.includes("read_file") && !tools.includes("write_file"), tools.join(" "));
+    // Two roots: the full server's instructions, which name two directories.
+    const both = await makeWorkspace({ "a/a.txt": "alpha\n", "b/b.txt": "bravo\n" });
+    try {
+      const args = ["--root", `${both}/a`, "--read-only-root", `${both}/b`, "--write"];
+      const discover = `${request(1, "server/discover")}\n`;
+      const [answer] = (await answersOf(args, parent, both, discover)).get(1)!;
+      const instructions = String((JSON.parse(answer).result as Message).instructions);
+      assert.match(instructions, /^Workspace tools for 2 directories \(read-write\)/);
+    } finally {
+      await Deno.remove(both, { recursive: true });
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
     await Deno.remove(other, { recursive: true });
