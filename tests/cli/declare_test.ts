@@ -9,6 +9,7 @@ import {
   flagsOf,
   parseCommand,
   renderHelp,
+  rootsOf,
   scanWords,
 } from "../../src/cli/declare.ts";
 import { CONFIG_PRINT, DECLARED, OP, SERVE_STOP, TOOLS_LIST } from "../../src/cli/commands.ts";
@@ -117,6 +118,7 @@ Deno.test("declare: help is rendered from the declaration; flagsOf lists what pa
   assert.deepEqual(flagsOf(CONFIG_PRINT), [
     "--host",
     "--root",
+    "--read-only-root",
     "--write",
     "--http",
     "--name",
@@ -134,4 +136,14 @@ Deno.test("declare: scanWords reads the words leniently (unknown flags skipped)"
     "path=a",
   ]);
   assert.deepEqual(scanWords(OP, ["--write", "read_file", "--", "--x"]), ["read_file", "--x"]);
+});
+
+Deno.test("declare: rootsOf keeps --root and --read-only-root in command-line order, nothing after --", () => {
+  const argv = ["read_file", "--root", "a", "--read-only-root=b", "--write", "--root", "c"];
+  assert.deepEqual(rootsOf(OP, [...argv, "--", "--root", "d"]), [
+    { path: "a" },
+    { path: "b", readOnly: true },
+    { path: "c" },
+  ]);
+  assert.deepEqual(rootsOf(CONFIG_PRINT, ["--host", "generic"]), []);
 });
