@@ -19,6 +19,7 @@ import { pool } from "../_support/pool.ts";
 import {
   comparable,
   type ConfigName,
+  CONFIGS,
   fixtureSnapshot,
   normalizeOutcome,
 } from "../contract/_model.ts";
@@ -35,7 +36,12 @@ const USED_CONFIGS = [...new Set(CASES.map(configOf))] as ConfigName[];
 
 function assertRun(c: (typeof CASES)[number], run: CaseRun): void {
   const expect = c.byAdapter?.httpModern ?? c.expect;
-  const actual = normalizeOutcome(run.outcome, { prefix: run.prefix, op: c.op, mask: c.mask });
+  const actual = normalizeOutcome(run.outcome, {
+    prefix: run.prefix,
+    op: c.op,
+    mask: c.mask,
+    places: run.places,
+  });
   const { expected, actual: got } = comparable(expect, actual);
   assert.deepStrictEqual(got, expected, `outcome differs (raw: ${JSON.stringify(run.outcome)})`);
   assert.deepStrictEqual(
@@ -43,6 +49,13 @@ function assertRun(c: (typeof CASES)[number], run: CaseRun): void {
     fixtureSnapshot(c.after ?? c.fixture ?? {}),
     "files afterwards",
   );
+  if (CONFIGS[configOf(c)].readOnlyRoot) {
+    assert.deepStrictEqual(
+      run.second?.after,
+      fixtureSnapshot(c.secondAfter ?? c.second ?? {}),
+      "files in the second root afterwards",
+    );
+  }
   assert.deepStrictEqual(run.outsideAfter, OUTSIDE_SNAPSHOT, "outside untouched");
 }
 

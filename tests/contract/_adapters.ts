@@ -9,23 +9,22 @@
  *   prefix is stripped from results before comparison). Known disagreements run last.
  *
  * Every workspace root is named `ws` and every configuration's outside directory holds
- * `secret.txt`, so results that name the root or an escape are the same everywhere.
+ * `secret.txt`, so results that name the root or an escape are the same everywhere. A
+ * configuration with a second root (`readOnlyRoot`) has it beside the first, named `second`
+ * (`<tmp>/<case>/second`, or `<tmp>/<config>/second` shared with a subdirectory per case); the
+ * roots and the case's directories in them, which results and messages show absolute, are
+ * compared as `<root>` and `<second>` (CaseRun.places).
  */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
-import {
-  type HttpServerProcess,
-  readFlag,
-  SERVE_STDIO,
-  startHttpServer,
-} from "../server/_harness.ts";
+import { type HttpServerProcess, SERVE_STDIO, startHttpServer } from "../server/_harness.ts";
+import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import {
   type AdapterName,
   type Case,
   type ConfigName,
   CONFIGS,
-  type Fixture,
   materialize,
   type Outcome,
   type Paths,
@@ -38,11 +37,29 @@ import { runInProcess } from "../_support/in_process.ts";
 /** Content of the file outside every workspace. */
 export const OUTSIDE_SNAPSHOT: Snapshot = { "secret.txt": "secret\n" };
 
+/** A case's directory in the second root (configurations with `readOnlyRoot`). */
+export interface SecondRun {
+  /** The second root, absolute. */
+  root: string;
+  /** The case's directory in it, absolute. */
+  dir: string;
+  /** That directory afterwards. */
+  after: Snapshot;
+}
+
 /** What one adapter saw for one case. */
 export interface CaseRun {
   outcome: Outcome;
   /** Prefix to strip from results (shared-root adapters), else null. */
   prefix: string | null;
+  /**
+   * Absolute spellings to replace before comparison (NormalizeOptions.places): with a second
+   * root, the case's directory in each root and the roots themselves, as `<root>` and `<second>`;
+   * else none.
+   */
+  places: [string, string][];
+  /** The case's directory in the second root, or null (one root). */
+  second: SecondRun | null;
   /** The case directory afterwards. */
   after: Snapshot;
   /** The outside directory afterwards. */
@@ -89,12 +106,30 @@ async function makeOutside(dir: string): Promise<void> {
   await Deno.writeTextFile(`${dir}/secret.txt`, "secret\n");
 }
 
-function pathsFor(dir: string, prefix: string | null, outside: string): Paths {
+const absIn = (dir: string) => (rel: string) => rel === "." ? dir : `${dir}/${rel}`;
+
+function pathsFor(
+  dir: string,
+  prefix: string | null,
+  outside: string,
+  second: SecondSite | null,
+): Paths {
   const p =
     ((rel: string) => prefix === null ? rel : rel === "." ? prefix : `${prefix}/${rel}`) as Paths;
-  p.abs = (rel: string) => (rel === "." ? dir : `${dir}/${rel}`);
+  p.abs = absIn(dir);
   p.out = (rel: string) => `${outside}/${rel}`;
+  p.second = second === null
+    ? () => {
+      throw new Error("p.second: this case's configuration has one root");
+    }
+    : absIn(second.dir);
   return p;
+}
+
+/** A case's directory in the second root. */
+interface SecondSite {
+  root: string;
+  dir: string;
 }
 
 /** A case site: where its fixture lives and how its paths are spelled. */
@@ -103,30 +138,47 @@ interface Site {
   dir: string;
   outside: string;
   prefix: string | null;
+  second: SecondSite | null;
   paths: Paths;
 }
 
-/** A fresh root per case: `<base>/<id>/ws` with `<base>/<id>/outside` beside it. */
-async function ownRootSite(base: string, id: string, fixture: Fixture): Promise<Site> {
-  const root = `${base}/${id}/ws`;
-  const outside = `${base}/${id}/outside`;
-  await Deno.mkdir(root, { recursive: true });
-  await makeOutside(outside);
-  await materialize(root, fixture, outside);
-  return { root, dir: root, outside, prefix: null, paths: pathsFor(root, null, outside) };
+/** Makes a case's directories (the case directory, and in the second root its own) and fixtures. */
+async function makeSite(
+  c: Case,
+  where: { root: string; dir: string; outside: string; prefix: string | null },
+  second: SecondSite | null,
+): Promise<Site> {
+  await Deno.mkdir(where.dir, { recursive: true });
+  await materialize(where.dir, c.fixture ?? {}, where.outside);
+  if (second !== null) {
+    await Deno.mkdir(second.dir, { recursive: true });
+    await materialize(second.dir, c.second ?? {}, where.outside, where.dir);
+  } else if (c.second !== undefined) {
+    throw new Error(`${c.name}: a second-root fixture in a configuration with one root`);
+  }
+  return { ...where, second, paths: pathsFor(where.dir, where.prefix, where.outside, second) };
 }
 
-/** A subdirectory of a shared root. */
-async function sharedSite(
-  root: string,
-  outside: string,
-  id: string,
-  fixture: Fixture,
-): Promise<Site> {
-  const dir = `${root}/${id}`;
-  await Deno.mkdir(dir);
-  await materialize(dir, fixture, outside);
-  return { root, dir, outside, prefix: id, paths: pathsFor(dir, id, outside) };
+/**
+ * A fresh root per case: `<base>/<id>/ws` with `<base>/<id>/outside` beside it (and
+ * `<base>/<id>/second`, the second root, when the configuration has one).
+ */
+async function ownRootSite(base: string, id: string, c: Case): Promise<Site> {
+  const root = `${base}/${id}/ws`;
+  const outside = `${base}/${id}/outside`;
+  await makeOutside(outside);
+  const secondRoot = `${base}/${id}/second`;
+  const second = CONFIGS[configOf(c)].readOnlyRoot ? { root: secondRoot, dir: secondRoot } : null;
+  return await makeSite(c, { root, dir: root, outside, prefix: null }, second);
+}
+
+/** A subdirectory of a shared root (and of the shared second root, when there is one). */
+async function sharedSite(shared: SharedRoot, id: string, c: Case): Promise<Site> {
+  const { root, outside } = shared;
+  const second = shared.second === null
+    ? null
+    : { root: shared.second, dir: `${shared.second}/${id}` };
+  return await makeSite(c, { root, dir: `${root}/${id}`, outside, prefix: id }, second);
 }
 
 async function finish(
@@ -134,10 +186,21 @@ async function finish(
   args: Record<string, unknown>,
   outcome: Outcome,
 ): Promise<CaseRun> {
+  const { second } = site;
   return {
     outcome,
     prefix: site.prefix,
+    // The case's directories first: a shared root's case directory lies below the root.
+    places: second === null ? [] : [
+      [site.dir, "<root>"],
+      [second.dir, "<second>"],
+      [site.root, "<root>"],
+      [second.root, "<second>"],
+    ],
     after: await snapshot(site.dir, site.outside),
+    second: second === null
+      ? null
+      : { ...second, after: await snapshot(second.dir, site.outside, site.dir) },
     outsideAfter: await snapshot(site.outside, site.outside),
     root: site.root,
     outside: site.outside,
@@ -161,9 +224,16 @@ export async function libraryAdapter(): Promise<Adapter> {
   return {
     name: "library",
     async run(c, index) {
-      const site = await ownRootSite(base, `lib-${index}`, c.fixture ?? {});
+      const site = await ownRootSite(base, `lib-${index}`, c);
       const cfg = CONFIGS[configOf(c)];
-      const ws = await Workspace.open({ root: site.root, writable: cfg.write, limits: cfg.limits });
+      const ws = await Workspace.open({
+        roots: [
+          { path: site.root },
+          ...(site.second === null ? [] : [{ path: site.second.root, readOnly: true }]),
+        ],
+        writable: cfg.write,
+        limits: cfg.limits,
+      });
       const args = c.args(site.paths);
       let outcome: Outcome;
       try {
@@ -231,18 +301,27 @@ function cliOutcome(out: CliRun): Outcome {
   }
 }
 
-/** `op NAME --root DIR [--write] [--limit ...]` for a case: the arguments after the command. */
-function opArgs(c: Case, root: string): string[] {
+/**
+ * `op NAME --root DIR [--read-only-root DIR] [--write] [--limit ...]` for a case: the arguments
+ * after the command.
+ */
+function opArgs(c: Case, site: Site): string[] {
   const config = configOf(c);
   const write = CONFIGS[config].write;
   return [
     "op",
     c.op,
     "--root",
-    root,
+    site.root,
+    ...secondRootFlags(site.second?.root ?? null),
     ...(write ? ["--write"] : []),
     ...limitFlags(config),
   ];
+}
+
+/** `--read-only-root DIR` for a second root, or nothing. */
+function secondRootFlags(second: string | null): string[] {
+  return second === null ? [] : ["--read-only-root", second];
 }
 
 /**
@@ -262,24 +341,24 @@ export async function cliAdapter(
   return {
     name: "cli",
     async run(c, index) {
-      const site = await ownRootSite(base, `cli-${index}`, c.fixture ?? {});
+      const site = await ownRootSite(base, `cli-${index}`, c);
       const args = c.args(site.paths);
       const json = JSON.stringify(args);
       let out: CliRun;
       if (via === "in-process") {
         const { code, stdout, stderr } = await runInProcess(
-          [...opArgs(c, site.root), "--arguments", json],
+          [...opArgs(c, site), "--arguments", json],
           { cwd: site.root },
         );
         out = { code, stdout, stderr };
       } else {
         // As the `cli` task runs it: --quiet keeps Deno's own notices (such as "Blocking
         // waiting for file lock on node_modules") off the stderr that carries errors.
-        const perms = ["--quiet", "--no-prompt", readFlag(site.root)];
+        const perms = ["--quiet", "--no-prompt", readFlag(site.root, site.second?.root ?? null)];
         if (CONFIGS[configOf(c)].write) perms.push(`--allow-write=${site.root}`);
         const viaStdin = json.length > 64 * 1024;
         out = await runCli(perms, [
-          ...opArgs(c, site.root),
+          ...opArgs(c, site),
           ...(viaStdin ? ["--arguments-stdin"] : ["--arguments", json]),
         ], {
           cwd: site.root,
@@ -420,25 +499,38 @@ async function callOutcome(client: Client, name: string, args: unknown): Promise
   return { kind: "result", value: { ...sc, data: media.data ?? media.resource?.blob } };
 }
 
-function stdioArgs(root: string, config: ConfigName): string[] {
+/**
+ * The read flag a server (or `op`) on these roots needs, as serverPermissions computes it: every
+ * root, and the engine's modules (its worker pool).
+ */
+function readFlag(root: string, second: string | null): string {
+  return serverPermissions("stdio", ["--root", root, ...secondRootFlags(second)])
+    .find((f) => f.startsWith("--allow-read="))!;
+}
+
+function stdioArgs(shared: SharedRoot, config: ConfigName): string[] {
   const { write } = CONFIGS[config];
+  const { root, second } = shared;
   return [
     "run",
     "--quiet",
     "--no-prompt",
-    readFlag(root),
+    readFlag(root, second),
     ...(write ? [`--allow-write=${root}`] : []),
     SERVE_STDIO,
     "--root",
     root,
+    ...secondRootFlags(second),
     ...(write ? ["--write"] : []),
     ...limitFlags(config),
   ];
 }
 
+/** A configuration's shared root, its outside directory and its second root (or null). */
 interface SharedRoot {
   root: string;
   outside: string;
+  second: string | null;
 }
 
 async function sharedRoots(base: string, configs: ConfigName[]) {
@@ -446,9 +538,11 @@ async function sharedRoots(base: string, configs: ConfigName[]) {
   for (const config of configs) {
     const root = `${base}/${config}/ws`;
     const outside = `${base}/${config}/outside`;
+    const second = CONFIGS[config].readOnlyRoot ? `${base}/${config}/second` : null;
     await Deno.mkdir(root, { recursive: true });
+    if (second !== null) await Deno.mkdir(second);
     await makeOutside(outside);
-    roots.set(config, { root, outside });
+    roots.set(config, { root, outside, second });
   }
   return roots;
 }
@@ -471,14 +565,13 @@ export async function stdioAdapter(
   const clients = new Map<ConfigName, Client>();
   try {
     await Promise.all(configs.map(async (config) => {
-      const { root } = roots.get(config)!;
       const client = new Client({ name: "contract-stdio", version: "0" }, {
         versionNegotiation: { mode: "auto", probe: { timeoutMs: 10_000 } },
       });
       await client.connect(
         new StdioClientTransport({
           command: Deno.execPath(),
-          args: stdioArgs(root, config),
+          args: stdioArgs(roots.get(config)!, config),
           stderr: "pipe",
         }),
       );
@@ -498,8 +591,7 @@ export async function stdioAdapter(
     clients,
     async run(c, index) {
       const config = configOf(c);
-      const { root, outside } = roots.get(config)!;
-      const site = await sharedSite(root, outside, `stdio-${index}`, c.fixture ?? {});
+      const site = await sharedSite(roots.get(config)!, `stdio-${index}`, c);
       const args = c.args(site.paths);
       return await finish(site, args, await callOutcome(clients.get(config)!, c.op, args));
     },
@@ -530,10 +622,13 @@ export async function startHttpServers(
   const servers = new Map<ConfigName, HttpServerProcess>();
   try {
     await Promise.all(configs.map(async (config) => {
-      const { root } = roots.get(config)!;
+      const { root, second } = roots.get(config)!;
       servers.set(
         config,
-        await start(root, { write: CONFIGS[config].write, args: limitFlags(config) }),
+        await start(root, {
+          write: CONFIGS[config].write,
+          args: [...secondRootFlags(second), ...limitFlags(config)],
+        }),
       );
     }));
   } catch (err) {
@@ -583,8 +678,7 @@ export async function httpAdapter(
     clients,
     async run(c, index) {
       const config = configOf(c);
-      const { root, outside } = http.roots.get(config)!;
-      const site = await sharedSite(root, outside, `${tag}-${index}`, c.fixture ?? {});
+      const site = await sharedSite(http.roots.get(config)!, `${tag}-${index}`, c);
       const args = c.args(site.paths);
       return await finish(site, args, await callOutcome(clients.get(config)!, c.op, args));
     },

@@ -10,10 +10,11 @@ export const ADAPTERS = ["library", "cli", "stdio", "httpModern", "httpLegacy"] 
 export type AdapterName = typeof ADAPTERS[number];
 
 /**
- * A server/CLI configuration: read-only, read-write, read-write with small limits, or read-only
- * with a small result budget (its read and media limits derived from it).
+ * A server/CLI configuration: read-only, read-write, read-write with small limits, read-only
+ * with a small result budget (its read and media limits derived from it), or two roots (the first
+ * read-write, the second read-only: decision 0064).
  */
-export type ConfigName = "ro" | "rw" | "small" | "tiny";
+export type ConfigName = "ro" | "rw" | "small" | "tiny" | "roots";
 
 /** Limits of the "small" configuration (CLI `--limit`, servers `--limit name=N`). */
 export const SMALL_LIMITS: Partial<Limits> = {
@@ -29,12 +30,24 @@ export const SMALL_LIMITS: Partial<Limits> = {
  */
 export const TINY_LIMITS: Partial<Limits> = { maxResultBytes: 1024 };
 
-/** Whether a configuration enables writing, and its limit overrides. */
-export const CONFIGS: Record<ConfigName, { write: boolean; limits: Partial<Limits> }> = {
+/** A configuration: writing enabled or not, its limit overrides, whether it has a second root. */
+export interface Configuration {
+  write: boolean;
+  limits: Partial<Limits>;
+  /**
+   * A second root after the first, read-only (`--read-only-root`, `{readOnly: true}`): each case
+   * gets a directory there too, holding its `second` fixture, addressed by `p.second`.
+   */
+  readOnlyRoot?: true;
+}
+
+/** The configurations. */
+export const CONFIGS: Record<ConfigName, Configuration> = {
   ro: { write: false, limits: {} },
   rw: { write: true, limits: {} },
   small: { write: true, limits: SMALL_LIMITS },
   tiny: { write: false, limits: TINY_LIMITS },
+  roots: { write: true, limits: {}, readOnlyRoot: true },
 };
 
 /** The limits an adapter in a configuration reports. */
@@ -55,7 +68,8 @@ export type FixtureNode =
 /**
  * Files, directories and links to create, relative to the case directory. Parents are
  * implied. Link targets may contain `{{outside}}` (an absolute directory outside every
- * workspace, holding `secret.txt`) or `{{case}}` (the case directory, absolute).
+ * workspace, holding `secret.txt`) or `{{case}}` (the case directory, absolute); in a `second`
+ * fixture also `{{first}}` (the case's directory in the first root, absolute).
  */
 export type Fixture = Record<string, FixtureNode>;
 
@@ -112,6 +126,11 @@ export interface Paths {
   abs(rel: string): string;
   /** The absolute path of an entry of the outside directory (outside every workspace). */
   out(rel: string): string;
+  /**
+   * The absolute (configured, real) path of an entry of the case's directory in the second root
+   * (configurations with `readOnlyRoot`; "." is that directory).
+   */
+  second(rel: string): string;
 }
 
 /** One row of the contract table. */
@@ -132,6 +151,10 @@ export interface Case {
   byAdapter?: Partial<Record<AdapterName, Expectation>>;
   /** Files on disk afterwards (as a fixture); default: the fixture, unchanged. */
   after?: Fixture;
+  /** The case's fixture in the second root (configurations with `readOnlyRoot`; default: none). */
+  second?: Fixture;
+  /** Files in the second root afterwards; default: `second`, unchanged. */
+  secondAfter?: Fixture;
   /** Dotted result paths whose values are volatile for this case (replaced by "<masked>"). */
   mask?: string[];
   /** Known disagreements: adapter -> the difference (assertion kept, step ignored). */
@@ -202,13 +225,20 @@ function textOrBytes(bytes: Uint8Array): string | { bytes: string } {
   return { bytes: toBase64(bytes) };
 }
 
-/** Creates a fixture below dir (which must exist). */
+/**
+ * Creates a fixture below dir (which must exist); `first`, for a second root's fixture, is what
+ * `{{first}}` stands for.
+ */
 export async function materialize(
   dir: string,
   fixture: Fixture,
   outside: string,
+  first?: string,
 ): Promise<void> {
-  const subst = (t: string) => t.replaceAll("{{outside}}", outside).replaceAll("{{case}}", dir);
+  const subst = (t: string) => {
+    const s = t.replaceAll("{{outside}}", outside).replaceAll("{{case}}", dir);
+    return first === undefined ? s : s.replaceAll("{{first}}", first);
+  };
   const entries = Object.entries(fixture);
   // Plain nodes first, then links (a hard link needs its file).
   const rank = (n: FixtureNode) =>
@@ -239,10 +269,10 @@ export async function materialize(
 }
 
 /**
- * Snapshots everything below dir (links not followed; link targets de-substituted; an
- * executable file with its permission bits).
+ * Snapshots everything below dir (links not followed; link targets de-substituted, `first` too
+ * when given; an executable file with its permission bits).
  */
-export async function snapshot(dir: string, outside: string): Promise<Snapshot> {
+export async function snapshot(dir: string, outside: string, first?: string): Promise<Snapshot> {
   const out: Snapshot = {};
   const walk = async (abs: string, rel: string) => {
     for await (const e of Deno.readDir(abs)) {
@@ -250,8 +280,9 @@ export async function snapshot(dir: string, outside: string): Promise<Snapshot> 
       const r = rel === "" ? e.name : `${rel}/${e.name}`;
       const st = await Deno.lstat(a);
       if (st.isSymlink) {
-        const t = await Deno.readLink(a);
-        out[r] = { link: t.replaceAll(outside, "{{outside}}").replaceAll(dir, "{{case}}") };
+        let t = (await Deno.readLink(a)).replaceAll(outside, "{{outside}}");
+        if (first !== undefined) t = t.replaceAll(first, "{{first}}");
+        out[r] = { link: t.replaceAll(dir, "{{case}}") };
       } else if (st.isDirectory) {
         out[r] = { dir: true };
         await walk(a, r);
@@ -283,18 +314,31 @@ export function sortKeys(v: unknown): unknown {
 
 const TIME_KEYS = new Set(["mtime", "atime", "ctime", "birthtime"]);
 
+/** How an adapter's outcome is normalised: see normalizeResult. */
+export interface NormalizeOptions {
+  /** The case directory's prefix to strip (shared-root adapters), else null. */
+  prefix: string | null;
+  op: string;
+  mask?: string[];
+  /**
+   * Absolute spellings and the placeholders they become, in order, wherever they occur in a
+   * string, before the prefix is stripped (several roots: the roots and the case's directories in
+   * them, which results and messages may name absolute).
+   */
+  places?: readonly (readonly [string, string])[];
+}
+
 /**
- * Normalises a structured result: strips the case-directory prefix from every string
- * (shared-root adapters), replaces timestamps, cursors and directory sizes (file-system
- * dependent) with markers, masks the case's volatile paths, and, for workspace_info,
- * replaces the permission states (they describe the process, which differs per adapter)
- * after checking the one that must hold everywhere.
+ * Normalises a structured result: replaces the case's absolute places with placeholders and
+ * strips the case-directory prefix from every string (shared-root adapters), replaces
+ * timestamps, cursors and directory sizes (file-system dependent) with markers, masks the case's
+ * volatile paths, and, for workspace_info, replaces the permission states (they describe the
+ * process, which differs per adapter) after checking the one that must hold everywhere.
  */
-export function normalizeResult(
-  value: unknown,
-  options: { prefix: string | null; op: string; mask?: string[] },
-): unknown {
-  const strip = (s: string) => {
+export function normalizeResult(value: unknown, options: NormalizeOptions): unknown {
+  const strip = (given: string) => {
+    let s = given;
+    for (const [abs, placeholder] of options.places ?? []) s = s.replaceAll(abs, placeholder);
     if (options.prefix === null) return s;
     if (s === options.prefix) return ".";
     return s.replaceAll(`${options.prefix}/`, "");
@@ -339,7 +383,7 @@ export function normalizeResult(
 /** The normalised form of an outcome, comparable to an expectation. */
 export function normalizeOutcome(
   outcome: Outcome,
-  options: { prefix: string | null; op: string; mask?: string[] },
+  options: NormalizeOptions,
 ): Expectation | { other: string } {
   switch (outcome.kind) {
     case "result":

@@ -5,9 +5,10 @@
  * normalising timestamps, cursors and directory sizes), the same error code, argument
  * and details, and the same files on disk afterwards.
  *
- * Paths in `args` go through `p` (case-relative, prefixed for shared-root servers) or
- * `p.abs`; literal paths ("." , "../outside/...", "/etc/passwd") are workspace-relative
- * on purpose (the workspace root, or an escape from it).
+ * Paths in `args` go through `p` (case-relative, prefixed for shared-root servers), `p.abs`
+ * or, with two roots, `p.second` (absolute, in the second root); literal paths ("." ,
+ * "../outside/...", "/etc/passwd") are workspace-relative on purpose (the workspace root, or an
+ * escape from it).
  *
  * The rows live in tests/contract/cases/, one file per section; cases_count_test.ts pins
  * their number.
@@ -19,6 +20,7 @@ import { INVALID_ARGUMENT_CASES } from "./cases/invalid_argument.ts";
 import { CONTAINMENT_CASES } from "./cases/containment.ts";
 import { TYPED_ERROR_CASES } from "./cases/typed_errors.ts";
 import { READ_ONLY_CASES } from "./cases/read_only.ts";
+import { ROOTS_CASES } from "./cases/roots.ts";
 
 /** The whole table, section by section (tests/contract/cases/), in its historical order. */
 export const CASES: Case[] = [
@@ -28,4 +30,5 @@ export const CASES: Case[] = [
   ...CONTAINMENT_CASES,
   ...TYPED_ERROR_CASES,
   ...READ_ONLY_CASES,
+  ...ROOTS_CASES,
 ];

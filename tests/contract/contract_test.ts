@@ -62,7 +62,6 @@ const ALL_TOOLS = [
  */
 const NOT_IN_TABLE: Record<string, string> = {
   CHANGED_DURING_OPERATION: "needs a swap between check and use (tests/security/toctou_test.ts)",
-  CROSS_DEVICE: "needs a second file system mounted inside the workspace",
   PERMISSION_DENIED:
     "needs an unreadable file (tests run as root here) or a root outside Deno's permissions",
   CANCELLED: "needs a cancelled request (tests/server/cancel_progress_test.ts)",
@@ -77,7 +76,12 @@ const USED_CONFIGS = [...new Set(CASES.map(configOf))] as ConfigName[];
 
 function assertCase(c: Case, adapter: AdapterName, run: CaseRun): void {
   const expect = c.byAdapter?.[adapter] ?? c.expect;
-  const actual = normalizeOutcome(run.outcome, { prefix: run.prefix, op: c.op, mask: c.mask });
+  const actual = normalizeOutcome(run.outcome, {
+    prefix: run.prefix,
+    op: c.op,
+    mask: c.mask,
+    places: run.places,
+  });
   const { expected, actual: got } = comparable(expect, actual);
   assert.deepStrictEqual(
     got,
@@ -89,16 +93,29 @@ function assertCase(c: Case, adapter: AdapterName, run: CaseRun): void {
     fixtureSnapshot(c.after ?? c.fixture ?? {}),
     `${adapter}: files on disk afterwards`,
   );
+  if (CONFIGS[configOf(c)].readOnlyRoot) {
+    assert.deepStrictEqual(
+      run.second?.after,
+      fixtureSnapshot(c.secondAfter ?? c.second ?? {}),
+      `${adapter}: files in the second root afterwards`,
+    );
+  }
   assert.deepStrictEqual(run.outsideAfter, OUTSIDE_SNAPSHOT, `${adapter}: outside untouched`);
   if (run.outcome.kind === "error") {
+    const { code, message } = run.outcome.error;
+    if (run.second !== null && code === "OUTSIDE_WORKSPACE") {
+      const roots = `(the roots: ${run.root}, ${run.second.root} (read-only))`;
+      assert.ok(message.endsWith(roots), `${adapter}: the message names the roots: ${message}`);
+    }
     // Errors speak in workspace-relative paths: the host's absolute paths appear in a
-    // message only when the caller sent them.
+    // message only when the caller sent them. With several roots the roots are no secret
+    // (workspace_info lists them; errors may name them): only the outside directory is.
     const sent = JSON.stringify(run.args);
-    for (const abs of [run.root, run.outside]) {
+    for (const abs of run.second === null ? [run.root, run.outside] : [run.outside]) {
       if (sent.includes(abs)) continue;
       assert.ok(
-        !run.outcome.error.message.includes(abs),
-        `${adapter}: the error message reveals ${abs}: ${run.outcome.error.message}`,
+        !message.includes(abs),
+        `${adapter}: the error message reveals ${abs}: ${message}`,
       );
     }
   }
@@ -124,6 +141,8 @@ async function runTable(
       return {
         outcome: { kind: "other", detail: `adapter threw: ${(err as Error).stack ?? err}` },
         prefix: null,
+        places: [],
+        second: null,
         after: {},
         outsideAfter: {},
         root: "",
@@ -262,6 +281,10 @@ const CLI_REAL_ANCHORS: Record<string, string> = {
   "OUTSIDE_WORKSPACE: write_file through a link out creates nothing outside":
     "a write through a link out, outside the write grant",
   "OUTSIDE_WORKSPACE: move_path destination outside": "a write's destination outside the grants",
+  "roots: read_file by an absolute path in the second root (result path absolute)":
+    "a read in the second root, under the child's read grant on both roots",
+  "READ_ONLY: write_file in the read-only root creates nothing":
+    "a write under the read-only root, which the child may read but not write",
 };
 
 /**
@@ -277,6 +300,7 @@ function realChildSample(): Set<number> {
   const p = ((rel: string) => rel) as Paths;
   p.abs = (rel) => `/ws/${rel}`;
   p.out = (rel) => `/outside/${rel}`;
+  p.second = (rel) => `/second/${rel}`;
   for (const [i, c] of CASES.entries()) {
     const expect = c.byAdapter?.cli ?? c.expect;
     const firstSuccess = "result" in expect && !seen.has(c.op);
@@ -288,15 +312,16 @@ function realChildSample(): Set<number> {
 }
 
 /**
- * A CLI run's exit code and output, comparable across runs: the run's own root and outside
- * directory spelled <root> and <outside>; stdout's result normalised as the table normalises it
- * (timestamps, directory sizes, workspace_info's process-dependent permission states); stderr's
- * error object whole, its message included.
+ * A CLI run's exit code and output, comparable across runs: the run's own root, outside
+ * directory and second root spelled <root>, <outside> and <second>; stdout's result normalised
+ * as the table normalises it (timestamps, directory sizes, workspace_info's process-dependent
+ * permission states); stderr's error object whole, its message included.
  */
 function cliView(c: Case, run: CliCaseRun) {
   const local = (v: unknown): unknown => {
     if (typeof v === "string") {
-      return v.replaceAll(run.outside, "<outside>").replaceAll(run.root, "<root>");
+      const s = v.replaceAll(run.outside, "<outside>").replaceAll(run.root, "<root>");
+      return run.second === null ? s : s.replaceAll(run.second.root, "<second>");
     }
     if (Array.isArray(v)) return v.map(local);
     if (v && typeof v === "object") {
