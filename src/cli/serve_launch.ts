@@ -13,6 +13,7 @@ import {
   isLiteralAbsoluteRoot,
   refuseBroadRoot,
   resolveFromInvocation,
+  ROOT_DEFAULTED_ENV,
   rootFlag,
   UsageError,
 } from "../config.ts";
@@ -277,8 +278,12 @@ function serverEntry(kind: ServerKind): URL {
 }
 
 /** The server's environment: the invocation directory, which the server's relative paths are from. */
-function serverEnv(): Record<string, string> {
-  return { INIT_CWD: resolveFromInvocation(".") };
+function serverEnv(rootDefaulted: boolean): Record<string, string> {
+  const env: Record<string, string> = { INIT_CWD: resolveFromInvocation(".") };
+  // The `--root` explicitRoot added for the invocation directory: the server still serves its
+  // start directory, and a stdio server may serve its client's roots instead (decision 0065).
+  if (rootDefaulted) env[ROOT_DEFAULTED_ENV] = "1";
+  return env;
 }
 
 /**
@@ -291,6 +296,7 @@ async function serveSandboxed(
   mode: SandboxMode,
   serverArgs: string[],
   engine: Engine,
+  rootDefaulted: boolean,
 ): Promise<number | undefined> {
   const unavailable = sandboxUnavailable();
   if (unavailable !== undefined) return withoutSandbox(mode, unavailable);
@@ -315,7 +321,7 @@ async function serveSandboxed(
       ],
       module: serverEntry(kind),
       args: inner,
-      env: { ...serverEnv(), ...engineEnv(engine) },
+      env: { ...serverEnv(rootDefaulted), ...engineEnv(engine) },
     },
     SERVER_SIGNALS,
     broker?.exited,
@@ -343,6 +349,7 @@ async function serveUnsandboxed(
   kind: ServerKind,
   serverArgs: string[],
   engine: Engine,
+  rootDefaulted: boolean,
 ): Promise<number> {
   const cannot = cannotRunSelf();
   if (cannot !== undefined) {
@@ -356,7 +363,7 @@ async function serveUnsandboxed(
     ],
     module: serverEntry(kind),
     args: serverArgs,
-    env: { ...serverEnv(), ...engineEnv(engine) },
+    env: { ...serverEnv(rootDefaulted), ...engineEnv(engine) },
   }, SERVER_SIGNALS);
   const stop = isBroker(engine) ? engine.exited : undefined;
   return (await supervise(child, { held, signals: SERVER_SIGNALS, stop })).code;
@@ -455,6 +462,7 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   // The same checks, and messages, as the server's own: a bad flag starts nothing.
   await parseServerFlags(kind, given);
   const serverArgs = await explicitRoot(kind, given);
+  const rootDefaulted = rootsFromArgs(kind, given).length === 0;
   const launched = await launchEngine(kind, choice, serverArgs);
   if (launched !== undefined && "signalled" in launched) return launched.signalled;
   const engine: Engine = launched;
@@ -464,8 +472,10 @@ export async function serveLaunch(kind: ServerKind, args: string[]): Promise<num
   if (isBroker(engine)) void engine.exited.then((code) => serving && (brokerExit = code));
   try {
     let code: number | undefined;
-    if (sandbox !== "off") code = await serveSandboxed(kind, sandbox, serverArgs, engine);
-    code ??= await serveUnsandboxed(kind, serverArgs, engine);
+    if (sandbox !== "off") {
+      code = await serveSandboxed(kind, sandbox, serverArgs, engine, rootDefaulted);
+    }
+    code ??= await serveUnsandboxed(kind, serverArgs, engine, rootDefaulted);
     serving = false;
     if (brokerExit === undefined) return code;
     console.error(

@@ -4,7 +4,7 @@
  * net on the bound host, env for the variables it reads), for the launcher, the bundled client
  * server, config print and tests.
  */
-import { resolveFromInvocation, UsageError } from "../config.ts";
+import { resolveFromInvocation, ROOT_DEFAULTED_ENV, UsageError } from "../config.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { ENGINE_ENV } from "../workspace/native/protocol.ts";
@@ -109,7 +109,7 @@ export function serverPermissions(
     const env = ["INIT_CWD", SECRET_ENV.token, SECRET_ENV.readToken, SECRET_ENV.stateKey];
     grants.allow("net", net).allow("env", [...env, SANDBOX_ENV]);
   } else {
-    grants.allow("env", ["INIT_CWD", SANDBOX_ENV]);
+    grants.allow("env", ["INIT_CWD", SANDBOX_ENV, ROOT_DEFAULTED_ENV]);
   }
   const engine = options.engine;
   if (engine !== undefined) grants.allow("env", Object.values(ENGINE_ENV));

@@ -8,8 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { serverPermissions } from "../../src/cli/server_permissions.ts";
+import { LAUNCHER_FLAGS, skipWithoutBwrap } from "../security/_sandbox.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 
 type V1Client = InstanceType<
   typeof import("@modelcontextprotocol/sdk/client/index.js")["Client"]
@@ -48,6 +50,8 @@ async function connect(
     args?: string[];
     roots: { uri: string }[];
     home?: string;
+    /** Start `cli.ts serve stdio` (the launcher, as a host does) instead of serve_stdio.ts. */
+    launcher?: boolean;
   },
 ): Promise<Session> {
   const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
@@ -70,7 +74,9 @@ async function connect(
   }
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
-    args: ["run", "--allow-env=HOME", ...perms, SERVER, ...(options.args ?? [])],
+    args: options.launcher
+      ? [...LAUNCHER_FLAGS, CLI, "serve", "stdio", "--engine", "builtin", ...(options.args ?? [])]
+      : ["run", "--allow-env=HOME", ...perms, SERVER, ...(options.args ?? [])],
     cwd,
     stderr: "pipe",
     env: {
@@ -198,4 +204,35 @@ Deno.test("client roots: a client without the capability gets the start director
     await pinned.client.close();
     await Deno.remove(f.base, { recursive: true });
   }
+});
+
+Deno.test({
+  name:
+    "client roots: through the launcher and its sandbox, the client's roots inside the start directory are served, others skipped",
+  ignore: skipWithoutBwrap("client roots through the launcher"),
+  fn: async () => {
+    const f = await fixture();
+    await Deno.mkdir(`${f.start}/sub`);
+    await Deno.writeTextFile(`${f.start}/sub/which.txt`, "sub\n");
+    const s = await connect(f.start, f.base, {
+      launcher: true,
+      args: ["--sandbox", "required"],
+      roots: [{ uri: uri(`${f.start}/sub`) }, { uri: uri(f.one) }],
+    });
+    try {
+      const r = await call(s, "read_file", { path: "which.txt" });
+      assert.equal(r.result?.content, "sub\n", "the client's root inside the start directory");
+      const info = (await call(s, "workspace_info", {})).result!;
+      assert.equal(info.rootsFrom, "client");
+      assert.deepEqual((info.containment as { sandbox: string }).sandbox, "bubblewrap");
+      assert.deepEqual(info.roots, [{ name: "sub", path: ".", mode: "read-only" }]);
+      // Outside the start directory nothing exists in the sandbox: skipped, and said why.
+      assert.match(s.stderr(), new RegExp(`${f.one}.*reaches only ${f.start}`));
+      const outside = await call(s, "read_file", { path: `${f.one}/which.txt` });
+      assert.equal(outside.error?.code, "OUTSIDE_WORKSPACE");
+    } finally {
+      await s.client.close();
+      await Deno.remove(f.base, { recursive: true });
+    }
+  },
 });
