@@ -376,13 +376,13 @@ Deno.test("serverPermissions: representative flag sets", () => {
   assert.deepEqual(serverPermissions("stdio", ["--root", "/srv/w"]), [
     "--quiet",
     "--no-prompt",
-    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX,WMCP_ROOT_DEFAULTED",
     `--allow-read=${["/srv/w", ...engine].join(",")}`,
   ]);
   assert.deepEqual(serverPermissions("stdio", ["--root=/srv/w", "--write", "--page-size", "5"]), [
     "--quiet",
     "--no-prompt",
-    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX,WMCP_ROOT_DEFAULTED",
     `--allow-read=${["/srv/w", ...engine].join(",")}`,
     "--allow-write=/srv/w",
   ]);
@@ -445,13 +445,13 @@ Deno.test("serverPermissions: several roots: read on each, write only on --root 
   assert.deepEqual(serverPermissions("stdio", args), [
     "--quiet",
     "--no-prompt",
-    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX,WMCP_ROOT_DEFAULTED",
     read,
   ]);
   assert.deepEqual(serverPermissions("stdio", [...args, "--write"]), [
     "--quiet",
     "--no-prompt",
-    "--allow-env=INIT_CWD,WMCP_SANDBOX",
+    "--allow-env=INIT_CWD,WMCP_SANDBOX,WMCP_ROOT_DEFAULTED",
     read,
     "--allow-write=/srv/a,/srv/c",
   ]);
