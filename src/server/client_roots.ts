@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { McpServer, StandardSchemaV1 } from "@modelcontextprotocol/server";
 import { passThrough } from "./definition.ts";
@@ -52,6 +53,22 @@ function homeDirectory(): string | undefined {
   }
 }
 
+/**
+ * $HOME with its links resolved, when this process may read it: a root is checked against both
+ * spellings, as `--root` is (refuseBroadRoot), so a $HOME that is a link does not let its real
+ * directory through.
+ */
+function realHomeDirectory(home: string | undefined): string | undefined {
+  if (home === undefined || !home.startsWith("/")) return undefined;
+  try {
+    const deno = (globalThis as { Deno?: typeof Deno }).Deno;
+    const state = deno?.permissions.querySync({ name: "read", path: home }).state ?? "granted";
+    return state === "granted" ? realpathSync(home) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Why a root's real path is too broad to serve (`/`, $HOME or above it), or undefined. */
 export function tooBroad(real: string, home: string | undefined): string | undefined {
   if (real === "/") return "it is the whole file system";
@@ -60,6 +77,11 @@ export function tooBroad(real: string, home: string | undefined): string | undef
   if (real === h) return "it is your home directory";
   if (h.startsWith(`${real}/`)) return "it contains your home directory";
   return undefined;
+}
+
+/** tooBroad against $HOME as given and as resolved (`homeReal`). */
+function tooBroadFor(real: string, options: { home?: string; homeReal?: string }) {
+  return tooBroad(real, options.home) ?? tooBroad(real, options.homeReal);
 }
 
 /** Shown in a warning: a client's text, quoted and cut, never raw. */
@@ -91,9 +113,8 @@ export interface ClientRootsPlan {
  */
 export async function planClientRoots(
   listed: readonly ListedRoot[],
-  options: { home?: string; readOnly?: boolean; start?: string } = {},
+  options: { home?: string; homeReal?: string; readOnly?: boolean; start?: string } = {},
 ): Promise<ClientRootsPlan> {
-  const home = options.home;
   const roots: RootSpec[] = [];
   const opened: Workspace[] = [];
   const skipped: string[] = [];
@@ -115,7 +136,7 @@ export async function planClientRoots(
       continue;
     }
     // Broad by its spelling, before anything is opened (a process may not even read `/`).
-    const spelled = tooBroad(path.replace(/\/+$/, "") || "/", home);
+    const spelled = tooBroadFor(path.replace(/\/+$/, "") || "/", options);
     if (spelled !== undefined) {
       skipped.push(`${quoted(uri)}: ${spelled}, too broad to serve`);
       continue;
@@ -127,7 +148,7 @@ export async function planClientRoots(
       skipped.push(`${quoted(uri)}: ${toWorkspaceError(err).message}${reach(path, options.start)}`);
       continue;
     }
-    const broad = tooBroad(ws.policy.rootReal, home);
+    const broad = tooBroadFor(ws.policy.rootReal, options);
     if (broad !== undefined) {
       skipped.push(`${quoted(uri)}: ${broad}, too broad to serve`);
       continue;
@@ -142,6 +163,34 @@ export async function planClientRoots(
     roots.push({ path: ws.policy.rootGiven, readOnly: options.readOnly });
   }
   return { roots, skipped };
+}
+
+/**
+ * The workspace on the roots planClientRoots kept. Opening resolves each root's spelling again (a
+ * link among them may have been re-pointed since it was checked), so what was opened is checked
+ * again: a root that is now `/`, $HOME or above it fails the whole answer, never served.
+ */
+async function openPlanned(
+  roots: RootSpec[],
+  start: Workspace,
+  homes: { home?: string; homeReal?: string },
+): Promise<Workspace> {
+  const ws = await Workspace.open({
+    roots,
+    writable: start.writable,
+    limits: start.limits,
+    sharedWith: start,
+    rootsFrom: "client",
+  });
+  for (const root of ws.roots) {
+    const broad = tooBroadFor(root.policy.rootReal, homes);
+    if (broad === undefined) continue;
+    throw new WorkspaceError(
+      "CHANGED_DURING_OPERATION",
+      `the root ${root.policy.rootGiven} changed after it was checked: ${broad}, too broad to serve`,
+    );
+  }
+  return ws;
 }
 
 /** The one error of a call made while no usable root is served. */
@@ -211,10 +260,9 @@ export class ClientRoots {
       ) as { roots?: unknown };
       if (!Array.isArray(listed?.roots)) throw new Error("the result holds no roots list");
       const roots = listed.roots as ListedRoot[];
-      const plan = await planClientRoots(roots, {
-        home: homeDirectory(),
-        start: this.#start.policy.rootGiven,
-      });
+      const home = homeDirectory();
+      const homes = { home, homeReal: realHomeDirectory(home) };
+      const plan = await planClientRoots(roots, { ...homes, start: this.#start.policy.rootGiven });
       for (const why of plan.skipped) this.#log(`wmcp: warning: skipped a client root ${why}`);
       next = plan.roots.length === 0
         ? noRoot(
@@ -222,13 +270,7 @@ export class ClientRoots {
             ? "the client lists no roots"
             : "none of the client's roots can be served (see the server's warnings)",
         )
-        : await Workspace.open({
-          roots: plan.roots,
-          writable: this.#start.writable,
-          limits: this.#start.limits,
-          sharedWith: this.#start,
-          rootsFrom: "client",
-        });
+        : await openPlanned(plan.roots, this.#start, homes);
     } catch (err) {
       const e = toWorkspaceError(err);
       this.#log(`wmcp: warning: the client's roots could not be read: ${e.message}`);
