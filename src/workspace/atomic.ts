@@ -235,12 +235,14 @@ function replaceExisting(op: Replace, existing: FsInfo): void {
 /**
  * Puts the temporary file under the new target's name without clobbering: a hard link, which
  * fails if the name appeared meanwhile; a check then a rename where hard links are unsupported.
+ * Returns whether the temporary name is still there (linked: afterCommit removes it).
  */
-function placeNew(op: Replace): void {
+function placeNew(op: Replace): boolean {
   const { target, fs, argument } = op;
   try {
     // No-clobber create: link fails if the name appeared meanwhile (even as a dangling link).
     fs.linkSync(op.tmpAbs, target.abs);
+    return true;
   } catch (err) {
     if (fsErrorKind(err) === "AlreadyExists") {
       throw new WorkspaceError(
@@ -262,41 +264,62 @@ function placeNew(op: Replace): void {
     }
     verifyChain(op.chain, { rel: target.rel, argument, fs });
     fs.renameSync(op.tmpAbs, target.abs);
+    return false;
   }
 }
 
 /**
  * The checks right before the commit and the commit itself (rename or link), synchronously: no
  * other task of this process runs in between, so a cancellation seen by neither the gate nor the
- * rename cannot happen in between. Returns once the target's name holds the new content.
+ * rename cannot happen in between. Returns once the target's name holds the new content, and
+ * whether the temporary name still holds it too (placeNew's link).
  */
-function commitTemp(op: Replace, tmpId: Identity, options: PlaceOptions): void {
+function commitTemp(op: Replace, tmpId: Identity, options: PlaceOptions): boolean {
   const { target, fs, argument } = op;
   assertMayCommit(options.gate, `the write of ${target.rel}`);
   verifyChain(op.chain, { rel: target.rel, argument, fs });
   if (!isOursAt(fs, op.chain, op.tmpAbs, tmpId)) {
     throw changed(`the temporary file of ${target.rel} was moved meanwhile`, argument);
   }
-  if (options.existing) replaceExisting(op, options.existing);
-  else placeNew(op);
+  if (!options.existing) return placeNew(op);
+  replaceExisting(op, options.existing);
+  return false;
 }
 
 /**
- * After the commit: the result must be where it was meant to be; the link's source goes; the
- * directory is flushed unless the caller flushes it once for many entries (syncDir false).
+ * After the commit: the result must be where it was meant to be; the link's source (`linked`: the
+ * temporary name placeNew linked from) goes; the directory is flushed unless the caller flushes it
+ * once for many entries (syncDir false).
  */
-async function afterCommit(op: Replace, tmpId: Identity, syncDir = true): Promise<void> {
+async function afterCommit(
+  op: Replace,
+  tmpId: Identity,
+  linked: boolean,
+  syncDir = true,
+): Promise<void> {
   const { target, fs, chain } = op;
   // The result must be where it was meant to be: the kernel looked the names up again.
   if (!isOursAt(fs, chain, target.abs, tmpId)) {
+    // A linked temporary name is still beside the content, where no verified path reaches now:
+    // left, and named.
     throw changed(
       `a directory above ${target.rel} was swapped during the final rename; the content may have ` +
         "been placed elsewhere (the kernel sandbox closes this window)",
       op.argument,
-      { reason: "swapped-during-commit" },
+      { reason: "swapped-during-commit", ...(linked ? { leftBehind: [op.tmpRel] } : {}) },
     );
   }
-  if (lstatOrNullSync(fs, op.tmpAbs) !== null) removeOwn(fs, chain, op.tmpAbs, tmpId); // the link's source
+  // The link's source: removed through the verified chain, or (that chain broken meanwhile) left
+  // and named, never silently (it is a second name of the new file).
+  const gone = () => chainHolds(fs, chain) && lstatOrNullSync(fs, op.tmpAbs) === null;
+  if (linked && !removeOwn(fs, chain, op.tmpAbs, tmpId) && !gone()) {
+    throw changed(
+      `${target.rel} was written, then a directory above it was swapped before its temporary ` +
+        `name ${op.tmpRel} was removed: that name was left`,
+      op.argument,
+      { reason: "parent-changed", committed: true, leftBehind: [op.tmpRel] },
+    );
+  }
   if (syncDir) await fsyncDir(target.parentAbs);
 }
 
@@ -368,9 +391,9 @@ export async function atomicWrite(
     } finally {
       await h.close();
     }
-    commitTemp(op, tmpId, options);
+    const linked = commitTemp(op, tmpId, options);
     committed = true;
-    await afterCommit(op, tmpId, options.syncDir);
+    await afterCommit(op, tmpId, linked, options.syncDir);
   } finally {
     if (!committed && tmpId !== null && !removeOwn(op.fs, op.chain, op.tmpAbs, tmpId)) {
       // Not removable through a verified path: left where it is, and said so.
@@ -477,9 +500,9 @@ export async function atomicLink(
         { reason: "entry-changed" },
       );
     }
-    commitTemp(op, source.id, options);
+    const linked = commitTemp(op, source.id, options);
     committed = true;
-    await afterCommit(op, source.id, options.syncDir);
+    await afterCommit(op, source.id, linked, options.syncDir);
   } finally {
     if (!committed) dropTemp(op);
   }
