@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { LAUNCHER_FLAGS, skipWithoutBwrap } from "../security/_sandbox.ts";
+import { denoCacheDir } from "../../src/sandbox/bwrap.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
@@ -82,6 +83,8 @@ async function connect(
     env: {
       HOME: options.home ?? Deno.env.get("HOME") ?? "/root",
       PATH: Deno.env.get("PATH") ?? "",
+      // Deno's cache where this process has it (another HOME would otherwise mean an empty one).
+      DENO_DIR: denoCacheDir((name) => Deno.env.get(name)) ?? "",
     },
   });
   let err = "";
