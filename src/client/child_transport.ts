@@ -15,6 +15,11 @@ import { type ChildExit, onStdioChildExit } from "../workarounds/sdk_stdio_exit.
 const STDERR_TAIL_BYTES = 4096;
 /** How many of its last stderr lines a failure message quotes. */
 const STDERR_TAIL_LINES = 12;
+/**
+ * How long a failure message waits for the rest of a child's stderr once it ended (ms): the
+ * pipe usually ends with the child; a process the child left holding it (a grandchild) does not.
+ */
+const STDERR_END_WAIT_MS = 1000;
 
 /**
  * The SDK's stdio transport, subclassed (a subclass makes the SDK probe `server/discover` in
@@ -30,6 +35,8 @@ export class ChildTransport extends StdioClientTransport {
   #closing = false;
   #ended = false;
   #tail = "";
+  /** Settles when the child's stderr has ended (every byte of it seen here). */
+  readonly #stderrEnded: Promise<void>;
   readonly #command: string;
   readonly #cwd: string | undefined;
   readonly #shown: ShownFields;
@@ -53,6 +60,9 @@ export class ChildTransport extends StdioClientTransport {
     this.#shown = target.shown ?? {};
     const decoder = new TextDecoder();
     const logDecoder = new TextDecoder();
+    const stderrEnded = Promise.withResolvers<void>();
+    this.#stderrEnded = stderrEnded.promise;
+    for (const event of ["end", "close", "error"]) this.stderr?.once(event, stderrEnded.resolve);
     this.stderr?.on("data", (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
       if (serverLogs) {
@@ -92,6 +102,20 @@ export class ChildTransport extends StdioClientTransport {
   /** The working directory the child was given. */
   get cwd(): string | undefined {
     return this.#cwd;
+  }
+
+  /**
+   * Resolves once the child's stderr has ended, or after STDERR_END_WAIT_MS: what a failure
+   * message quotes of it is then complete (the last bytes may still be in the pipe when the
+   * child's exit is seen).
+   */
+  async stderrSettled(): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      this.#stderrEnded,
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, STDERR_END_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** The last lines of the child's stderr (at most STDERR_TAIL_LINES, bounded in bytes). */
@@ -140,7 +164,10 @@ function spawnError(
   return new ClientError("transport", `cannot start the server: ${why}`, { cause: err });
 }
 
-/** How a stdio server that ended during connect ended, and what it last said on stderr. */
+/**
+ * How a stdio server that ended on its own ended (during connect, or under a request), and what
+ * it last said on stderr.
+ */
 export function diedMessage(t: ChildTransport, during: string): string {
   const how = t.exit?.signal
     ? `was killed by ${t.exit.signal}`

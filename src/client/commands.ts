@@ -62,6 +62,7 @@ async function rawRequest(
   const deadline = o.timeoutMs === undefined
     ? undefined
     : startDeadline({ ...limits, timeoutMs: o.timeoutMs }, signal);
+  let failed: { err: unknown } | undefined;
   try {
     await s.client.request(
       { method, params } as never,
@@ -69,9 +70,13 @@ async function rawRequest(
       { signal: deadline?.signal ?? signal, ...deadline?.sdkOptions } as never,
     );
   } catch (err) {
-    throw failureOf(err, { deadline, signal, limits });
+    failed = { err };
   } finally {
     deadline?.dispose();
+  }
+  if (failed !== undefined) {
+    const { err } = failed;
+    throw failureOf(err, { deadline, signal, limits, ended: await s.ended(err, method) });
   }
   const mine = s.sent.slice(before).filter((r) => r.method === method && r.id !== undefined);
   const raw = mine.length ? s.responses.get(mine[mine.length - 1].id!) : undefined;
@@ -81,19 +86,26 @@ async function rawRequest(
   return raw.result as Record<string, unknown>;
 }
 
+/** What failureOf needs to name a failed request's cause. */
+export interface FailureContext {
+  deadline?: Deadline;
+  signal?: AbortSignal;
+  limits: TimeLimits;
+  /** How a stdio server that ended under the request ended (Session.ended), if it did. */
+  ended?: ClientError;
+}
+
 /**
  * Classifies a failed request: a fired client timer, the caller's cancellation, the SDK's own
- * timeout (mapped to the client's one timeout error), or whatever classify() makes of it.
+ * timeout (mapped to the client's one timeout error), a stdio server that ended under it (its
+ * exit and stderr), or whatever classify() makes of it.
  */
-export function failureOf(
-  err: unknown,
-  o: { deadline?: Deadline; signal?: AbortSignal; limits: TimeLimits },
-): ClientError {
+export function failureOf(err: unknown, o: FailureContext): ClientError {
   const expired = o.deadline?.expired();
   if (expired) return expired;
   if (o.signal?.aborted) return classify(err, true);
   if (isSdkTimeout(err)) return timeoutError(o.limits, { timer: "sdk", cause: err });
-  return classify(err);
+  return o.ended ?? classify(err);
 }
 
 /** One received page of a list (tools/list, resources/list, ...). */
@@ -383,8 +395,8 @@ interface SentCall {
   rounds: number;
   /** What the SDK's callTool threw, if it did. */
   sdkError: unknown;
-  /** What failureOf needs to name a failure (the call's timers and signal). */
-  context: { deadline: Deadline; signal: AbortSignal; limits: TimeLimits };
+  /** What failureOf needs to name a failure (the call's timers and signal, the server's end). */
+  context: FailureContext;
 }
 
 /**
@@ -423,11 +435,12 @@ async function sendCall(
   }
   const calls = s.sent.slice(before).filter((r) => r.method === "tools/call" && r.id !== undefined);
   const last = calls.length ? s.responses.get(calls[calls.length - 1].id!) : undefined;
+  const ended = sdkError === undefined ? undefined : await s.ended(sdkError, "tools/call");
   return {
     last,
     rounds: calls.length,
     sdkError,
-    context: { deadline, signal: o.signal, limits },
+    context: { deadline, signal: o.signal, limits, ended },
   };
 }
 

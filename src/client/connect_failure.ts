@@ -24,6 +24,35 @@ export function closedOnProbe(err: unknown, t: ChildTransport): boolean {
 }
 
 /**
+ * How a stdio server that ended on its own ended, as the transport failure to report: its exit
+ * code or signal and the last lines of its stderr (`during` says when: "before the connection was
+ * set up", "before it answered tools/call"). Undefined when it has not ended, or the client ended
+ * it.
+ */
+export async function serverEnded(
+  t: ChildTransport,
+  during: string,
+  cause: unknown,
+): Promise<ClientError | undefined> {
+  if (t.exit === null) return undefined;
+  // Its last stderr bytes may still be on their way through the pipe.
+  await t.stderrSettled();
+  return new ClientError("transport", diedMessage(t, during), {
+    cause,
+    details: { exitCode: t.exit.code, signal: t.exit.signal, stderrTail: t.stderrTail() },
+  });
+}
+
+/**
+ * Whether a request failed because the connection was gone: closed under it (the SDK's
+ * CONNECTION_CLOSED) or before it was sent (NOT_CONNECTED).
+ */
+export function connectionGone(err: unknown): boolean {
+  return SdkError.isInstance(err) &&
+    (err.code === SdkErrorCode.ConnectionClosed || err.code === SdkErrorCode.NotConnected);
+}
+
+/**
  * The classified error of a failed connect, naming the cause: a stdio server's exit and last
  * stderr lines, an unreachable address and the OS reason, an endpoint that speaks the older
  * HTTP+SSE transport.
@@ -51,13 +80,7 @@ export async function describeFailure(
   if (err instanceof ClientError || e.failure === "auth" || authFailure !== undefined) return e;
   const target = options.target;
   if (t instanceof ChildTransport) {
-    if (t.exit === null) return e;
-    // Its last stderr bytes may still be on their way through the pipe.
-    await new Promise((r) => setTimeout(r, 50));
-    return new ClientError("transport", diedMessage(t, "before the connection was set up"), {
-      cause: err,
-      details: { exitCode: t.exit.code, signal: t.exit.signal, stderrTail: t.stderrTail() },
-    });
+    return await serverEnded(t, "before the connection was set up", err) ?? e;
   }
   if (target.kind === "stdio") return e;
   const unreachable = unreachableError(target.url, err, undefined, target.shown?.url);

@@ -148,11 +148,12 @@ async function send(s: Session, req: OneRequest, o: RequestOptions): Promise<Sen
   const capped = s.failure();
   if (capped) throw capped;
   const mine = s.sent.slice(before).filter((r) => r.method === req.method && r.id !== undefined);
+  const ended = sdkError === undefined ? undefined : await s.ended(sdkError, req.method);
   return {
     last: mine.length ? s.responses.get(mine[mine.length - 1].id!) : undefined,
     rounds: mine.length,
     sdkError,
-    failure: (err) => failureOf(err, { deadline, signal: o.signal, limits }),
+    failure: (err) => failureOf(err, { deadline, signal: o.signal, limits, ended }),
   };
 }
 

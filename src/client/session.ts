@@ -21,7 +21,7 @@ import { authorizingTransport } from "./auth/transport.ts";
 import type { WmcpAuthProvider } from "./auth/provider.ts";
 import { cappedFetch, type ResponseCap } from "./response_cap.ts";
 import { ChildTransport } from "./child_transport.ts";
-import { closedOnProbe, describeFailure } from "./connect_failure.ts";
+import { closedOnProbe, connectionGone, describeFailure, serverEnded } from "./connect_failure.ts";
 import { type RawMessage, type Tap, tapTransport } from "./tap.ts";
 
 export type { RawMessage } from "./tap.ts";
@@ -87,6 +87,13 @@ export interface Session {
    * the error to report instead of the SDK's "connection closed".
    */
   failure(): ClientError | undefined;
+  /**
+   * Why a request failed when `err` says the connection was gone and the server is a stdio child
+   * that ended on its own (it exited, or was killed, while connected): its exit code or signal
+   * and the last lines of its stderr, instead of the SDK's bare "Connection closed". Undefined
+   * otherwise (the client closed it, an HTTP server, any other error).
+   */
+  ended(err: unknown, method: string): Promise<ClientError | undefined>;
 }
 
 /** Most connect attempts when each one completed an authorization. */
@@ -226,6 +233,10 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     sendsToolHeaders: era === "modern" && target.kind === "http",
     onElicitation: connection.onElicitation,
     failure: () => connection.capFailure,
+    ended: (err, method) =>
+      transport instanceof ChildTransport && connectionGone(err)
+        ? serverEnded(transport, `before it answered ${method}`, err)
+        : Promise.resolve(undefined),
     close: () => closeSession(client, transport, tap),
   };
 }

@@ -286,6 +286,74 @@ Deno.test("a stdio server that dies at start: exit code (or signal) and the last
   });
 });
 
+Deno.test('a stdio server that ends under a request: its exit code (or signal) and the last lines of its stderr, not a bare "Connection closed"', async () => {
+  await withDir("wmcp-dies-later-", async (dir) => {
+    const dying = (method: string, signal?: string) => ({
+      command: Deno.execPath(),
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        `--allow-read=${FIXTURES}`,
+        ...(signal ? ["--allow-run"] : []),
+        PAGING_SERVER,
+        "--pages",
+        PAGING_PAGES,
+        "--die-on",
+        method,
+        ...(signal ? ["--die-by", signal] : []),
+      ],
+    });
+    const config = await writeConfig(dir, {
+      list: dying("tools/list"),
+      call: dying("tools/call"),
+      killed: dying("tools/call", "SIGKILL"),
+    });
+    const run = (server: string, ...args: string[]) =>
+      runClient([...args, "--config", config, "--server", server], { read: [dir] });
+    const tail = ["dying on tools/call", "last words \x1b]0;pwned\x07"];
+
+    // Connected (the probe and initialize answered), then the server exits under tools/list.
+    const list = await run("list", "tools", "list");
+    const l = assertFailure(list, "transport", 3);
+    assert.match(l.message, /^the server exited with code 5 before it answered tools\/list; /);
+    assert.deepEqual(l.details, {
+      exitCode: 5,
+      signal: null,
+      stderrTail: ["dying on tools/list", tail[1]],
+    });
+
+    // Under tools/call (the tool is listed first, then called).
+    const call = await run("call", "tools", "call", "echo", "message=hi");
+    const c = assertFailure(call, "transport", 3);
+    assert.match(c.message, /^the server exited with code 5 before it answered tools\/call; /);
+    assert.match(c.message, /the last lines of its stderr:\n {2}dying on tools\/call\n {2}last/);
+    assert.deepEqual(c.details, { exitCode: 5, signal: null, stderrTail: tail });
+
+    const killed = await run("killed", "tools", "call", "echo", "message=hi");
+    const k = assertFailure(killed, "transport", 3);
+    assert.match(k.message, /^the server was killed by SIGKILL before it answered tools\/call; /);
+    assert.deepEqual(k.details, { exitCode: null, signal: "SIGKILL", stderrTail: tail });
+
+    // Shown to a person as one line, the server's terminal sequence escaped.
+    const pretty = await run(
+      "call",
+      "tools",
+      "call",
+      "echo",
+      "message=hi",
+      "--output",
+      "pretty",
+    );
+    assertExit(pretty, 3);
+    assert.ok(!pretty.stderr.includes("\x1b]"), describe(pretty));
+    assert.match(
+      pretty.stderr,
+      /error \(transport\): the server exited with code 5 before it answered tools\/call; .*last words \\u001b\]0;pwned\\u0007\n$/,
+    );
+  });
+});
+
 Deno.test("an unreachable URL names the address and the OS reason", async () => {
   const port = closedPort();
   const url = `http://127.0.0.1:${port}/mcp`;
