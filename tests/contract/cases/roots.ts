@@ -8,7 +8,7 @@
  * root (by name, through a link or by `..`) is OUTSIDE_WORKSPACE naming both roots.
  */
 import { relative } from "node:path";
-import { type Case, type Fixture, limitsOf, link } from "../_model.ts";
+import { type Case, type Fixture, limitsOf, link, type Paths } from "../_model.ts";
 import { A, B_MD, C_TXT, copied, entry, err, POOL_SIZE, sha } from "./_shared.ts";
 
 /** The second root's own a.txt: a relative `a.txt` must not reach it. */
@@ -42,6 +42,13 @@ const wholeRead = (path: string, content: string, lines: number) => ({
   totalLines: lines,
   sha256: sha(content),
 });
+
+/**
+ * A glob of the case's directory in every root, for a walk of all roots: `**` where the case has
+ * the roots to itself, `PREFIX/**` on the servers, whose roots hold every case's directory (and
+ * both eras' over HTTP).
+ */
+const caseGlob = (p: Paths) => (p(".") === "." ? "**" : `${p(".")}/**`);
 
 /** The rows of section "several roots", in table order. */
 export const ROOTS_CASES: Case[] = [
@@ -276,5 +283,53 @@ export const ROOTS_CASES: Case[] = [
     // `<second>/../…/a.txt`: lexically the first root's a.txt, but addressed under the second.
     args: (p) => ({ path: p.second(relative(p.second("."), p.abs("a.txt"))) }),
     expect: err("OUTSIDE_WORKSPACE", "path", ROOTS),
+  },
+  {
+    // The servers share their roots between cases (and eras), so the walk is held to the case's
+    // directory by a glob and its counts are masked.
+    name: "roots: find_files with allRoots walks both roots in order (the second's paths absolute)",
+    op: "find_files",
+    config: "roots",
+    fixture: { "allroots-find-1.txt": "one\n" },
+    second: { "docs/allroots-find-2.txt": "two\n" },
+    args: (p) => ({ pattern: `${caseGlob(p)}/allroots-find-*.txt`, allRoots: true }),
+    mask: ["visited"],
+    expect: {
+      result: {
+        path: ".",
+        matches: [
+          { path: "allroots-find-1.txt", type: "file" },
+          { path: "<second>/docs/allroots-find-2.txt", type: "file" },
+        ],
+        visited: "<masked>",
+        truncated: false,
+      },
+    },
+  },
+  {
+    name: "roots: search_text with allRoots finds matches in both roots, first root first",
+    op: "search_text",
+    config: "roots",
+    fixture: { "n.txt": "the allroots-needle-7 here\n" },
+    second: { "docs/m.txt": "x\nallroots-needle-7\n" },
+    args: (p) => ({
+      query: "allroots-needle-7",
+      allRoots: true,
+      include: [`${caseGlob(p)}/*`],
+    }),
+    mask: ["visited", "filesSearched", "filesSkipped"],
+    expect: {
+      result: {
+        matches: [
+          { path: "n.txt", line: 1, column: 5, text: "the allroots-needle-7 here" },
+          { path: "<second>/docs/m.txt", line: 2, column: 1, text: "allroots-needle-7" },
+        ],
+        filesSearched: "<masked>",
+        filesMatched: 2,
+        filesSkipped: "<masked>",
+        visited: "<masked>",
+        truncated: false,
+      },
+    },
   },
 ];
