@@ -5,11 +5,32 @@
  * the announcement taken out (src/sandbox/status_stream.ts), and the signals supervised go to the
  * inner Deno by that pid (a signal to bwrap would end it abruptly). The result says whether the
  * child ran, or why bubblewrap could not start it; what to do then is the caller's.
+ *
+ * The project directory, `node_modules/` included, is read-only inside: the child Deno of a
+ * checkout uses `node_modules/` as it finds it and never sets it up (readOnlyNodeModules).
  */
 import { bwrapArgs, type SandboxPlan } from "../sandbox/bwrap.ts";
 import { ANNOUNCE_AND_EXEC, pipeStderr } from "../sandbox/status_stream.ts";
 import { denoPath } from "./deno.ts";
 import { type DenoChild, type HeldSignals, killPid, spawnHeld, supervise } from "./child.ts";
+
+/**
+ * The sandboxed Deno's `node_modules/` mode for a project at `projectDir`: used as it is, never
+ * written. With the project's `nodeModulesDir: "auto"` every Deno run checks `node_modules/`
+ * against the lockfile and repairs what it finds missing, and a `deno cache` in the project (the
+ * one `config print` and install run, src/launch/warm.ts) redoes its `.bin` links, each removed
+ * before it is created again. A sandboxed server whose npm modules loaded in such a moment tried
+ * to create the link itself and ended on EROFS ("failed to symlink ... Read-only file system"):
+ * after the stdio entry's first answers (its npm modules load then), the client saw only
+ * "Connection closed". The launcher, outside, completes `node_modules/` first.
+ *
+ * Not under a `node_modules/` directory (the npm package, decision 0046): there Deno runs no
+ * TypeScript in that mode (ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING), and the package's own
+ * `deno cache` runs once, when it is installed or first run.
+ */
+export function readOnlyNodeModules(projectDir: string): string[] {
+  return projectDir.split("/").includes("node_modules") ? [] : ["--node-modules-dir=manual"];
+}
 
 /** The child Deno to start in the sandbox (its streams: stdin and stdout inherited). */
 export type SandboxedChild = Pick<DenoChild, "flags" | "module" | "args" | "env">;
@@ -55,6 +76,7 @@ export async function runSandboxedDeno(
   try {
     started = spawnHeld({
       ...c,
+      flags: [...readOnlyNodeModules(plan.projectDir), ...c.flags],
       deno: denoPath(),
       via: (deno) => inBwrap(plan, deno),
       stdin: "inherit",

@@ -2,12 +2,14 @@
  * The kernel sandbox (layer 2): servers started by the launcher (`cli.ts serve`, with exactly the
  * tasks' permissions) run in a bubblewrap mount namespace where only the workspace and the
  * runtime exist. Real child processes, real sockets on 127.0.0.1, real stdio pipes. Linux with
- * bwrap only (CI installs it); every lifecycle test also runs with --sandbox off.
+ * bwrap only (CI installs it); every lifecycle test also runs with --sandbox off. One test runs the
+ * launcher from a copy of the project, whose node_modules it changes.
  */
 import assert from "node:assert/strict";
 import { makeEnv, SECRET, SECRET_NAME, snapshot, withTimeout } from "./_helpers.ts";
 import {
   CLI,
+  envelope,
   modernRequest,
   readReadyLine,
   serveStopCommand,
@@ -411,6 +413,103 @@ Deno.test({
     assert.deepEqual(await snapshot(O), outsideBefore, "nothing outside changed");
   } finally {
     await Deno.remove(base, { recursive: true });
+  }
+});
+
+/** The project directory (what the launcher mounts read-only for its server). */
+const PROJECT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+/** What `serve.ts stdio` and its server load from the project: copied for the test below. */
+const STDIO_PROJECT_FILES = [
+  "src",
+  "generated",
+  "serve.ts",
+  "serve_stdio.ts",
+  "deno.json",
+  "deno.lock",
+  "node_modules",
+];
+
+Deno.test({
+  name:
+    "sandbox: the server inside never sets up node_modules: a link another Deno run has removed does not end it",
+  ignore: SKIP,
+}, async () => {
+  const env = await makeEnv();
+  // A copy of the project whose node_modules has lost its .bin links, as it has for a moment while
+  // a deno cache in the project (config print's) redoes them. Deno with the project's
+  // nodeModulesDir "auto" creates them again on its next run; inside the sandbox that is EROFS,
+  // which ended the server after the stdio entry's first answer (when its npm modules load). The
+  // launcher runs with node_modules as it is (manual), so that the state it finds is the one the
+  // server sees, as when the removal comes after the launcher's own check.
+  const copy = `${env.base}/project`;
+  await Deno.mkdir(copy);
+  const cp = await new Deno.Command("cp", {
+    args: ["-a", ...STDIO_PROJECT_FILES.map((f) => `${PROJECT}/${f}`), `${copy}/`],
+    stderr: "piped",
+  }).output();
+  assert.ok(cp.success, dec.decode(cp.stderr));
+  const bin = `${copy}/node_modules/.bin`;
+  const links = (await Array.fromAsync(Deno.readDir(bin))).map((e) => e.name);
+  assert.ok(links.length > 0, "the lockfile's packages have .bin links (else remove another)");
+  for (const name of links) await Deno.remove(`${bin}/${name}`);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      ...LAUNCHER_FLAGS,
+      "--node-modules-dir=manual",
+      `--config=${copy}/deno.json`,
+      `${copy}/serve.ts`,
+      "stdio",
+      "--sandbox",
+      "required",
+      "--engine",
+      "builtin",
+      "--root",
+      env.W,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const errText = new Response(child.stderr).text();
+  const input = stdioInput(child.stdin);
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const answers: Record<string, unknown>[] = [];
+  let pending = "";
+  /** Reads answers until `id` is answered; false when stdout ended first. */
+  const answerTo = async (id: number | string) => {
+    while (!answers.some((m) => m.id === id)) {
+      const { value, done } = await lines.read();
+      if (done) return false;
+      pending += value;
+      const parts = pending.split("\n");
+      pending = parts.pop()!;
+      for (const l of parts) if (l.trim() !== "") answers.push(JSON.parse(l));
+    }
+    return true;
+  };
+  try {
+    const meta = { _meta: envelope() };
+    await input.send({ jsonrpc: "2.0", id: "probe", method: "server/discover", params: meta });
+    assert.ok(await withTimeout(answerTo("probe"), 60_000, "server/discover"));
+    const call = { name: "read_file", arguments: { path: "inside.txt" }, ...meta };
+    await input.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
+    const answered = await withTimeout(answerTo(2), 60_000, "tools/call");
+    await input.close();
+    const status = await child.status;
+    const stderr = await errText;
+    assert.ok(answered, `the server ended before it answered (exit ${status.code}): ${stderr}`);
+    assert.ok(JSON.stringify(answers.find((m) => m.id === 2)).includes("inside content"));
+    assert.equal(status.code, 0, stderr);
+    // It left node_modules as it was: nothing was created there (nor could be).
+    assert.deepEqual(await Array.fromAsync(Deno.readDir(bin)), []);
+  } finally {
+    await input.close().catch(() => {});
+    try {
+      child.kill("SIGKILL");
+    } catch { /* ended */ }
+    await child.status;
+    await errText.catch(() => {});
+    await Deno.remove(env.base, { recursive: true });
   }
 });
 
