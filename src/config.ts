@@ -2,7 +2,7 @@
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
 import type { EngineMode } from "./workspace/engine/pool.ts";
 import type { Workspace } from "./workspace/workspace.ts";
-import type { RootSpec } from "./workspace/roots.ts";
+import { broadness, type RootSpec } from "./workspace/roots.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 import type { SearchPrefilter } from "./workspace/native/prefilter.ts";
 import { ENGINE_ENV } from "./workspace/native/protocol.ts";
@@ -140,19 +140,18 @@ export function isLiteralAbsoluteRoot(given: string | undefined): boolean {
 export function refuseBroadRoot(facts: BroadRootFacts): void {
   rootFlag(facts.given);
   if (isLiteralAbsoluteRoot(facts.given)) return;
-  const roots = new Set(
-    [facts.root, facts.rootReal].filter((p): p is string => p !== undefined).map(normalized),
-  );
-  const homes = [facts.home, facts.homeReal]
-    .filter((p): p is string => p !== undefined && p.startsWith("/"))
-    .map(normalized);
   const root = normalized(facts.rootReal ?? facts.root);
-  let what: string | undefined;
-  if (roots.has("/")) what = "the whole file system (/)";
-  else if (homes.some((h) => roots.has(h))) what = `your home directory (${root})`;
-  else if (homes.some((h) => [...roots].some((r) => h.startsWith(`${r}/`)))) {
-    what = `${root}, which contains your home directory`;
-  }
+  const kind = broadness(
+    [facts.root, facts.rootReal].map((p) => p === undefined ? undefined : normalized(p)),
+    [facts.home, facts.homeReal].map((p) => p?.startsWith("/") ? normalized(p) : undefined),
+  );
+  const what = kind === "file-system"
+    ? "the whole file system (/)"
+    : kind === "home"
+    ? `your home directory (${root})`
+    : kind === "contains-home"
+    ? `${root}, which contains your home directory`
+    : undefined;
   if (what === undefined) return;
   const why = facts.given === undefined
     ? "no --root was given, so the workspace defaulted to the directory wmcp was started in"
@@ -253,8 +252,9 @@ export async function openWorkspaceFromFlags(
   const asked: RootSpec[] = flags.roots !== undefined && flags.roots.length > 0
     ? [...flags.roots]
     : [{ path: flags.root as string }];
-  const defaulted = asked.length === 1 && asked[0].path === undefined ||
-    asked.length === 1 && envIfGranted(ROOT_DEFAULTED_ENV) === "1";
+  // No root flag, or the one --root the launcher added for the invocation directory.
+  const defaulted = asked.length === 1 &&
+    (asked[0].path === undefined || envIfGranted(ROOT_DEFAULTED_ENV) === "1");
   const write = flags.write === true;
   const limits = parseLimitFlags(flags.limit ?? []);
   const roots = asked.map((r) => {

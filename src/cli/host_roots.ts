@@ -4,7 +4,7 @@
  * about when broad, described in a note, and written back as flags, in order, into an entry.
  */
 import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
-import { assertDisjoint, type RootSpec } from "../workspace/roots.ts";
+import { assertDisjoint, broadness, type RootSpec } from "../workspace/roots.ts";
 import { probePaths } from "./path_probe.ts";
 
 /** The roots of an entry: one `root`, or `roots` in order (decision 0064). */
@@ -68,11 +68,12 @@ export async function broadRootNote(r: RootSpec): Promise<string | undefined> {
   const homeReal = home === undefined || !home.startsWith("/")
     ? undefined
     : (await probePaths([home]))?.[0]?.real ?? home;
-  const what = root === "/"
+  const kind = broadness([root], [homeReal]);
+  const what = kind === "file-system"
     ? "the whole file system"
-    : root === homeReal
+    : kind === "home"
     ? "your whole home directory"
-    : homeReal?.startsWith(`${root}/`)
+    : kind === "contains-home"
     ? "a directory containing your home directory"
     : undefined;
   return what === undefined

@@ -19,7 +19,7 @@ import type { McpServer, StandardSchemaV1 } from "@modelcontextprotocol/server";
 import { passThrough } from "./definition.ts";
 import { Workspace } from "../workspace/workspace.ts";
 import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
-import { assertDisjoint, type RootSpec } from "../workspace/roots.ts";
+import { assertDisjoint, type Broadness, broadness, type RootSpec } from "../workspace/roots.ts";
 
 /** Most roots taken from a client (the rest are skipped with a warning). */
 export const MAX_CLIENT_ROOTS = 32;
@@ -69,19 +69,23 @@ function realHomeDirectory(home: string | undefined): string | undefined {
   }
 }
 
-/** Why a root's real path is too broad to serve (`/`, $HOME or above it), or undefined. */
-export function tooBroad(real: string, home: string | undefined): string | undefined {
-  if (real === "/") return "it is the whole file system";
-  if (home === undefined || !home.startsWith("/")) return undefined;
-  const h = home.replace(/\/+$/, "");
-  if (real === h) return "it is your home directory";
-  if (h.startsWith(`${real}/`)) return "it contains your home directory";
-  return undefined;
-}
+/** Why a root is too broad to serve, in a warning's words. */
+const BROAD_WORDS: Record<Broadness, string> = {
+  "file-system": "it is the whole file system",
+  home: "it is your home directory",
+  "contains-home": "it contains your home directory",
+};
 
-/** tooBroad against $HOME as given and as resolved (`homeReal`). */
-function tooBroadFor(real: string, options: { home?: string; homeReal?: string }) {
-  return tooBroad(real, options.home) ?? tooBroad(real, options.homeReal);
+/** A path without trailing slashes (`/` stays). */
+const trimmed = (p: string | undefined) => p === undefined ? p : p.replace(/\/+$/, "") || "/";
+
+/**
+ * Why a root's path is too broad to serve (`/`, $HOME or above it, by the one rule: broadness),
+ * checked against $HOME as given and as resolved (`homeReal`); undefined when it is not.
+ */
+function tooBroadFor(path: string, options: { home?: string; homeReal?: string }) {
+  const kind = broadness([trimmed(path)], [trimmed(options.home), trimmed(options.homeReal)]);
+  return kind === undefined ? undefined : BROAD_WORDS[kind];
 }
 
 /** Shown in a warning: a client's text, quoted and cut, never raw. */
@@ -136,7 +140,7 @@ export async function planClientRoots(
       continue;
     }
     // Broad by its spelling, before anything is opened (a process may not even read `/`).
-    const spelled = tooBroadFor(path.replace(/\/+$/, "") || "/", options);
+    const spelled = tooBroadFor(path, options);
     if (spelled !== undefined) {
       skipped.push(`${quoted(uri)}: ${spelled}, too broad to serve`);
       continue;

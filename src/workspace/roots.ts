@@ -86,6 +86,27 @@ export function assertDisjoint(roots: readonly RootSpellings[]): void {
   }
 }
 
+/** How a root is too broad to serve: the whole file system, the home directory, or above it. */
+export type Broadness = "file-system" | "home" | "contains-home";
+
+/**
+ * The one rule on broad roots, by text only: whether any spelling of a root (absolute, normalized:
+ * no `.`, `..` or trailing slash) is `/`, a spelling of $HOME, or a directory above one. Every
+ * caller passes the spellings it knows (as given and with links resolved, for both sides): the
+ * servers' `--root` rule (src/config.ts), `config print`'s warning and the client's roots.
+ */
+export function broadness(
+  roots: readonly (string | undefined)[],
+  homes: readonly (string | undefined)[],
+): Broadness | undefined {
+  const rs = roots.filter((r): r is string => r !== undefined);
+  const hs = homes.filter((h): h is string => h !== undefined && h.startsWith("/"));
+  if (rs.includes("/")) return "file-system";
+  if (hs.some((h) => rs.includes(h))) return "home";
+  if (hs.some((h) => rs.some((r) => h.startsWith(`${r}/`)))) return "contains-home";
+  return undefined;
+}
+
 /** The keys of a result whose string values are workspace paths. */
 const PATH_KEYS = new Set(["path", "source", "destination"]);
 
