@@ -13,11 +13,6 @@ import { toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import { runOnEveryRoot, spansRoots } from "./span_roots.ts";
 import { namingRoots, rebased, rootFor, shownPrefix } from "../workspace/roots.ts";
 
-/** The operations that address two roots: the source's and the destination's. */
-const TWO_ENDS = new Set(["copy_path", "move_path"]);
-/** The operations that address every root themselves (read_files routes each of its paths). */
-const WHOLE = new Set(["workspace_info", "read_files"]);
-
 /**
  * Runs `op` on validated `input` on the root(s) it addresses. Errors leave as typed errors; with
  * several roots an address outside every root names the roots, and the paths in an error's details
@@ -36,26 +31,28 @@ export async function runOnRoots(
       throw namingRoots(ws, toWorkspaceError(err));
     }
   }
-  if (ws.roots.length === 1 || WHOLE.has(op.name)) {
+  const by = op.roots ?? "path";
+  if (ws.roots.length === 1 || by === "own") {
     return await runMapped(op, ctx, input, ws.roots[0]);
   }
-  const source = rootFor(ws, TWO_ENDS.has(op.name) ? input.source : input.path ?? ".");
-  const dest = TWO_ENDS.has(op.name) ? rootFor(ws, input.destination) : source;
+  const ends = by === "ends" || by === "same-root-ends";
+  const source = rootFor(ws, ends ? input.source : input.path ?? ".");
+  const dest = ends ? rootFor(ws, input.destination) : source;
   const prefix = shownPrefix(ws, source);
   const destPrefix = shownPrefix(ws, dest);
   try {
-    if (op.name === "move_path" && dest !== source) {
+    if (by === "same-root-ends" && dest !== source) {
       throw new WorkspaceError(
         "CROSS_DEVICE",
-        `move_path cannot move between roots (${source.policy.rootGiven} and ` +
+        `${op.name} cannot move between roots (${source.policy.rootGiven} and ` +
           `${dest.policy.rootGiven}): copy_path the entry, then delete_path the source`,
         { argument: "destination", details: { roots: ws.roots.map((r) => r.policy.rootGiven) } },
       );
     }
-    if (op.needsWrite) dest.assertWritable(op.name);
+    // Each write operation refuses a read-only root itself (assertWritable on the root it writes).
     const run = { ...ctx, workspace: source, destination: dest };
     const result = await runMapped(op, run, input, source);
-    return rebased(result, prefix, TWO_ENDS.has(op.name) ? destPrefix : prefix);
+    return rebased(result, prefix, destPrefix);
   } catch (err) {
     throw shownError(ws, err, prefix, destPrefix);
   }

@@ -13,15 +13,9 @@ import { WorkspaceError } from "../workspace/errors.ts";
 import { rebased, shownPrefix } from "../workspace/roots.ts";
 import { jsonBytes } from "../workspace/budget.ts";
 
-/** The walks that span roots when asked, and the argument that caps their matches. */
-const SPANNING: Record<string, "maxResults" | "maxMatches"> = {
-  find_files: "maxResults",
-  search_text: "maxMatches",
-};
-
 /** Whether a call asks to walk every root (an operation that takes allRoots, set true). */
 export function spansRoots(op: OperationDefinition, input: Record<string, unknown>): boolean {
-  return op.name in SPANNING && input.allRoots === true;
+  return op.spansRoots !== undefined && input.allRoots === true;
 }
 
 type Result = Record<string, unknown> & { matches: unknown[]; truncated: boolean };
@@ -74,7 +68,7 @@ export async function runOnEveryRoot(
       { argument: "path" },
     );
   }
-  const capKey = SPANNING[op.name];
+  const capKey = op.spansRoots!;
   const limits = ws.limits;
   const cap = (input[capKey] as number | undefined) ?? limits[capKey];
   const started = performance.now();

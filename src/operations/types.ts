@@ -88,6 +88,19 @@ export interface OperationDefinition<
   annotations: OperationAnnotations;
   /** Present only when writing is enabled. */
   needsWrite: boolean;
+  /**
+   * Which root a call runs on when the workspace has several (decision 0064,
+   * src/operations/roots_route.ts): `path` (the default) the root its `path` argument addresses
+   * (the first without one); `ends` the root of `source`, with `destination`'s root in
+   * `ctx.destination`; `same-root-ends` as `ends`, the two in one root (else CROSS_DEVICE);
+   * `own` the whole workspace, which the operation routes itself (or does not need).
+   */
+  roots?: "path" | "ends" | "same-root-ends" | "own";
+  /**
+   * The argument that caps the matches of an `allRoots: true` walk over every root
+   * (src/operations/span_roots.ts); absent, the operation takes no allRoots.
+   */
+  spansRoots?: "maxResults" | "maxMatches";
   /** Runs it on validated input (use runOperation, which validates and locks). */
   run(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }

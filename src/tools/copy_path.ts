@@ -50,6 +50,8 @@ const operation = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
+  // From any root into another writable one (decision 0064).
+  roots: "ends",
   run: (ctx, input) =>
     copyPath(ctx.workspace, input, {
       signal: ctx.signal,

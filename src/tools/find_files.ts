@@ -34,6 +34,7 @@ const operation = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
+  spansRoots: "maxResults",
   run: (ctx, input) => findFiles(ctx.workspace, input, ctx.signal),
 });
 

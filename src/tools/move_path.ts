@@ -31,6 +31,8 @@ const operation = defineOperation({
     openWorldHint: false,
   },
   needsWrite: true,
+  // A rename cannot cross mounts, and a copy then delete is not atomic (decision 0064).
+  roots: "same-root-ends",
   run: (ctx, input) => movePath(ctx.workspace, input, { signal: ctx.signal }),
 });
 

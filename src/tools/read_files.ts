@@ -50,6 +50,8 @@ const operation = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
+  // Each path is read on the root it addresses (src/workspace/read_many.ts).
+  roots: "own",
   run: (ctx, input) => readFiles(ctx.workspace, input, { signal: ctx.signal }),
 });
 

@@ -71,6 +71,7 @@ const operation = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
+  spansRoots: "maxMatches",
   run: (ctx, input) =>
     searchText(ctx.workspace, input, {
       signal: ctx.signal,

@@ -78,6 +78,7 @@ const operation = defineOperation({
   }),
   annotations: READ,
   needsWrite: false,
+  roots: "own",
   run: (ctx) => workspaceInfo(ctx.workspace),
 });
 
