@@ -216,6 +216,11 @@ Deno.test("Suppressor: drops the one line given for each id, once; other lines a
 });
 
 /** The lines a real serve_stdio.ts child answers to `input` (all of it, then the end), by id. */
+/**
+ * The server's answers to `input`, by id. Stdin stays open until every id asked has been answered
+ * once: a tools/call still running when stdin ends is abandoned by design (in both modes), so
+ * closing at once would make the comparison depend on the machine's speed.
+ */
 async function answersOf(args: string[], cwd: string, root: string, input: string) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", ...permissionFlags(root, true), SERVE_STDIO, ...args],
@@ -225,15 +230,35 @@ async function answersOf(args: string[], cwd: string, root: string, input: strin
     stdout: "piped",
     stderr: "null",
   }).spawn();
+  const asked = new Set(
+    input.split("\n").filter(Boolean).map((l) => (JSON.parse(l) as Message).id),
+  );
   const w = child.stdin.getWriter();
   await w.write(new TextEncoder().encode(input));
-  await w.close();
-  const out = new TextDecoder().decode((await child.output()).stdout);
   const byId = new Map<unknown, string[]>();
-  for (const line of out.split("\n").filter(Boolean)) {
-    const id = (JSON.parse(line) as Message).id;
-    byId.set(id, [...(byId.get(id) ?? []), line]);
+  let closed = false;
+  // A server that never answers some id still ends (stdin closed), and the comparison says so.
+  const stop = setTimeout(() => {
+    closed = true;
+    w.close().catch(() => {});
+  }, 60_000);
+  let rest = "";
+  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+    rest += chunk;
+    const lines = rest.split("\n");
+    rest = lines.pop()!;
+    for (const line of lines.filter(Boolean)) {
+      const id = (JSON.parse(line) as Message).id;
+      byId.set(id, [...(byId.get(id) ?? []), line]);
+    }
+    if (!closed && [...asked].every((id) => byId.has(id))) {
+      closed = true;
+      await w.close();
+    }
   }
+  clearTimeout(stop);
+  if (!closed) await w.close().catch(() => {});
+  await child.status;
   return byId;
 }
 
