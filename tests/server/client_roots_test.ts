@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { serverPermissions } from "../../src/cli/server_permissions.ts";
 import { LAUNCHER_FLAGS, skipWithoutBwrap } from "../security/_sandbox.ts";
 import { denoCacheDir } from "../../src/sandbox/bwrap.ts";
+import { GrowingText } from "../_support/wait.ts";
 
 const SERVER = new URL("../../serve_stdio.ts", import.meta.url).pathname;
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
@@ -36,7 +37,17 @@ interface Session {
   asked: number;
   /** The roots the client answers with (changed by the test). */
   roots: { uri: string; name?: string }[];
-  stderr: () => string;
+  /**
+   * The server's stderr as read so far. It is a pipe of its own (relayed by the launcher when there
+   * is one), so a warning may arrive after answers the server wrote later: wait for it.
+   */
+  stderr: GrowingText;
+}
+
+/** Asserts that the server's stderr comes to match every pattern (waited for, 30 s at most). */
+async function assertWarned(s: Session, ...patterns: RegExp[]): Promise<void> {
+  await s.stderr.waitFor((text) => patterns.every((p) => p.test(text)), 30_000);
+  for (const p of patterns) assert.match(s.stderr.text, p);
 }
 
 /**
@@ -66,7 +77,7 @@ async function connect(
     { name: "roots-host", version: "0" },
     { capabilities: declare ? { roots: { listChanged: true } } : {} },
   );
-  const session: Session = { client, asked: 0, roots: options.roots, stderr: () => "" };
+  const session: Session = { client, asked: 0, roots: options.roots, stderr: new GrowingText() };
   if (declare) {
     client.setRequestHandler(ListRootsRequestSchema, () => {
       session.asked++;
@@ -87,9 +98,11 @@ async function connect(
       DENO_DIR: denoCacheDir((name) => Deno.env.get(name)) ?? "",
     },
   });
-  let err = "";
-  transport.stderr?.on("data", (b: Uint8Array) => (err += new TextDecoder().decode(b)));
-  session.stderr = () => err;
+  const dec = new TextDecoder();
+  transport.stderr?.on(
+    "data",
+    (b: Uint8Array) => session.stderr.append(dec.decode(b, { stream: true })),
+  );
   await client.connect(transport);
   return session;
 }
@@ -125,7 +138,7 @@ Deno.test("client roots: the v1 SDK client's roots replace the start directory, 
     const other = await call(s, "read_file", { path: `${f.one}/which.txt` });
     assert.equal(other.result?.content, "one\n");
     assert.equal(other.result?.path, `${f.one}/which.txt`);
-    assert.match(s.stderr(), /serving the client's roots/);
+    await assertWarned(s, /serving the client's roots/);
   } finally {
     await s.client.close();
     await Deno.remove(f.base, { recursive: true });
@@ -152,25 +165,23 @@ Deno.test("client roots: roots that cannot be served are skipped with warnings; 
     const r = await call(s, "read_file", { path: "which.txt" });
     assert.equal(r.error?.code, "NO_ROOT");
     assert.match(r.error!.message, /none of the client's roots can be served/);
-    const err = s.stderr();
-    for (
-      const what of [
-        /https:\/\/example.com\/repo.*not a file:\/\/ URI/,
-        /missing.*cannot be opened/,
-        /which.txt.*not a directory/,
-        /link-to-slash/,
-        new RegExp(`"${uri(f.base)}".*your home directory`),
-        /"file:\/\/\/".*whole file system/,
-        /otherhost.*another host/,
-      ]
-    ) assert.match(err, what);
+    await assertWarned(
+      s,
+      /https:\/\/example.com\/repo.*not a file:\/\/ URI/,
+      /missing.*cannot be opened/,
+      /which.txt.*not a directory/,
+      /link-to-slash/,
+      new RegExp(`"${uri(f.base)}".*your home directory`),
+      /"file:\/\/\/".*whole file system/,
+      /otherhost.*another host/,
+    );
     // A root reached through a link is served as the directory it names; an overlapping one is
     // skipped, the first kept.
     s.roots = [{ uri: uri(`${f.base}/link-to-one`) }, { uri: uri(f.one) }];
     await s.client.sendRootsListChanged();
     const linked = await call(s, "read_file", { path: "which.txt" });
     assert.equal(linked.result?.content, "one\n");
-    assert.match(s.stderr(), /same directory/);
+    await assertWarned(s, /same directory/);
     // An empty list leaves nothing to serve, and never the start directory.
     s.roots = [];
     await s.client.sendRootsListChanged();
@@ -230,7 +241,7 @@ Deno.test({
       assert.deepEqual((info.containment as { sandbox: string }).sandbox, "bubblewrap");
       assert.deepEqual(info.roots, [{ name: "sub", path: ".", mode: "read-only" }]);
       // Outside the start directory nothing exists in the sandbox: skipped, and said why.
-      assert.match(s.stderr(), new RegExp(`${f.one}.*reaches only ${f.start}`));
+      await assertWarned(s, new RegExp(`${f.one}.*reaches only ${f.start}`));
       const outside = await call(s, "read_file", { path: `${f.one}/which.txt` });
       assert.equal(outside.error?.code, "OUTSIDE_WORKSPACE");
     } finally {

@@ -117,11 +117,16 @@ const launcher = (kind: ServerKind, ...rest: string[]) =>
 /** A deno task of this checkout, run in cwd (deno task sets INIT_CWD to it). */
 const task = (...rest: string[]) => ["task", "-q", "--config", DENO_JSON, ...rest];
 
-/** serve_stdio.ts or serve_http.ts run directly, with read on `read`. */
+/**
+ * serve_stdio.ts or serve_http.ts run directly, with read on `read`. Every Deno started here gets
+ * --quiet, as the tasks give it: Deno's own notices ("Blocking waiting for file lock on
+ * node_modules" while another test caches the project) stay off the stderr that is asserted.
+ */
 function direct(kind: ServerKind, read: string, ...rest: string[]): string[] {
   return kind === "stdio"
     ? [
       "run",
+      "--quiet",
       "--no-prompt",
       `--allow-read=${read}`,
       "--allow-env=INIT_CWD,HOME",
@@ -130,6 +135,7 @@ function direct(kind: ServerKind, read: string, ...rest: string[]): string[] {
     ]
     : [
       "run",
+      "--quiet",
       "--no-prompt",
       `--allow-read=${read}`,
       "--allow-env=INIT_CWD,HOME",
@@ -152,10 +158,10 @@ const opArgs = (root: string) => [
 ];
 /** Runs `cli.ts op get_file_info --root VALUE` with read on / and no HOME for its scoped child. */
 const op = (root: string) =>
-  cliArgv(["--no-prompt", "--allow-read=/", "--allow-env=INIT_CWD,HOME"], opArgs(root));
+  cliArgv(["--quiet", "--no-prompt", "--allow-read=/", "--allow-env=INIT_CWD,HOME"], opArgs(root));
 
 /** The router as the `cli` task starts it: the command runs in its scoped child. */
-const routed = (...args: string[]) => cliArgv(["--no-prompt", "--allow-all"], args);
+const routed = (...args: string[]) => cliArgv(["--quiet", "--no-prompt", "--allow-all"], args);
 
 function assertRefused(o: Outcome, what: RegExp, ctx: string): void {
   assert.equal(o.code, 2, `${ctx}: exit ${o.code}, stderr ${o.stderr}`);
