@@ -95,6 +95,8 @@ export function normalized(path: string): string {
 export interface BroadRootFacts {
   /** The --root value as given; undefined when --root was absent (the invocation directory). */
   given?: string;
+  /** The flag that gave it, for the message: `--root` (the default) or `--read-only-root`. */
+  flag?: RootFlagName;
   /** The root, absolute: the given value resolved against the invocation directory. */
   root: string;
   /** The root with links resolved, when known. */
@@ -105,15 +107,27 @@ export interface BroadRootFacts {
   homeReal?: string;
 }
 
+/** The two flags that name a root. */
+export type RootFlagName = "--root" | "--read-only-root";
+
+/** The flag of a root: `--read-only-root` for a read-only one, else `--root`. */
+export function rootFlagName(r: { readOnly?: boolean }): RootFlagName {
+  return r.readOnly ? "--read-only-root" : "--root";
+}
+
 /**
- * The --root value checked: an empty or blank value (what a host sends for an unset
- * `${workspaceFolder}` or `$PROJECT`) is a UsageError rather than the invocation directory.
+ * A root flag's value checked: an empty or blank value (what a host sends for an unset
+ * `${workspaceFolder}` or `$PROJECT`) is a UsageError naming the flag (`--root` unless said)
+ * rather than the invocation directory.
  */
-export function rootFlag(value: string | undefined): string | undefined {
+export function rootFlag(
+  value: string | undefined,
+  flag: RootFlagName = "--root",
+): string | undefined {
   if (value !== undefined && value.trim() === "") {
     throw new UsageError(
-      `--root is empty (${JSON.stringify(value)}): a host sends that for an unset variable such ` +
-        "as ${workspaceFolder}; pass --root DIR naming the directory to serve",
+      `${flag} is empty (${JSON.stringify(value)}): a host sends that for an unset variable such ` +
+        `as \${workspaceFolder}; pass ${flag} DIR naming the directory to serve`,
     );
   }
   return value;
@@ -138,7 +152,8 @@ export function isLiteralAbsoluteRoot(given: string | undefined): boolean {
  * An empty --root is refused first (rootFlag).
  */
 export function refuseBroadRoot(facts: BroadRootFacts): void {
-  rootFlag(facts.given);
+  const flag = facts.flag ?? "--root";
+  rootFlag(facts.given, flag);
   if (isLiteralAbsoluteRoot(facts.given)) return;
   const root = normalized(facts.rootReal ?? facts.root);
   const kind = broadness(
@@ -155,11 +170,11 @@ export function refuseBroadRoot(facts: BroadRootFacts): void {
   if (what === undefined) return;
   const why = facts.given === undefined
     ? "no --root was given, so the workspace defaulted to the directory wmcp was started in"
-    : `--root ${facts.given} is relative to the directory wmcp was started in`;
+    : `${flag} ${facts.given} is relative to the directory wmcp was started in`;
   throw new UsageError(
     `refusing to serve ${what}: ${why}, and MCP hosts often start servers in / or the home ` +
-      "directory. Pass --root with the absolute path of the directory to serve (`config print` " +
-      `writes a host's snippet with it); --root ${root} serves this one on purpose.`,
+      `directory. Pass ${flag} with the absolute path of the directory to serve (\`config print\` ` +
+      `writes a host's snippet with it); ${flag} ${root} serves this one on purpose.`,
   );
 }
 
@@ -168,11 +183,16 @@ export function refuseBroadRoot(facts: BroadRootFacts): void {
  * of $HOME (when it may read it) and real paths (where it may read them): the one check every
  * entry runs, the servers, `op` and the client's bundled server alike.
  */
-export function refuseBroadDefault(given: string | undefined, root: string): void {
+export function refuseBroadDefault(
+  given: string | undefined,
+  root: string,
+  flag: RootFlagName = "--root",
+): void {
   if (isLiteralAbsoluteRoot(given)) return;
   const home = envIfGranted("HOME");
   refuseBroadRoot({
     given,
+    flag,
     root,
     rootReal: realPathIfReadable(root),
     home,
@@ -258,10 +278,10 @@ export async function openWorkspaceFromFlags(
   const write = flags.write === true;
   const limits = parseLimitFlags(flags.limit ?? []);
   const roots = asked.map((r) => {
-    const given = rootFlag(r.path);
+    const given = rootFlag(r.path, rootFlagName(r));
     const root = resolveFromInvocation(given ?? ".");
     // The launcher checks first; this covers a server entry run directly, and `op`.
-    if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, root);
+    if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, root, rootFlagName(r));
     return { path: root, readOnly: r.readOnly };
   });
   const configOf = (r: RootSpec): Config => ({

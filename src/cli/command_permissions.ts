@@ -5,6 +5,7 @@
  * only where a child is started. The router (router.ts) runs the command's work with exactly these.
  */
 
+import type { RootFlagName } from "../config.ts";
 import type { EntryFacts } from "./entry_probe.ts";
 import { Grants, isGrantable } from "../launch/grants.ts";
 import { CLIENT_COMMANDS, DECLARED } from "./commands.ts";
@@ -156,16 +157,24 @@ function opRootValues(values: Map<string, string[]>): { flag: string; value: str
 export function opRoots(
   argv: string[],
   invocationDir: string,
-): { given: string | undefined; root: string }[] | undefined {
+): { given: string | undefined; flag: RootFlagName; root: string }[] | undefined {
   const [command, ...rest] = argv;
   if (command !== "op") return undefined;
   const { values, positionals } = scanArgs(rest);
   if (positionals.length === 0 || positionals[0] === "list") return undefined;
-  const given = [...(values.get("root") ?? []), ...(values.get("read-only-root") ?? [])];
+  const given = [
+    ...(values.get("root") ?? []).map((g) => ({ given: g, flag: "--root" as const })),
+    ...(values.get("read-only-root") ?? []).map((g) => ({
+      given: g,
+      flag: "--read-only-root" as const,
+    })),
+  ];
   // An empty root is op's own usage error (it says why).
-  if (given.some((g) => g.trim() === "")) return undefined;
-  if (given.length === 0) return [{ given: undefined, root: abs(".", invocationDir) }];
-  return given.map((g) => ({ given: g, root: abs(g, invocationDir) }));
+  if (given.some((g) => g.given.trim() === "")) return undefined;
+  if (given.length === 0) {
+    return [{ given: undefined, flag: "--root", root: abs(".", invocationDir) }];
+  }
+  return given.map((g) => ({ ...g, root: abs(g.given, invocationDir) }));
 }
 
 /**

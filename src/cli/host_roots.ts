@@ -3,7 +3,13 @@
  * links resolved, an existing directory; roots that overlap refused, as the server would), warned
  * about when broad, described in a note, and written back as flags, in order, into an entry.
  */
-import { envIfGranted, resolveFromInvocation, rootFlag, UsageError } from "../config.ts";
+import {
+  envIfGranted,
+  resolveFromInvocation,
+  rootFlag,
+  rootFlagName,
+  UsageError,
+} from "../config.ts";
 import { assertDisjoint, broadness, type RootSpec } from "../workspace/roots.ts";
 import { probePaths } from "./path_probe.ts";
 
@@ -25,8 +31,8 @@ export function rootArgs(options: EntryRoots): string[] {
  */
 async function checkedRoot(r: RootSpec): Promise<RootSpec> {
   const given = r.path;
-  const flag = r.readOnly ? "--read-only-root" : "--root";
-  rootFlag(given);
+  const flag = rootFlagName(r);
+  rootFlag(given, flag);
   const abs = resolveFromInvocation(given);
   const [facts] = (await probePaths([abs])) ?? [inProcessFacts(abs)];
   if (facts.real === undefined) {

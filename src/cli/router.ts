@@ -77,6 +77,7 @@ function refusedRoot(
     try {
       refuseBroadRoot({
         given: op.given,
+        flag: op.flag,
         root: op.root,
         rootReal: facts.get(op.root)?.real,
         home: home.path,

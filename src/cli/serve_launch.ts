@@ -15,6 +15,7 @@ import {
   resolveFromInvocation,
   ROOT_DEFAULTED_ENV,
   rootFlag,
+  rootFlagName,
   UsageError,
 } from "../config.ts";
 import { probePaths } from "./path_probe.ts";
@@ -232,10 +233,12 @@ async function checkPidDir(mode: SandboxMode, serverArgs: string[]): Promise<str
  */
 export async function explicitRoot(kind: ServerKind, serverArgs: string[]): Promise<string[]> {
   const named = rootsFromArgs(kind, serverArgs);
-  const given = named.length > 0 ? named.map((r) => rootFlag(r.path)) : [undefined];
-  const checked = given.filter((g) => !isLiteralAbsoluteRoot(g)).map((g) => ({
-    given: g,
-    root: normalizeAbsolute(resolveFromInvocation(g ?? ".")),
+  const given = named.length > 0
+    ? named.map((r) => ({ given: rootFlag(r.path, rootFlagName(r)), flag: rootFlagName(r) }))
+    : [{ given: undefined, flag: "--root" as const }];
+  const checked = given.filter((g) => !isLiteralAbsoluteRoot(g.given)).map((g) => ({
+    ...g,
+    root: normalizeAbsolute(resolveFromInvocation(g.given ?? ".")),
   }));
   if (checked.length === 0) return serverArgs;
   const home = envIfGranted("HOME");

@@ -271,6 +271,7 @@ Deno.test("config print: bad input is a usage error (exit 2) that prints no snip
         ["--host", "cursor", "--http", "http://127.0.0.1:39123/mcp", "--root", ""],
         /--root is empty/,
       ],
+      [["--host", "cursor", "--root", root, "--read-only-root", ""], /^--read-only-root is empty/],
       // Every root is checked, a --read-only-root naming its flag; overlapping roots are refused.
       [
         ["--host", "cursor", "--root", root, "--read-only-root", `${base}/no`],

@@ -163,12 +163,12 @@ const op = (root: string) =>
 /** The router as the `cli` task starts it: the command runs in its scoped child. */
 const routed = (...args: string[]) => cliArgv(["--quiet", "--no-prompt", "--allow-all"], args);
 
-function assertRefused(o: Outcome, what: RegExp, ctx: string): void {
+/** A refusal that names the flag of the root refused (`--root` or `--read-only-root`). */
+function assertRefused(o: Outcome, what: RegExp, ctx: string, flag = "--root"): void {
   assert.equal(o.code, 2, `${ctx}: exit ${o.code}, stderr ${o.stderr}`);
   assert.match(o.stderr, /refusing to serve/, ctx);
   assert.match(o.stderr, what, ctx);
-  assert.match(o.stderr, /--root/, ctx);
-  assert.match(o.stderr, /absolute path/, ctx);
+  assert.ok(o.stderr.includes(`Pass ${flag} with the absolute path`), `${ctx}: ${o.stderr}`);
   assert.equal(o.stdout, "", `${ctx}: nothing served`);
 }
 
@@ -179,9 +179,10 @@ function assertServed(o: Outcome, root: string, ctx: string): void {
   assert.ok(o.stderr.includes(`serving ${root}`) || first.event === "ready", `${ctx}: ${o.stderr}`);
 }
 
-function assertEmpty(o: Outcome, ctx: string, served = true): void {
+function assertEmpty(o: Outcome, ctx: string, served = true, flag = "--root"): void {
   assert.equal(o.code, 2, `${ctx}: exit ${o.code}, stderr ${o.stderr}`);
-  assert.match(o.stderr, /--root is empty/, ctx);
+  assert.ok(o.stderr.includes(`${flag} is empty`), `${ctx}: ${o.stderr}`);
+  assert.ok(o.stderr.includes(`pass ${flag} DIR`), `${ctx}: ${o.stderr}`);
   if (served) assert.equal(o.stdout, "", `${ctx}: nothing served`);
 }
 
@@ -255,8 +256,8 @@ Deno.test("in process: no --root, or a relative one, resolving to /, $HOME (link
   const L = await layout();
   try {
     const { home, users, project, linkedHome } = L;
-    // [what, args, cwd (the invocation directory), HOME, refusal]
-    const cases: [string, string[], string, string, RegExp][] = [
+    // [what, args, cwd (the invocation directory), HOME, refusal, the flag named (--root)]
+    const cases: [string, string[], string, string, RegExp, string?][] = [
       ["no --root, from /", [], "/", home, /whole file system \(\/\)/],
       ["no --root, from $HOME", [], home, home, /your home directory/],
       ["no --root, from $HOME, HOME through a link", [], home, linkedHome, /your home directory/],
@@ -276,14 +277,22 @@ Deno.test("in process: no --root, or a relative one, resolving to /, $HOME (link
         home,
         home,
         /home directory/,
+        "--read-only-root",
       ],
-      ["--read-only-root . from /", ["--read-only-root", "."], "/", home, /whole file system/],
+      [
+        "--read-only-root . from /",
+        ["--read-only-root", "."],
+        "/",
+        home,
+        /whole file system/,
+        "--read-only-root",
+      ],
     ];
-    for (const [what, args, cwd, h, refusal] of cases) {
+    for (const [what, args, cwd, h, refusal, flag] of cases) {
       const o = { cwd, home: h };
-      assertRefused(await launcherIn("stdio", args, o), refusal, `launcher stdio, ${what}`);
+      assertRefused(await launcherIn("stdio", args, o), refusal, `launcher stdio, ${what}`, flag);
       for (const kind of ["stdio", "http"] as const) {
-        assertRefused(await entry(kind, args, o), refusal, `serve_${kind}.ts, ${what}`);
+        assertRefused(await entry(kind, args, o), refusal, `serve_${kind}.ts, ${what}`, flag);
       }
     }
     assertRefused(
@@ -323,24 +332,29 @@ Deno.test("in process: no --root, or a relative one, resolving to /, $HOME (link
   }
 });
 
-Deno.test("in process: an empty or blank --root is a usage error (exit 2) in every entry, never the start directory", async () => {
+Deno.test("in process: an empty or blank --root or --read-only-root is a usage error (exit 2) naming its flag in every entry, never the start directory", async () => {
   const L = await layout();
   try {
     for (const value of ["", "  "]) {
-      // From a harmless directory too: the empty value must not fall back to it.
-      for (const cwd of ["/", L.home]) {
-        const o = { cwd, home: L.home };
-        const c = (ctx: string) => `${ctx} --root ${JSON.stringify(value)} from ${cwd}`;
-        assertEmpty(await launcherIn("stdio", ["--root", value], o), c("launcher stdio"));
-        assertEmpty(
-          await launcherIn("http", ["--port", "0", `--root=${value}`], o),
-          c("launcher http"),
-        );
-        for (const kind of ["stdio", "http"] as const) {
-          assertEmpty(await entry(kind, ["--root", value], o), c(`serve_${kind}.ts`));
+      for (const flag of ["--root", "--read-only-root"]) {
+        // From a harmless directory too: the empty value must not fall back to it.
+        for (const cwd of ["/", L.home]) {
+          const o = { cwd, home: L.home };
+          const c = (ctx: string) => `${ctx} ${flag} ${JSON.stringify(value)} from ${cwd}`;
+          assertEmpty(await launcherIn("stdio", [flag, value], o), c("launcher stdio"), true, flag);
+          assertEmpty(
+            await launcherIn("http", ["--port", "0", `${flag}=${value}`], o),
+            c("launcher http"),
+            true,
+            flag,
+          );
+          for (const kind of ["stdio", "http"] as const) {
+            assertEmpty(await entry(kind, [flag, value], o), c(`serve_${kind}.ts`), true, flag);
+          }
+          const args = opArgs(value).map((a) => (a === "--root" ? flag : a));
+          const r = await runInProcess(args, { cwd, env: { HOME: L.home } });
+          assertEmpty(r, c("op"), false, flag);
         }
-        const r = await runInProcess(opArgs(value), { cwd, env: { HOME: L.home } });
-        assertEmpty(r, c("op"), false);
       }
     }
   } finally {
