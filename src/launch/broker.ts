@@ -37,8 +37,11 @@ export interface Broker {
   token: string;
   /** Its process id. */
   pid: number;
-  /** rg's --debug log names the large files, so greps run no find (its start checked). */
-  largeLog: boolean;
+  /**
+   * rg's --debug log names the large files, so greps run no find (its start checked); undefined
+   * when the broker said ready before its checks (earlyReady).
+   */
+  largeLog?: boolean;
   /** Settles with the broker's exit code when it exits, whenever that is. */
   exited: Promise<number>;
   /** Ends it: its stdin closes (it exits on its own), then SIGKILL after STOP_MS. */
@@ -90,11 +93,15 @@ async function readyLine(stdout: ReadableStream<Uint8Array>): Promise<string> {
  * Starts the broker for the workspace at `root` (an absolute path) and waits until it listens:
  * the broker, or why the native engine cannot serve (its reason; the broker has ended then).
  * `dir` names its directory instead of a fresh random one (tests: a socket path their
- * permissions name; it must not exist).
+ * permissions name; it must not exist). With `earlyReady` the broker is ready once it listens and
+ * rg and find are found; whether rg runs in its sandbox is then said by its hello answer, to the
+ * server, which serves with the built-in engine and that reason when it does not (`--engine auto`:
+ * the check is off a server's cold start). Without it (`--engine native`, which must refuse to
+ * start without the engine) the broker is ready only once rg has run in its sandbox.
  */
 export async function startBroker(
   root: string,
-  options: { dir?: string } = {},
+  options: { dir?: string; earlyReady?: boolean } = {},
 ): Promise<Broker | { reason: string }> {
   const dir = options.dir ?? `/tmp/wmcp-engine-${randomHex(16)}`;
   const socket = `${dir}/${SOCKET_NAME}`;
@@ -104,7 +111,7 @@ export async function startBroker(
     child = spawnDeno({
       flags: brokerFlags(dir, socket),
       module: projectFile("src/launch/broker/main.ts"),
-      args: ["--dir", dir, "--root", root],
+      args: [...(options.earlyReady ? ["--early-ready"] : []), "--dir", dir, "--root", root],
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
@@ -142,5 +149,6 @@ export async function startBroker(
     await stop();
     return { reason: ready.reason ?? "ripgrep cannot run here" };
   }
-  return { dir, socket, token, pid: child.pid, largeLog: ready.largeFromRg === true, exited, stop };
+  const largeLog = ready.largeFromRg === undefined ? undefined : ready.largeFromRg === true;
+  return { dir, socket, token, pid: child.pid, largeLog, exited, stop };
 }

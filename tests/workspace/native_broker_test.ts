@@ -353,3 +353,54 @@ console.log("stopped");`;
     }
   },
 });
+
+Deno.test({
+  name:
+    "broker, early ready (--engine auto): ready once it listens; the hello answer carries the checks' verdict, native or why not",
+  ignore: !available,
+  fn: async () => {
+    const root = await makeTempDir("wmcp-broker-early-");
+    await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
+    try {
+      // rg runs in its sandbox here: native, and greps are answered as without early ready.
+      const broker = await startBroker(root, { dir: testEngineDir(), earlyReady: true });
+      assert.ok(!("reason" in broker), JSON.stringify(broker));
+      try {
+        assert.equal(broker.largeLog, undefined, "ready before the --debug log was probed");
+        const c = await Line.open(broker.socket);
+        await c.send({ type: "hello", token: broker.token });
+        const hello = await c.next();
+        assert.equal(hello?.native, true, JSON.stringify(hello));
+        assert.match(String(hello?.engine), /^ripgrep /);
+        await c.send(grep(1));
+        assert.deepEqual((await c.next())?.paths, ["a.txt"]);
+        c.close();
+      } finally {
+        await broker.stop();
+      }
+
+      // A root rg cannot be sandboxed over (gone since the launcher named it): without early
+      // ready the launcher learns why at once (and `--engine native` refuses); with it the
+      // broker is ready, and its hello says why, so the server serves with the built-in engine
+      // and that reason.
+      const gone = `${root}/gone`;
+      const late = await startBroker(gone, { dir: testEngineDir() });
+      assert.ok("reason" in late, JSON.stringify(late));
+      assert.match(late.reason, /rg did not run in its sandbox/);
+      const early = await startBroker(gone, { dir: testEngineDir(), earlyReady: true });
+      assert.ok(!("reason" in early), JSON.stringify(early));
+      try {
+        const c = await Line.open(early.socket);
+        await c.send({ type: "hello", token: early.token });
+        const hello = await c.next();
+        assert.equal(hello?.native, false, JSON.stringify(hello));
+        assert.equal(hello?.reason, late.reason);
+        c.close();
+      } finally {
+        await early.stop();
+      }
+    } finally {
+      await removeDir(root);
+    }
+  },
+});

@@ -1,11 +1,16 @@
 /**
  * The engine broker (decision 0054): a Deno process the server launcher starts beside the server,
  * outside the server's sandbox, holding run permission on bwrap and read/write/net on its own
- * socket, nothing else. `main.ts --dir DIR --root ROOT`, the token on the first line of stdin.
+ * socket, nothing else. `main.ts [--early-ready] --dir DIR --root ROOT`, the token on the first
+ * line of stdin.
  *
- * It creates DIR (0700; an existing one is refused), says `ready` on stdout, listens on
- * DIR/engine.sock, accepts the first connection that says the token, and stops listening (the
- * socket file is removed). It answers that connection's greps (session.ts) until it closes. It
+ * It creates DIR (0700; an existing one is refused), listens on DIR/engine.sock, checks that rg
+ * runs in its sandbox and how its --debug log reads, says `ready` on stdout, accepts the first
+ * connection that says the token, and stops listening (the socket file is removed). With
+ * `--early-ready` (the launcher's `--engine auto`) it says `ready` once it listens, as soon as rg
+ * and find are found, and the checks run while the server starts: their verdict is the hello
+ * answer, which the first connection waits for (a native engine that cannot run is then the
+ * server's to report, with its reason, as the built-in engine serving). It answers that connection's greps (session.ts) until it closes. It
  * exits, killing every grep, when stdin ends (the launcher stops it, or is gone), never by itself
  * while the launcher runs and not on a signal the launcher's process group gets (the launcher acts
  * on those), and removes DIR on the way out.
@@ -167,6 +172,7 @@ export async function main(args: string[]): Promise<number> {
   for (const sig of FORWARDED) Deno.addSignalListener(sig, () => {});
   const dir = argValue(args, "--dir");
   const root = argValue(args, "--root");
+  const early = args.includes("--early-ready");
   const { token, ended } = await stdinToken();
   if (token.length < 32) throw new Error("broker: no token on stdin");
   Deno.mkdirSync(dir, { mode: 0o700 });
@@ -186,15 +192,21 @@ export async function main(args: string[]): Promise<number> {
     listener = Deno.listen({ transport: "unix", path: socket });
     const rg = firstFile(RG_CANDIDATES);
     const find = firstFile(FIND_CANDIDATES);
-    const [hello, largeFromRg] = await Promise.all([
+    const checks = Promise.all([
       selfCheck(root, rg, find),
       rg === undefined ? false : probeLargeLog(dir, rg),
-    ]);
-    const reason = hello.native ? {} : { reason: hello.reason };
-    console.log(JSON.stringify({ event: "ready", native: hello.native, largeFromRg, ...reason }));
-    const o = { root, rg: rg ?? "", find: find ?? "", largeFromRg, token, hello, socket };
+    ]).then(([hello, largeFromRg]) => ({ hello, largeFromRg }));
+    // Early, only what is known without running anything: whether rg and find are there at all.
+    const found = rg !== undefined && find !== undefined;
+    const { hello, largeFromRg } = early && found
+      ? { hello: undefined, largeFromRg: undefined }
+      : await checks;
+    const verdict = hello ?? { native: true as const };
+    const reason = verdict.native ? {} : { reason: (verdict as { reason: string }).reason };
+    console.log(JSON.stringify({ event: "ready", native: verdict.native, largeFromRg, ...reason }));
+    const o = { root, rg: rg ?? "", find: find ?? "", token, socket };
     // The session's end is not the broker's: the launcher says when (stdin), after the server.
-    void serve(listener, o, (s) => (session = s)).catch(() => {});
+    void serve(listener, o, checks, (s) => (session = s)).catch(() => {});
     await ended;
     return 0;
   } finally {
@@ -202,20 +214,18 @@ export async function main(args: string[]): Promise<number> {
   }
 }
 
-/** Accepts connections until one says the token, then serves it to its end. */
+/**
+ * Accepts connections until one says the token, then serves it to its end. Nothing is read before
+ * the checks are done (a connection made meanwhile waits in the listener's backlog): the hello
+ * answer is their verdict.
+ */
 async function serve(
   listener: Deno.Listener,
-  o: {
-    root: string;
-    rg: string;
-    find: string;
-    largeFromRg: boolean;
-    token: string;
-    hello: Hello;
-    socket: string;
-  },
+  o: { root: string; rg: string; find: string; token: string; socket: string },
+  checks: Promise<{ hello: Hello; largeFromRg: boolean }>,
   onSession: (s: BrokerSession) => void,
 ): Promise<void> {
+  const { hello, largeFromRg } = await checks;
   for await (const conn of listener) {
     const writer = conn.writable.getWriter();
     const encoder = new TextEncoder();
@@ -235,9 +245,9 @@ async function serve(
         root: o.root,
         rg: o.rg,
         find: o.find,
-        largeFromRg: o.largeFromRg,
+        largeFromRg,
         token: o.token,
-        hello: o.hello,
+        hello,
         greeted: shut,
       },
       (a) => void writer.write(encoder.encode(JSON.stringify(a) + "\n")).catch(() => {}),
