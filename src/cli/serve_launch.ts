@@ -277,7 +277,8 @@ const SERVER_SIGNALS: Deno.Signal[] = ["SIGINT", "SIGTERM"];
 
 /** The entry module of a server of this kind. */
 function serverEntry(kind: ServerKind): URL {
-  return projectFile(kind === "http" ? "serve_http.ts" : "serve_stdio.ts");
+  // stdio: the entry that loads the server's modules after its first answers (decision 0063).
+  return projectFile(kind === "http" ? "serve_http.ts" : "src/server/stdio_launched.ts");
 }
 
 /** The server's environment: the invocation directory, which the server's relative paths are from. */
@@ -320,7 +321,11 @@ async function serveSandboxed(
     {
       flags: [
         ...serverRuntimeFlags(kind),
-        ...serverPermissions(kind, inner, { sandboxMarker: marker, engine: engineGrant(engine) }),
+        ...serverPermissions(kind, inner, {
+          sandboxMarker: marker,
+          engine: engineGrant(engine),
+          lazyModules: true,
+        }),
       ],
       module: serverEntry(kind),
       args: inner,
@@ -362,7 +367,7 @@ async function serveUnsandboxed(
   const { child, held } = spawnHeld({
     flags: [
       ...serverRuntimeFlags(kind),
-      ...serverPermissions(kind, serverArgs, { engine: engineGrant(engine) }),
+      ...serverPermissions(kind, serverArgs, { engine: engineGrant(engine), lazyModules: true }),
     ],
     module: serverEntry(kind),
     args: serverArgs,

@@ -6,6 +6,7 @@
  */
 import { resolveFromInvocation, ROOT_DEFAULTED_ENV, UsageError } from "../config.ts";
 import { ENGINE_READ_PATH } from "../workspace/engine/read_path.ts";
+import { SERVER_MODULE_READ_PATHS } from "../server/module_read.ts";
 import { SANDBOX_ENV } from "../sandbox/report.ts";
 import { ENGINE_ENV } from "../workspace/native/protocol.ts";
 import { Grants, UngrantablePathError } from "../launch/grants.ts";
@@ -55,6 +56,12 @@ export function serverPermissions(
      * write and net on that one path).
      */
     engine?: { socket?: string };
+    /**
+     * For the stdio entry the launcher starts (src/server/stdio_launched.ts), which loads the
+     * server's modules after its first answers: read on them (module_read.ts) instead of on the
+     * search workers' directory alone (it is among them).
+     */
+    lazyModules?: boolean;
   } = {},
 ): string[] {
   if (options.via === "launcher") return [...LAUNCHER_PERMISSIONS];
@@ -71,7 +78,11 @@ export function serverPermissions(
   }));
   // Each read path with what it is (named in the error when a flag cannot name it).
   const read: [string, string][] = roots.map((r) => [r.what, r.path]);
-  if (ENGINE_READ_PATH !== null) read.push(["the search worker directory", ENGINE_READ_PATH]);
+  if (options.lazyModules && kind === "stdio" && SERVER_MODULE_READ_PATHS !== null) {
+    for (const p of SERVER_MODULE_READ_PATHS) read.push(["the server's modules", p]);
+  } else if (ENGINE_READ_PATH !== null) {
+    read.push(["the search worker directory", ENGINE_READ_PATH]);
+  }
   if (options.sandboxMarker !== undefined) read.push(["the sandbox marker", options.sandboxMarker]);
   const write: [string, string][] = writeAsked(values.write)
     ? roots.filter((r) => !r.readOnly).map((r) => [r.what, r.path])

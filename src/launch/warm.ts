@@ -16,13 +16,18 @@ const CACHE_MS = 180_000;
 
 /**
  * The entry modules whose graphs a start loads: the CLI and its scoped child, the serve launcher
- * (the host entry), both servers (loaded inside the sandbox) and the engine broker.
+ * (the host entry), both servers (loaded inside the sandbox; the stdio server's own module too)
+ * and the engine broker.
  */
 export const ENTRY_MODULES: readonly string[] = [
   "cli.ts",
   "src/cli/scoped_main.ts",
   "serve.ts",
   "serve_stdio.ts",
+  // What the launcher starts for stdio, and the module it loads through a variable (so in no
+  // graph `deno cache` follows).
+  "src/server/stdio_launched.ts",
+  "src/server/stdio_entry.ts",
   "serve_http.ts",
   "src/launch/broker/main.ts",
 ];

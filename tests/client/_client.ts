@@ -123,11 +123,14 @@ export function assertFailure(r: ClientResult, cls: string, code: number): Json 
   return e;
 }
 
-/** Command lines of live `serve_stdio.ts` processes serving root (bundled or configured servers). */
+/**
+ * Command lines of live stdio servers serving root (bundled or configured servers): the entry run
+ * directly (`serve_stdio.ts`) or the one the launcher starts (`src/server/stdio_launched.ts`).
+ */
 export async function stdioServersFor(root: string): Promise<string[]> {
   const out = await new Deno.Command("ps", { args: ["-eo", "args"], stdout: "piped" }).output();
   return new TextDecoder().decode(out.stdout).split("\n").filter((l) =>
-    l.includes("serve_stdio.ts") && l.includes(root)
+    (l.includes("serve_stdio.ts") || l.includes("stdio_launched.ts")) && l.includes(root)
   );
 }
 

@@ -20,6 +20,8 @@ const LAUNCHER = [
   "--allow-run=bwrap,kill,/proc/self/exe",
 ];
 
+/** The module the launcher starts for a stdio server (it loads the server after its first answers). */
+const LAUNCHED_STDIO = "src/server/stdio_launched.ts";
 const available = await nativeAvailable();
 
 /** A stdio server started through the launcher, spoken to one JSON line at a time. */
@@ -263,7 +265,7 @@ Deno.test({
       const info = await s.tool("workspace_info", {});
       assert.equal((info.engine as { search: string }).search, "native");
       const [broker] = await childrenOf(s.child.pid, "broker/main.ts");
-      const servers = await childrenOf(s.child.pid, "serve_stdio.ts");
+      const servers = await childrenOf(s.child.pid, LAUNCHED_STDIO);
       assert.ok(broker, "the broker runs");
       assert.equal(servers.length, 1, "the server runs (in bubblewrap)");
       const dir = await brokerDir(broker);
@@ -294,7 +296,7 @@ for (const signal of ["SIGINT", "SIGHUP", "SIGTERM"] as const) {
         const [broker] = await childrenOf(s.child.pid, "broker/main.ts");
         assert.ok(broker, "the broker runs");
         const dir = await brokerDir(broker);
-        const servers = await childrenOf(s.child.pid, "serve_stdio.ts");
+        const servers = await childrenOf(s.child.pid, LAUNCHED_STDIO);
         assert.equal(servers.length, 1, "the server runs (in bubblewrap)");
         // As a terminal sends Ctrl-C or a hang-up to its foreground job: to every process of it.
         const kill = await new Deno.Command("kill", {
