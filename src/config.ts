@@ -2,7 +2,7 @@
 import { DEFAULT_LIMITS, type Limits } from "./workspace/limits.ts";
 import type { EngineMode } from "./workspace/engine/pool.ts";
 import type { Workspace } from "./workspace/workspace.ts";
-import { broadness, type RootSpec } from "./workspace/roots.ts";
+import { broadness, normalized, type RootSpec } from "./workspace/roots.ts";
 import { toWorkspaceError } from "./workspace/errors.ts";
 import type { SearchPrefilter } from "./workspace/native/prefilter.ts";
 import { ENGINE_ENV } from "./workspace/native/protocol.ts";
@@ -79,17 +79,7 @@ export function resolveFromInvocation(path: string): string {
   return `${base === "/" ? "" : base}/${path}`;
 }
 
-/** Lexically normalized absolute path: no `.`, `..`, repeated or trailing slashes. */
-/** An absolute path without `.`, `..` or repeated slashes (no links resolved). */
-export function normalized(path: string): string {
-  const out: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return `/${out.join("/")}`;
-}
+export { normalized } from "./workspace/roots.ts";
 
 /** What is known of a server's root and of the user's home directory. */
 export interface BroadRootFacts {
@@ -156,10 +146,7 @@ export function refuseBroadRoot(facts: BroadRootFacts): void {
   rootFlag(facts.given, flag);
   if (isLiteralAbsoluteRoot(facts.given)) return;
   const root = normalized(facts.rootReal ?? facts.root);
-  const kind = broadness(
-    [facts.root, facts.rootReal].map((p) => p === undefined ? undefined : normalized(p)),
-    [facts.home, facts.homeReal].map((p) => p?.startsWith("/") ? normalized(p) : undefined),
-  );
+  const kind = broadness([facts.root, facts.rootReal], [facts.home, facts.homeReal]);
   const what = kind === "file-system"
     ? "the whole file system (/)"
     : kind === "home"
@@ -278,10 +265,11 @@ export async function openWorkspaceFromFlags(
   const write = flags.write === true;
   const limits = parseLimitFlags(flags.limit ?? []);
   const roots = asked.map((r) => {
-    const given = rootFlag(r.path, rootFlagName(r));
+    const flag = rootFlagName(r);
+    const given = rootFlag(r.path, flag);
     const root = resolveFromInvocation(given ?? ".");
     // The launcher checks first; this covers a server entry run directly, and `op`.
-    if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, root, rootFlagName(r));
+    if (options.refuseBroadDefaultRoot) refuseBroadDefault(given, root, flag);
     return { path: root, readOnly: r.readOnly };
   });
   const configOf = (r: RootSpec): Config => ({

@@ -82,9 +82,7 @@ export async function broadRootNote(r: RootSpec): Promise<string | undefined> {
     : kind === "contains-home"
     ? "a directory containing your home directory"
     : undefined;
-  return what === undefined
-    ? undefined
-    : `warning: ${r.readOnly ? "--read-only-root" : "--root"} ${root} serves ${what}`;
+  return what === undefined ? undefined : `warning: ${rootFlagName(r)} ${root} serves ${what}`;
 }
 
 /** What the server serves, for a note: the root and its mode, or each root with its own. */

@@ -76,15 +76,12 @@ const BROAD_WORDS: Record<Broadness, string> = {
   "contains-home": "it contains your home directory",
 };
 
-/** A path without trailing slashes (`/` stays). */
-const trimmed = (p: string | undefined) => p === undefined ? p : p.replace(/\/+$/, "") || "/";
-
 /**
  * Why a root's path is too broad to serve (`/`, $HOME or above it, by the one rule: broadness),
  * checked against $HOME as given and as resolved (`homeReal`); undefined when it is not.
  */
 function tooBroadFor(path: string, options: { home?: string; homeReal?: string }) {
-  const kind = broadness([trimmed(path)], [trimmed(options.home), trimmed(options.homeReal)]);
+  const kind = broadness([path], [options.home, options.homeReal]);
   return kind === undefined ? undefined : BROAD_WORDS[kind];
 }
 

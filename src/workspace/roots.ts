@@ -89,18 +89,31 @@ export function assertDisjoint(roots: readonly RootSpellings[]): void {
 /** How a root is too broad to serve: the whole file system, the home directory, or above it. */
 export type Broadness = "file-system" | "home" | "contains-home";
 
+/** Lexically normalized absolute path: no `.`, `..`, repeated or trailing slashes (no links resolved). */
+export function normalized(path: string): string {
+  const out: string[] = [];
+  for (const part of path.split("/")) {
+    if (part === "" || part === ".") continue;
+    if (part === "..") out.pop();
+    else out.push(part);
+  }
+  return `/${out.join("/")}`;
+}
+
 /**
- * The one rule on broad roots, by text only: whether any spelling of a root (absolute, normalized:
- * no `.`, `..` or trailing slash) is `/`, a spelling of $HOME, or a directory above one. Every
- * caller passes the spellings it knows (as given and with links resolved, for both sides): the
- * servers' `--root` rule (src/config.ts), `config print`'s warning and the client's roots.
+ * The one rule on broad roots, by text only: whether any spelling of a root (absolute; normalized
+ * here: no `.`, `..` or trailing slash) is `/`, a spelling of $HOME, or a directory above one.
+ * Every caller passes the spellings it knows (as given and with links resolved, for both sides):
+ * the servers' `--root` rule (src/config.ts), `config print`'s warning and the client's roots. A
+ * $HOME that is not absolute is no spelling of it.
  */
 export function broadness(
   roots: readonly (string | undefined)[],
   homes: readonly (string | undefined)[],
 ): Broadness | undefined {
-  const rs = roots.filter((r): r is string => r !== undefined);
-  const hs = homes.filter((h): h is string => h !== undefined && h.startsWith("/"));
+  const rs = roots.filter((r): r is string => r !== undefined).map(normalized);
+  const hs = homes.filter((h): h is string => h !== undefined && h.startsWith("/"))
+    .map(normalized);
   if (rs.includes("/")) return "file-system";
   if (hs.some((h) => rs.includes(h))) return "home";
   if (hs.some((h) => rs.some((r) => h.startsWith(`${r}/`)))) return "contains-home";

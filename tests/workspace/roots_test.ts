@@ -3,11 +3,12 @@
  * show a later root's paths, read-only roots, overlapping roots refused, copies from one root into
  * another, moves between roots refused, read_files across roots, and the containment of each root
  * (a link never crosses from one root into another, `..` never leaves a root, a root swapped away
- * after open is caught).
+ * after open is caught); and broadness, the one rule on broad roots.
  */
 import assert from "node:assert/strict";
 import { runOperation, Workspace, WorkspaceError } from "../../mod.ts";
 import { makeTree, run, runError, withTempDir } from "./_helpers.ts";
+import { broadness } from "../../src/workspace/roots.ts";
 
 /** Two roots `a` (first) and `b` below one temporary directory, and the workspace on them. */
 async function twoRoots(
@@ -333,4 +334,28 @@ Deno.test("roots: allRoots shares maxVisited across the roots", async () => {
     assert.equal(r.truncatedReason, "maxVisited");
     assert.ok(r.matches.length < 6);
   });
+});
+
+Deno.test("broadness: the one rule on broad roots, every spelling normalized first", () => {
+  const home = "/home/you";
+  // [root spellings, home spellings, expected]
+  const cases: [(string | undefined)[], (string | undefined)[], string | undefined][] = [
+    [["/"], [home], "file-system"],
+    [["//"], [home], "file-system"],
+    [["/home/you/.."], [home], "contains-home"],
+    [["/home/you/"], [home], "home"],
+    [["/home/./you"], ["/home/you//"], "home"],
+    [["/home"], [home], "contains-home"],
+    [["/home/you/project"], [home], undefined],
+    [["/home/yours"], [home], undefined],
+    // Any spelling counts: the one given, or the one with links resolved (for either side).
+    [["/srv/link", "/home/you"], [home], "home"],
+    [["/data/you"], ["/home/you", "/data/you/"], "home"],
+    // A $HOME that is not absolute, or none, is no spelling of it.
+    [["/home/you"], ["home/you", undefined], undefined],
+    [[undefined], [home], undefined],
+  ];
+  for (const [roots, homes, expected] of cases) {
+    assert.equal(broadness(roots, homes), expected, JSON.stringify([roots, homes]));
+  }
 });
