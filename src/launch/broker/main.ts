@@ -143,6 +143,14 @@ async function probeLargeLog(dir: string, rg: string): Promise<boolean> {
   }
 }
 
+/** The ready line once the checks are done: their verdict, and why not native. */
+function readyEvent(c: { hello: Hello; largeFromRg: boolean }) {
+  const { hello, largeFromRg } = c;
+  return hello.native
+    ? { event: "ready", native: true, largeFromRg }
+    : { event: "ready", native: false, largeFromRg, reason: hello.reason };
+}
+
 /** Reads the first line of stdin (the token), then resolves when stdin ends. */
 async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
   const reader = Deno.stdin.readable.getReader();
@@ -196,14 +204,12 @@ export async function main(args: string[]): Promise<number> {
       selfCheck(root, rg, find),
       rg === undefined ? false : probeLargeLog(dir, rg),
     ]).then(([hello, largeFromRg]) => ({ hello, largeFromRg }));
-    // Early, only what is known without running anything: whether rg and find are there at all.
-    const found = rg !== undefined && find !== undefined;
-    const { hello, largeFromRg } = early && found
-      ? { hello: undefined, largeFromRg: undefined }
-      : await checks;
-    const verdict = hello ?? { native: true as const };
-    const reason = verdict.native ? {} : { reason: (verdict as { reason: string }).reason };
-    console.log(JSON.stringify({ event: "ready", native: verdict.native, largeFromRg, ...reason }));
+    // Early, only what is known without running anything (rg and find are there); else the
+    // checks' verdict.
+    const ready = early && rg !== undefined && find !== undefined
+      ? { event: "ready", native: true }
+      : readyEvent(await checks);
+    console.log(JSON.stringify(ready));
     const o = { root, rg: rg ?? "", find: find ?? "", token, socket };
     // The session's end is not the broker's: the launcher says when (stdin), after the server.
     void serve(listener, o, checks, (s) => (session = s)).catch(() => {});
