@@ -4,12 +4,8 @@
  * See RUNTIME.md for flags, permissions and exit codes.
  */
 import { settledWithin } from "./src/async.ts";
-import {
-  EXIT_USAGE,
-  openWorkspaceFromFlags,
-  resolveFromInvocation,
-  UsageError,
-} from "./src/config.ts";
+import { EXIT_USAGE, resolveFromInvocation, UsageError } from "./src/config.ts";
+import { openWorkspaceFromFlags } from "./src/open_workspace.ts";
 import { createHttpHandler, LOOPBACK_HOSTS } from "./src/server/http.ts";
 import { requestCapFor } from "./src/workspace/message_limits.ts";
 import { servedRoots } from "./src/workspace/roots.ts";

@@ -1,5 +1,6 @@
 /** The CLI: argv parsing and command wiring for cli.ts. Returns an exit code; never calls Deno.exit. */
-import { EXIT_USAGE, invocationDirectory, openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { EXIT_USAGE, invocationDirectory, UsageError } from "../config.ts";
+import { openWorkspaceFromFlags } from "../open_workspace.ts";
 import { type ErrorObject, toWorkspaceError, WorkspaceError } from "../workspace/errors.ts";
 import {
   availableOperations,

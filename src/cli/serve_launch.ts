@@ -422,7 +422,10 @@ async function launchEngine(
   try {
     // auto: the broker's checks run while the server starts (its hello gives their verdict);
     // native must know before it starts anything else.
-    const starting = startBroker(root, { earlyReady: choice === "auto" });
+    const starting = startBroker(root, {
+      earlyReady: choice === "auto",
+      noWait: choice === "auto",
+    });
     const first = await Promise.race([starting, signal]);
     if (typeof first === "string") {
       void starting.then((b) => "reason" in b ? undefined : b.stop());

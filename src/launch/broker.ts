@@ -10,7 +10,7 @@
  * @module
  */
 import { Grants } from "./grants.ts";
-import { spawnDeno } from "./child.ts";
+import { outputOfProgram, spawnDeno } from "./child.ts";
 import { projectFile } from "./project.ts";
 import { FIND_CANDIDATES, RG_CANDIDATES } from "./broker/programs.ts";
 import {
@@ -72,6 +72,48 @@ function brokerFlags(dir: string, socket: string): string[] {
   return ["--quiet", "--no-prompt", ...grants.flags()];
 }
 
+/**
+ * Makes the broker's directory (0700) before the broker runs, so the server's sandbox, which
+ * mounts it, starts beside the broker instead of after it. The launcher holds no write
+ * permission, only run on bwrap: `mkdir` runs under bwrap with the host's tree bound as it is (no
+ * network, no new rights: bwrap can run any program already). `mkdir` without `-p` fails on a
+ * name that exists, and the broker checks the directory again (`--dir-made`). Undefined when
+ * made; else why not (the broker then makes it itself, and the launcher waits for it).
+ */
+export async function makePrivateDir(dir: string): Promise<string | undefined> {
+  try {
+    const out = await outputOfProgram(
+      [
+        "bwrap",
+        "--unshare-all",
+        "--die-with-parent",
+        "--bind",
+        "/",
+        "/",
+        "--",
+        "mkdir",
+        "-m",
+        "0700",
+        "--",
+        dir,
+      ],
+      { clearEnv: true, env: { PATH: "/usr/bin:/bin" } },
+    );
+    if (out.success) return undefined;
+    return new TextDecoder().decode(out.stderr).trim().slice(0, 300) || `exit ${out.code}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Removes an empty directory makePrivateDir made, when no broker came to take it. */
+async function removePrivateDir(dir: string): Promise<void> {
+  await outputOfProgram(
+    ["bwrap", "--unshare-all", "--die-with-parent", "--bind", "/", "/", "--", "rmdir", "--", dir],
+    { clearEnv: true, env: { PATH: "/usr/bin:/bin" } },
+  ).catch(() => {});
+}
+
 /** Reads the broker's first stdout line: its ready event. */
 async function readyLine(stdout: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stdout.getReader();
@@ -97,26 +139,38 @@ async function readyLine(stdout: ReadableStream<Uint8Array>): Promise<string> {
  * rg and find are found; whether rg runs in its sandbox is then said by its hello answer, to the
  * server, which serves with the built-in engine and that reason when it does not (`--engine auto`:
  * the check is off a server's cold start). Without it (`--engine native`, which must refuse to
- * start without the engine) the broker is ready only once rg has run in its sandbox.
+ * start without the engine) the broker is ready only once rg has run in its sandbox. With
+ * `noWait` (`--engine auto`) the launcher makes the directory (makePrivateDir) and returns as
+ * soon as the broker is spawned: the server starts beside it, connects once it listens (its
+ * client retries, CONNECT_MS) and learns the checks' verdict from the hello answer; a broker that
+ * exits takes the server with it, as at any time. Where the directory cannot be made so, this is
+ * earlyReady.
  */
 export async function startBroker(
   root: string,
-  options: { dir?: string; earlyReady?: boolean } = {},
+  options: { dir?: string; earlyReady?: boolean; noWait?: boolean } = {},
 ): Promise<Broker | { reason: string }> {
   const dir = options.dir ?? `/tmp/wmcp-engine-${randomHex(16)}`;
   const socket = `${dir}/${SOCKET_NAME}`;
   const token = randomHex(32);
+  // noWait: the directory first, then nothing to wait for (the server retries its connection).
+  const made = options.noWait === true && (await makePrivateDir(dir)) === undefined;
+  const flags = [
+    ...(options.earlyReady || made ? ["--early-ready"] : []),
+    ...(made ? ["--dir-made"] : []),
+  ];
   let child: Deno.ChildProcess;
   try {
     child = spawnDeno({
       flags: brokerFlags(dir, socket),
       module: projectFile("src/launch/broker/main.ts"),
-      args: [...(options.earlyReady ? ["--early-ready"] : []), "--dir", dir, "--root", root],
+      args: [...flags, "--dir", dir, "--root", root],
       stdin: "piped",
       stdout: "piped",
       stderr: "inherit",
     });
   } catch (err) {
+    if (made) await removePrivateDir(dir);
     return { reason: `the engine broker could not start: ${(err as Error).message}` };
   }
   const writer = child.stdin.getWriter();
@@ -132,6 +186,11 @@ export async function startBroker(
     clearTimeout(timer);
   };
   await writer.write(new TextEncoder().encode(token + "\n")).catch(() => {});
+  if (made) {
+    // Its ready line (nothing else is expected) is read and dropped, so it never blocks.
+    void readyLine(child.stdout).catch(() => {});
+    return { dir, socket, token, pid: child.pid, exited, stop };
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<string>((r) => (timer = setTimeout(() => r(""), READY_MS)));
   const line = await Promise.race([readyLine(child.stdout), exited.then(() => ""), timeout]);

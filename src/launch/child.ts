@@ -81,6 +81,14 @@ export function outputOfDeno(c: DenoChild): Promise<Deno.CommandOutput> {
   return command({ stdin: "null", stdout: "piped", stderr: "null", ...c }).output();
 }
 
+/** Runs a program (not Deno) to its end: stdin closed, its output piped unless `c` says. */
+export function outputOfProgram(
+  argv: readonly [string, ...string[]],
+  c: Omit<DenoChild, "flags" | "module" | "deno" | "via"> = {},
+): Promise<Deno.CommandOutput> {
+  return processCommand(argv, { stdin: "null", stdout: "piped", stderr: "piped", ...c }).output();
+}
+
 /**
  * Runs a launcher that execs this project's Deno (an installed `wmcp` script) to its end, stdin
  * closed, and collects its output.

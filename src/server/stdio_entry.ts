@@ -3,7 +3,8 @@
  * checked against the one table, the workspace opened, the stdio server started on stdin (from
  * its first byte, when the entry read some already) and stdout.
  */
-import { EXIT_USAGE, openWorkspaceFromFlags, UsageError } from "../config.ts";
+import { EXIT_USAGE, UsageError } from "../config.ts";
+import { openWorkspaceFromFlags } from "../open_workspace.ts";
 import { answerInfoFlags, parseServerFlags } from "../cli/server_flags.ts";
 import { startStdioServer } from "./stdio_server.ts";
 import type { EarlyStdio } from "./stdio_early.ts";

@@ -35,7 +35,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "../../src/server/http.ts";
 import { stdioLineFilter } from "../../src/server/stdio_lines.ts";
 import { startStdioServer } from "../../src/server/stdio_server.ts";
 import { parseServerFlags } from "../../src/cli/server_flags.ts";
-import { openWorkspaceFromFlags } from "../../src/config.ts";
+import { openWorkspaceFromFlags } from "../../src/open_workspace.ts";
 import { withLoopbackServer } from "../_support/handler.ts";
 import { runInProcess } from "../_support/in_process.ts";
 import { permissionFlags, SERVE_HTTP, SERVE_STDIO, startHttpServer } from "./_harness.ts";

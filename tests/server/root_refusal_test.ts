@@ -21,7 +21,8 @@ import { runInProcess } from "../_support/in_process.ts";
 import { launcherFlags } from "../../src/cli/host_config.ts";
 import { explicitRoot } from "../../src/cli/serve_launch.ts";
 import { parseServerFlags, type ServerKind } from "../../src/cli/server_flags.ts";
-import { openWorkspaceFromFlags, UsageError } from "../../src/config.ts";
+import { UsageError } from "../../src/config.ts";
+import { openWorkspaceFromFlags } from "../../src/open_workspace.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
 const DENO_JSON = new URL("../../deno.json", import.meta.url).pathname;

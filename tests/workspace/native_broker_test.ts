@@ -7,7 +7,10 @@
  * a cancelled grep gets no answer and the broker goes on; it ends when its stdin closes.
  */
 import assert from "node:assert/strict";
-import { startBroker } from "../../src/launch/broker.ts";
+import { makePrivateDir, startBroker } from "../../src/launch/broker.ts";
+import { NativeEngine } from "../../src/workspace/native/client.ts";
+import { spawnDeno } from "../../src/launch/child.ts";
+import { projectFile } from "../../src/launch/project.ts";
 import {
   FIND_CANDIDATES,
   largeFromDebug,
@@ -400,6 +403,102 @@ Deno.test({
         await early.stop();
       }
     } finally {
+      await removeDir(root);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "broker, no wait (--engine auto): the launcher makes its directory first (0700; an existing name is refused), returns once it is spawned, and the server's client connects when it listens",
+  ignore: !available,
+  fn: async () => {
+    const root = await makeTempDir("wmcp-broker-nowait-");
+    await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
+    const dir = testEngineDir() ?? `${root}/engine`;
+    try {
+      const broker = await startBroker(root, { dir, earlyReady: true, noWait: true });
+      assert.ok(!("reason" in broker), JSON.stringify(broker));
+      try {
+        // The directory exists when startBroker returns, before the broker listens: the
+        // server's sandbox, which mounts it, starts beside the broker.
+        const info = await Deno.lstat(dir);
+        assert.ok(info.isDirectory && !info.isSymlink);
+        assert.equal((info.mode ?? 0) & 0o777, 0o700);
+        // A second make of the same name fails: mkdir without -p.
+        assert.match(String(await makePrivateDir(dir)), /exists/i);
+        // The server's client retries until the broker listens, then greets it.
+        const client = new NativeEngine({ socket: broker.socket, token: broker.token });
+        try {
+          const report = await client.report();
+          assert.equal(report.search, "native", JSON.stringify(report));
+          const answer = await client.files({
+            base: ".",
+            query: "needle",
+            regex: false,
+            caseSensitive: true,
+            includeHidden: false,
+            respectGitignore: true,
+            maxFileBytes: 1_000_000,
+          });
+          assert.deepEqual(answer?.files, ["a.txt"], JSON.stringify(answer));
+        } finally {
+          client.close();
+        }
+      } finally {
+        await broker.stop();
+      }
+      // The broker removed its directory on the way out, as when it makes it itself.
+      await assert.rejects(Deno.lstat(dir), Deno.errors.NotFound);
+    } finally {
+      await removeDir(root);
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "broker --dir-made refuses a directory that is not private (open mode, not empty, a link): it exits and listens nowhere",
+  ignore: !available,
+  fn: async () => {
+    const root = await makeTempDir("wmcp-broker-made-");
+    const dir = testEngineDir() ?? `${root}/engine`;
+    const cases: [string, () => Promise<void>][] = [
+      ["mode 0755", () => Deno.mkdir(dir, { mode: 0o755 }).then(() => Deno.chmod(dir, 0o755))],
+      ["not empty", async () => {
+        await Deno.mkdir(dir, { mode: 0o700 });
+        await Deno.writeTextFile(`${dir}/planted`, "");
+      }],
+      ["a link", async () => {
+        await Deno.mkdir(`${root}/real`, { mode: 0o700 });
+        await Deno.symlink(`${root}/real`, dir);
+      }],
+    ];
+    try {
+      for (const [what, plant] of cases) {
+        await plant();
+        const child = spawnDeno({
+          flags: ["--quiet", "--no-prompt", "-A"],
+          module: projectFile("src/launch/broker/main.ts"),
+          args: ["--dir-made", "--dir", dir, "--root", root],
+          stdin: "piped",
+          stdout: "piped",
+          stderr: "piped",
+        });
+        const w = child.stdin.getWriter();
+        await w.write(new TextEncoder().encode("t".repeat(64) + "\n"));
+        await w.close();
+        const out = await child.output();
+        const err = new TextDecoder().decode(out.stderr);
+        assert.notEqual(out.code, 0, what);
+        assert.match(err, /not a private directory|not empty/, `${what}: ${err}`);
+        assert.equal(new TextDecoder().decode(out.stdout), "", `${what}: said nothing ready`);
+        await assert.rejects(Deno.lstat(`${dir}/engine.sock`), Deno.errors.NotFound, what);
+        await Deno.remove(dir, { recursive: true });
+        await Deno.remove(`${root}/real`).catch(() => {});
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
       await removeDir(root);
     }
   },

@@ -1,10 +1,11 @@
 /**
  * The engine broker (decision 0054): a Deno process the server launcher starts beside the server,
  * outside the server's sandbox, holding run permission on bwrap and read/write/net on its own
- * socket, nothing else. `main.ts [--early-ready] --dir DIR --root ROOT`, the token on the first
+ * socket, nothing else. `main.ts [--early-ready] [--dir-made] --dir DIR --root ROOT`, the token on the first
  * line of stdin.
  *
- * It creates DIR (0700; an existing one is refused), listens on DIR/engine.sock, checks that rg
+ * It creates DIR (0700; an existing one is refused), or, with `--dir-made`, takes the one the
+ * launcher made (a directory, 0700, empty, or it refuses), listens on DIR/engine.sock, checks that rg
  * runs in its sandbox and how its --debug log reads, says `ready` on stdout, accepts the first
  * connection that says the token, and stops listening (the socket file is removed). With
  * `--early-ready` (the launcher's `--engine auto`) it says `ready` once it listens, as soon as rg
@@ -151,6 +152,21 @@ function readyEvent(c: { hello: Hello; largeFromRg: boolean }) {
     : { event: "ready", native: false, largeFromRg, reason: hello.reason };
 }
 
+/**
+ * The directory the launcher made for this broker (`--dir-made`, so the server's sandbox could be
+ * started with it before this broker ran): a directory itself, not a link, 0700 and empty, or
+ * the broker refuses to start. The launcher made it with a fresh random name and `mkdir`, which
+ * fails on an existing name; this check is the broker's own.
+ */
+function assertPrivateDir(dir: string): void {
+  const info = Deno.lstatSync(dir);
+  const mode = (info.mode ?? 0) & 0o777;
+  if (!info.isDirectory || info.isSymlink || mode !== 0o700) {
+    throw new Error(`broker: ${dir} is not a private directory (mode ${mode.toString(8)})`);
+  }
+  for (const _ of Deno.readDirSync(dir)) throw new Error(`broker: ${dir} is not empty`);
+}
+
 /** Reads the first line of stdin (the token), then resolves when stdin ends. */
 async function stdinToken(): Promise<{ token: string; ended: Promise<void> }> {
   const reader = Deno.stdin.readable.getReader();
@@ -181,9 +197,11 @@ export async function main(args: string[]): Promise<number> {
   const dir = argValue(args, "--dir");
   const root = argValue(args, "--root");
   const early = args.includes("--early-ready");
+  const made = args.includes("--dir-made");
   const { token, ended } = await stdinToken();
   if (token.length < 32) throw new Error("broker: no token on stdin");
-  Deno.mkdirSync(dir, { mode: 0o700 });
+  if (made) assertPrivateDir(dir);
+  else Deno.mkdirSync(dir, { mode: 0o700 });
   const socket = `${dir}/${SOCKET_NAME}`;
   let listener: Deno.Listener | undefined;
   let session: BrokerSession | undefined;

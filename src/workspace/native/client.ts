@@ -23,8 +23,8 @@ import {
   MAX_ANSWER_BYTES,
 } from "./protocol.ts";
 
-/** How long the broker may take to listen (ms). */
-export const CONNECT_MS = 10_000;
+/** How long the broker may take to listen (ms): the launcher no longer waits for it (--engine auto). */
+export const CONNECT_MS = 30_000;
 /** Pause between connection attempts (ms). */
 const RETRY_MS = 20;
 
