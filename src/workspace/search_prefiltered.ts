@@ -47,8 +47,12 @@ export interface GateParts {
   hedgeMs?: number;
 }
 
-/** The answer as the gate uses it: sets, or null (read every file). */
-type Known = { files: Set<string>; large: Set<string> } | null;
+/** The answer as the gate uses it: sets, the files' lines, or null (read every file). */
+type Known = {
+  files: Set<string>;
+  large: Set<string>;
+  lines: ReadonlyMap<string, readonly (readonly [number, string])[]>;
+} | null;
 
 /** A prefiltered job's view of its prefilter: read, skip or defer each file. */
 export class PrefilterGate {
@@ -79,11 +83,19 @@ export class PrefilterGate {
       this.#p.scanner.unread(at, only!.large.has(e.rel));
       return true;
     }
-    return this.#read(e, at);
+    return this.#read(e, at, only);
   }
 
-  /** Reads one file, lstat'ed now when the walk did not (false when a cap stopped the search). */
-  #read(e: WalkEntry, at: number): boolean {
+  /**
+   * Reads one file, lstat'ed now when the walk did not; or, when the answer came with its lines,
+   * scans those instead (decision 0067: ripgrep read it, in its sandbox of the workspace alone).
+   * False when a cap stopped the search.
+   */
+  #read(e: WalkEntry, at: number, only: Known | undefined): boolean {
+    const lines = only?.lines.get(e.rel);
+    if (lines !== undefined && !e.rel.includes("\uFFFD")) {
+      return this.#p.scanner.fromLines(e.rel, at, lines);
+    }
     const entry = e.info === null ? { ...e, info: lstatOrNullSync(this.#p.fs, e.abs) } : e;
     // Replaced by something else since it was listed: not a file to read, as a walk that
     // lstat'ed it then would have found.
@@ -124,7 +136,7 @@ export class PrefilterGate {
         continue;
       }
       if (read !== d.chain) accept();
-      const going = this.#read(d.entry, d.at);
+      const going = this.#read(d.entry, d.at, only);
       read = d.chain;
       if (!going) {
         accept();
@@ -160,7 +172,9 @@ export class PrefilterGate {
     const came = this.#p.cp.input();
     if (came === undefined) return undefined;
     const a = came.value as PrefilterAnswer | null | undefined;
-    this.#only = a ? { files: new Set(a.files), large: new Set(a.large) } : null;
+    this.#only = a
+      ? { files: new Set(a.files), large: new Set(a.large), lines: a.lines ?? new Map() }
+      : null;
     return this.#only;
   }
 }

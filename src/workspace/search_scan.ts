@@ -61,6 +61,8 @@ function loadSync(entry: WalkEntry, o: { maxFileBytes: number; buf: Uint8Array }
 
 const utf8 = new TextDecoder("utf-8");
 
+const encoder = new TextEncoder();
+
 /** Reads and scans the files of one shard's walk into its collector. */
 export class FileScanner {
   readonly #matcher: QueryMatcher;
@@ -114,8 +116,28 @@ export class FileScanner {
     if (!tooLarge) this.#cp.counters.filesSearched = ++this.#filesSearched;
   }
 
-  /** Scans one file's bytes; returns false when a cap stopped the search. */
-  #scan(rel: string, bytes: Uint8Array): boolean {
+  /**
+   * Scans a file met at walk position `at` from its candidate lines instead of reading it
+   * (decision 0067): each run of consecutive lines is scanned as a file of its own whose first
+   * line is numbered as in the file. A plain ASCII file without NUL (the prefilter's promise) is
+   * text; its matches are in those runs, with their context. False when a cap stopped the search.
+   */
+  fromLines(rel: string, at: number, groups: readonly (readonly [number, string])[]): boolean {
+    const out = this.#out;
+    out.at = at;
+    out.result.files.push(at, FILE_TEXT);
+    this.#cp.counters.filesSearched = ++this.#filesSearched;
+    for (const [first, text] of groups) {
+      if (!this.#scan(rel, encoder.encode(text), first - 1)) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Scans one file's bytes, its lines numbered from `lineOffset` + 1; returns false when a cap
+   * stopped the search.
+   */
+  #scan(rel: string, bytes: Uint8Array, lineOffset = 0): boolean {
     const matcher = this.#matcher;
     const check = this.#check;
     const bf = matcher.bytes;
@@ -125,19 +147,20 @@ export class FileScanner {
         rel,
         byteContent(bytes, { find: bf.find, pad: bf.pad, check }),
         bf.exact,
+        lineOffset,
       );
     }
     const text = utf8.decode(bytes);
     const c = textContent(text, (from) => matcher.find(text, from, check));
     // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
-    if (matcher.wholeText) return this.#scanHits(rel, c, true);
-    return this.#scanLines(rel, text, c);
+    if (matcher.wholeText) return this.#scanHits(rel, c, true, lineOffset);
+    return this.#scanLines(rel, text, c, lineOffset);
   }
 
   /** A regex may use anchors and classes that see line ends: match line by line. */
-  #scanLines(rel: string, text: string, c: Content): boolean {
+  #scanLines(rel: string, text: string, c: Content, lineOffset: number): boolean {
     let going = true;
-    let lineNo = 0;
+    let lineNo = lineOffset;
     let start = 0;
     while (going && start < text.length) {
       if ((lineNo & 15) === 0) this.#cp.check();
@@ -158,9 +181,9 @@ export class FileScanner {
    * is the match (`exact`, at the hit's column) or a candidate `findInLine` decides. Returns
    * false when a cap stopped the search.
    */
-  #scanHits(rel: string, c: Content, exact: boolean): boolean {
+  #scanHits(rel: string, c: Content, exact: boolean, lineOffset: number): boolean {
     let going = true;
-    let lineNo = 1;
+    let lineNo = 1 + lineOffset;
     let counted = c.base; // newlines counted up to this offset
     let from = c.base;
     while (going) {

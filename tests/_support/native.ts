@@ -32,6 +32,8 @@ export interface TestNative extends SearchPrefilter {
   broker: Broker;
   /** Answers that named files (the search read only those). */
   answered: number;
+  /** Files whose candidate lines came in an answer (scanned without being read; decision 0067). */
+  linesFiles: number;
   /** Queries that could not be prefiltered (accepts false) or fell back (null). */
   unfiltered: number;
   /** Fallback reasons the client reported. */
@@ -57,6 +59,7 @@ export async function startNative(root: string, hedgeMs = 0): Promise<TestNative
     broker: started,
     hedgeMs,
     answered: 0,
+    linesFiles: 0,
     unfiltered: 0,
     fallbacks,
     accepts(q: PrefilterQuery): boolean {
@@ -67,7 +70,10 @@ export async function startNative(root: string, hedgeMs = 0): Promise<TestNative
     async files(q: PrefilterQuery, signal?: AbortSignal): Promise<PrefilterAnswer | null> {
       const a = await client.files(q, signal);
       if (a === null) t.unfiltered++;
-      else t.answered++;
+      else {
+        t.answered++;
+        t.linesFiles += a.lines?.size ?? 0;
+      }
       return a;
     },
     report: (): Promise<EngineReport> => client.report(),

@@ -17,6 +17,7 @@ import {
   RG_CANDIDATES,
 } from "../../src/launch/broker/programs.ts";
 import { BrokerSession } from "../../src/launch/broker/session.ts";
+import { LinesReader } from "../../src/launch/broker/lines.ts";
 import { BadRequest, checkRequest, MAX_REQUEST_LINE } from "../../src/workspace/native/protocol.ts";
 import { makeTempDir, removeDir } from "../_support/fs.ts";
 import { nativeAvailable, testEngineDir } from "../_support/native.ts";
@@ -103,11 +104,14 @@ const grep = (id: number, over: Record<string, unknown> = {}) => ({
   hidden: false,
   skipGit: true,
   maxFileBytes: 1_000_000,
+  lines: null,
   ...over,
 });
 
 Deno.test("protocol: every request shape is checked before anything runs", () => {
   assert.deepEqual(checkRequest(grep(1)), grep(1));
+  const withLines = grep(2, { lines: { context: 10, maxCount: 1_000_000 } });
+  assert.deepEqual(checkRequest(withLines), withLines);
   assert.deepEqual(checkRequest({ type: "cancel", id: 3 }), { type: "cancel", id: 3 });
   const bad: unknown[] = [
     null,
@@ -129,6 +133,15 @@ Deno.test("protocol: every request shape is checked before anything runs", () =>
     grep(1.5),
     grep(1, { maxFileBytes: -1 }),
     grep(1, { maxFileBytes: "1" }),
+    grep(1, { lines: {} }),
+    grep(1, { lines: [] }),
+    grep(1, { lines: { context: 1 } }),
+    grep(1, { lines: { context: 11, maxCount: 5 } }),
+    grep(1, { lines: { context: -1, maxCount: 5 } }),
+    grep(1, { lines: { context: 0, maxCount: 0 } }),
+    grep(1, { lines: { context: 0, maxCount: 1_000_001 } }),
+    grep(1, { lines: { context: 0, maxCount: 5, pre: "sh" } }),
+    grep(1, { lines: "yes" }),
     { type: "hello" },
     { type: "hello", token: 1 },
     { type: "cancel" },
@@ -502,4 +515,50 @@ Deno.test({
       await removeDir(root);
     }
   },
+});
+
+Deno.test("LinesReader: rg's candidate lines as runs per file, bounded; an output not in its form is refused", () => {
+  const enc = new TextEncoder();
+  const rec = (path: string, n: number, sep: ":" | "-", text: string) =>
+    `./${path}\0${n}${sep}${text}\n`;
+  const out = rec("a.txt", 1, ":", "needle") + rec("a.txt", 2, "-", "ctx\r") +
+    rec("a.txt", 9, ":", "needle again") + rec("b/c.txt", 3, ":", "x needle") +
+    rec("many.txt", 1, ":", "needle") + rec("many.txt", 2, ":", "needle") +
+    rec("many.txt", 3, ":", "needle");
+  // Split anywhere: a record may come in pieces.
+  const r = new LinesReader({ maxCount: 3 });
+  const bytes = enc.encode(out);
+  for (let i = 0; i < bytes.length; i += 7) r.push(bytes.subarray(i, i + 7));
+  const read = r.end();
+  assert.ok(read !== null);
+  assert.deepEqual(read.paths, ["a.txt", "b/c.txt", "many.txt"]);
+  assert.deepEqual(read.lines.get("a.txt"), [[1, "needle\nctx\r\n"], [9, "needle again\n"]]);
+  assert.deepEqual(read.lines.get("b/c.txt"), [[3, "x needle\n"]]);
+  // maxCount candidate lines: rg stopped reading it, so it keeps its name and loses its lines.
+  assert.equal(read.lines.has("many.txt"), false);
+
+  // A name with a newline splits a record: nothing of the output is trusted.
+  const broken = new LinesReader({ maxCount: 10 });
+  broken.push(enc.encode(rec("ok.txt", 1, ":", "needle") + "./bad\nname.txt\u00001:needle\n"));
+  assert.equal(broken.end(), null);
+  for (
+    const bad of [
+      "./x.txt\0:needle\n",
+      "./x.txt\x000:needle\n",
+      "./x.txt\x001=needle\n",
+      "x.txt\x001:n\n",
+    ]
+  ) {
+    const b = new LinesReader({ maxCount: 10 });
+    b.push(enc.encode(bad));
+    assert.equal(b.end(), null, JSON.stringify(bad));
+  }
+
+  // Past the text budget a file keeps its name, not its lines; so does a name that did not decode.
+  const small = new LinesReader({ maxCount: 10, textBudget: 10 });
+  small.push(enc.encode(rec("first.txt", 1, ":", "12345") + rec("second.txt", 1, ":", "1234567")));
+  small.push(new Uint8Array([...enc.encode("./bad"), 0xff, ...enc.encode(".txt\x001:needle\n")]));
+  const s = small.end()!;
+  assert.deepEqual(s.paths, ["first.txt", "second.txt", "bad\uFFFD.txt"]);
+  assert.deepEqual([...s.lines.keys()], ["first.txt"]);
 });

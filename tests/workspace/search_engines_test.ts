@@ -29,6 +29,8 @@ interface Extra {
   fixture: Fixture;
   args: Record<string, unknown>;
   limits?: Record<string, number>;
+  /** The answer must have come with candidate lines for this many files (decision 0067). */
+  linesFiles?: number;
 }
 
 const TREE: Fixture = {
@@ -50,6 +52,59 @@ const TREE: Fixture = {
 };
 
 const EXTRAS: Extra[] = [
+  // Candidate lines (decision 0067): runs of lines rg gave, scanned as the file would be.
+  {
+    name: "lines: context at the start and the end, an empty last line",
+    fixture: { "ctx.txt": "needle top\nx\ny\nz\nq\nmid needle\n\n" },
+    args: { query: "needle", contextLines: 2 },
+    linesFiles: 1,
+  },
+  {
+    name: "lines: CRLF, adjacent matches, runs apart",
+    fixture: {
+      "crlf.txt": "a\r\nneedle 1\r\nneedle 2\r\nb\r\nc\r\nd\r\ne\r\nf\r\nneedle 3\r\n",
+      "far.txt": `needle\n${"x\n".repeat(50)}needle\n${"y\n".repeat(50)}`,
+    },
+    args: { query: "needle", contextLines: 1 },
+    linesFiles: 2,
+  },
+  {
+    name: "lines: no newline at the end, a regex translated for ripgrep",
+    fixture: {
+      "fn.txt": "fn_4123(\nfn_4x(\nfn_41234(a\nfn_49\nend fn_4000(",
+      "other.txt": "fn_4 only\n",
+    },
+    args: { query: "fn_4[0-9]{3}\\(", regex: true, contextLines: 1 },
+    linesFiles: 1,
+  },
+  {
+    // [0-9&&] has no ripgrep form: its required literal fn_4 is the pattern, a superset.
+    name: "lines: a regex whose candidate lines do not all match",
+    fixture: {
+      "fn.txt": "fn_4123(\nfn_4x(\nfn_41&3(a\nfn_49\nend fn_4000(",
+      "other.txt": "fn_4 only\n",
+    },
+    args: { query: "fn_4[0-9&&]{3}\\(", regex: true, contextLines: 1 },
+    linesFiles: 2,
+  },
+  {
+    name: "lines: a file with maxMatches candidate lines is read",
+    fixture: { "many.txt": "needle\n".repeat(6), "few.txt": "needle\nx\n" },
+    args: { query: "needle", maxMatches: 4 },
+    linesFiles: 1,
+  },
+  {
+    name: "lines: a long line clipped, with context; wholeWord",
+    fixture: { "long.txt": `a\n${"w ".repeat(700)}needle ${"z".repeat(900)}\nneedles\n` },
+    args: { query: "needle", wholeWord: true, contextLines: 1 },
+    linesFiles: 1,
+  },
+  {
+    name: "lines: a non-ASCII or NUL file beside a plain one is read",
+    fixture: { "plain.txt": "needle\n", "accent.txt": "caf\u00e9 needle\n", "nul.txt": NUL_LATE },
+    args: { query: "needle", contextLines: 1 },
+    linesFiles: 1,
+  },
   { name: "gitignore, nested, negated", fixture: TREE, args: { query: "needle" } },
   {
     name: "gitignore off, hidden on",
@@ -276,9 +331,11 @@ async function agree(
   e: Engines,
   args: Record<string, unknown>,
   limits: Record<string, number> = {},
+  linesFiles?: number,
 ): Promise<void> {
   const [builtinWs, nativeWs] = await e.workspaces(limits);
   const answeredBefore = e.native.answered;
+  const linesBefore = e.native.linesFiles;
   const b = await run(builtinWs, args);
   const n = await run(nativeWs, args);
   assert.deepStrictEqual(comparable(n), comparable(b), JSON.stringify({ native: n, builtin: b }));
@@ -298,6 +355,9 @@ async function agree(
       answeredBefore + 1,
       `the prefilter answered (${e.native.fallbacks.join("; ")})`,
     );
+  }
+  if (linesFiles !== undefined) {
+    assert.equal(e.native.linesFiles - linesBefore, linesFiles, "files answered with their lines");
   }
 }
 
@@ -362,7 +422,7 @@ Deno.test({
           await Deno.mkdir(`${base}/${id}`);
           await materialize(`${base}/${id}`, c.fixture, `${base}/outside`);
           const path = typeof c.args.path === "string" ? `${id}/${c.args.path}` : id;
-          await agree(engines, { ...c.args, path }, c.limits);
+          await agree(engines, { ...c.args, path }, c.limits, c.linesFiles);
         });
       }
     } finally {

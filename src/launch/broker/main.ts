@@ -131,6 +131,7 @@ async function probeLargeLog(dir: string, rg: string): Promise<boolean> {
       hidden: false,
       skipGit: false,
       maxFileBytes: 1,
+      lines: null,
     };
     const out = await sandboxedOutput(probe, rg, rgArgs(request, { debug: true }));
     const log = largeFromDebug(new TextDecoder().decode(out.stderr));

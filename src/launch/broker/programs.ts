@@ -43,6 +43,59 @@ export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
   return args;
 }
 
+/**
+ * rg's arguments for a grep that asks for lines (decision 0067): every line the pattern can match,
+ * with `lines.context` lines around it, at most `lines.maxCount` per file, each as
+ * `./PATH` NUL `N:` or `N-` (a candidate or a context line) and the line's bytes; the same file
+ * rules as rgArgs (--text, --no-ignore, --crlf, --max-filesize, hidden, the .git glob).
+ */
+export function rgLinesArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
+  const lines = r.lines!;
+  const args = [
+    ...(o.debug ? ["--debug"] : []),
+    "--no-config",
+    "--null",
+    "--line-number",
+    "--with-filename",
+    "--no-heading",
+    "--text",
+    "--no-ignore",
+    "--no-messages",
+    "--color=never",
+    "--crlf",
+    "--no-context-separator",
+    `--context=${lines.context}`,
+    `--max-count=${lines.maxCount}`,
+  ];
+  if (r.hidden) args.push("--hidden");
+  if (r.skipGit) args.push("--glob=!.git/");
+  args.push(r.ignoreCase ? "--ignore-case" : "--case-sensitive");
+  if (r.literal) args.push("--fixed-strings");
+  args.push(`--max-filesize=${r.maxFileBytes}`, `--regexp=${r.pattern}`, "--", dotted(r.base));
+  return args;
+}
+
+/** A byte that is not ASCII, or NUL: a file holding one is read by the server (decision 0067). */
+export const NOT_PLAIN = "(?-u:[\\x00\\x80-\\xFF])";
+
+/**
+ * rg's arguments naming which of `paths` (workspace-relative, as rg gave them) hold a NUL or a
+ * byte that is not ASCII: each path after `--`, spelled `./PATH`, so none can be an option.
+ */
+export function notPlainArgs(paths: readonly string[]): string[] {
+  return [
+    "--no-config",
+    "--files-with-matches",
+    "--null",
+    "--text",
+    "--no-messages",
+    "--color=never",
+    `--regexp=${NOT_PLAIN}`,
+    "--",
+    ...paths.map((p) => `./${p}`),
+  ];
+}
+
 /** The base as a path no program can take for an option: "./" before it. */
 function dotted(base: string): string {
   return base === "." ? "." : `./${base}`;

@@ -14,7 +14,16 @@ import {
   MAX_ANSWER_BYTES,
   MAX_REQUEST_LINE,
 } from "../../workspace/native/protocol.ts";
-import { findLargeArgs, largeFromDebug, outputPaths, rgArgs, sandboxArgs } from "./programs.ts";
+import {
+  findLargeArgs,
+  largeFromDebug,
+  notPlainArgs,
+  outputPaths,
+  rgArgs,
+  rgLinesArgs,
+  sandboxArgs,
+} from "./programs.ts";
+import { type LinesRead, LinesReader } from "./lines.ts";
 
 /** Greps running at once; the rest wait. */
 export const MAX_RUNNING = 2;
@@ -28,6 +37,11 @@ export const MAX_RUNNING = 2;
 export const KILL_GRACE_MS = 100;
 /** Most stderr kept from one grep (bytes), for its error message. */
 const MAX_STDERR = 16 * 1024;
+/**
+ * Most bytes of paths on one command line of the plain-text check (notPlainArgs): half of Linux's
+ * smallest ARG_MAX (2 MiB; the environment is empty).
+ */
+const MAX_ARGV_BYTES = 1024 * 1024;
 
 /** What a session needs: the workspace, the programs, the token, and where answers go. */
 export interface SessionOptions {
@@ -104,11 +118,38 @@ async function readCapped(
   return { bytes, over };
 }
 
+/** Hands a stream to a lines reader as it comes; `over` (and a kill) once its names pass the cap. */
+async function streamTo(
+  stream: ReadableStream<Uint8Array>,
+  reader: LinesReader,
+  onOver: () => void,
+): Promise<{ bytes: Uint8Array; over: boolean }> {
+  for await (const chunk of stream) {
+    if (reader.over) continue;
+    reader.push(chunk);
+    if (reader.over) onOver();
+  }
+  return { bytes: new Uint8Array(0), over: reader.over };
+}
+
 /**
  * The answer to a grep whose programs ended: rg, and find unless rg's --debug log named the large
  * files (`find` undefined).
  */
-function answerOf(r: GrepRequest, rg: Ended, find: Ended | undefined): BrokerAnswer {
+function answerOf(
+  r: GrepRequest,
+  rg: Ended,
+  find: Ended | undefined,
+  read?: LinesRead | null,
+): BrokerAnswer {
+  if (read === null) {
+    return {
+      type: "error",
+      id: r.id,
+      code: "failed",
+      message: "rg's lines were not in the expected form (a file name holding a newline?)",
+    };
+  }
   if (rg.out.over || rg.errOver || find?.out.over) {
     return { type: "error", id: r.id, code: "limit", message: "the answer passed the cap" };
   }
@@ -120,12 +161,12 @@ function answerOf(r: GrepRequest, rg: Ended, find: Ended | undefined): BrokerAns
   const findOk = find === undefined ||
     ((find.code === 0 || find.code === 1) && !find.err.startsWith("bwrap:"));
   if (rgOk && findOk) {
-    return {
-      type: "files",
-      id: r.id,
-      paths: outputPaths(rg.out.bytes),
-      large: find === undefined ? log.large : outputPaths(find.out.bytes),
-    };
+    const large = find === undefined ? log.large : outputPaths(find.out.bytes);
+    if (read === undefined) {
+      return { type: "files", id: r.id, paths: outputPaths(rg.out.bytes), large };
+    }
+    const lines = [...read.lines].map(([path, groups]) => ({ path, groups }));
+    return { type: "files", id: r.id, paths: read.paths, large, lines };
   }
   const failed = rgOk ? find! : { ...rg, err: log.other };
   const message = failed.err.trim().slice(0, 2000) || `exit code ${failed.code}`;
@@ -238,11 +279,17 @@ export class BrokerSession {
     if (job.cancelled) return;
     const { rg, find, largeFromRg } = this.#o;
     let ended: [Ended, Ended | undefined] | undefined;
+    // Asked for lines: rg's output is read as it streams (lines.ts), not kept whole.
+    const reader = r.lines ? new LinesReader({ maxCount: r.lines.maxCount }) : undefined;
+    let read: LinesRead | null | undefined;
     try {
+      const rgRun = reader
+        ? this.#program(job, rg, rgLinesArgs(r, { debug: largeFromRg }), largeFromRg, reader)
+        : this.#program(job, rg, rgArgs(r, { debug: largeFromRg }), largeFromRg);
       // A cancelled grep's processes are killed; its run ends then, whatever holds their output.
       ended = await Promise.race([
         Promise.all([
-          this.#program(job, rg, rgArgs(r, { debug: largeFromRg }), largeFromRg),
+          rgRun,
           largeFromRg ? undefined : this.#program(job, find, findLargeArgs(r)),
         ]),
         job.stopped.then(() => undefined),
@@ -262,6 +309,14 @@ export class BrokerSession {
           ended = [{ ...ended[0], err: log.other, log: undefined }, found];
         }
       }
+      if (reader) {
+        read = reader.end();
+        if (read !== null && read.lines.size > 0) {
+          const kept = await Promise.race([this.#plain(job, read), job.stopped.then(() => false)]);
+          if (job.cancelled) return;
+          if (!kept) read.lines.clear();
+        }
+      }
     } catch (err) {
       for (const child of job.children) {
         try {
@@ -271,14 +326,48 @@ export class BrokerSession {
       this.#finish(job, { type: "error", id: r.id, code: "failed", message: String(err) });
       return;
     }
-    this.#finish(job, answerOf(r, ...ended));
+    this.#finish(job, answerOf(r, ...ended, read));
+  }
+
+  /**
+   * Keeps the lines of the files that are plain text: rg, in its sandbox, names those of them that
+   * hold a NUL or a byte that is not ASCII, and their lines go (the server reads those files, and
+   * decides binary and decoding as for any read). False when that could not be told (every file's
+   * lines go then).
+   */
+  async #plain(job: Job, read: LinesRead): Promise<boolean> {
+    const encoder = new TextEncoder();
+    const chunks: string[][] = [[]];
+    let bytes = 0;
+    for (const p of read.lines.keys()) {
+      const size = encoder.encode(p).length + 3;
+      if (bytes + size > MAX_ARGV_BYTES && chunks[chunks.length - 1].length > 0) {
+        chunks.push([]);
+        bytes = 0;
+      }
+      chunks[chunks.length - 1].push(p);
+      bytes += size;
+    }
+    // rg searches the files of one command line in parallel; the command lines run one by one.
+    for (const chunk of chunks) {
+      const ended = await this.#program(job, this.#o.rg, notPlainArgs(chunk));
+      if (job.cancelled || ended.out.over || (ended.code !== 0 && ended.code !== 1)) return false;
+      for (const p of outputPaths(ended.out.bytes)) read.lines.delete(p);
+    }
+    return true;
   }
 
   /**
    * Runs one program of a grep in its sandbox, its output capped; its stderr too, at the answer's
    * cap when it carries rg's --debug log (`log`), else at MAX_STDERR (an error message).
    */
-  async #program(job: Job, program: string, args: string[], log = false): Promise<Ended> {
+  async #program(
+    job: Job,
+    program: string,
+    args: string[],
+    log = false,
+    reader?: LinesReader,
+  ): Promise<Ended> {
     job.startedAt ??= performance.now();
     const child = new Deno.Command("bwrap", {
       args: sandboxArgs({ root: this.#o.root, program, args }),
@@ -294,7 +383,9 @@ export class BrokerSession {
       } catch { /* ended */ }
     };
     const [out, err, status] = await Promise.all([
-      readCapped(child.stdout, MAX_ANSWER_BYTES, kill),
+      reader
+        ? streamTo(child.stdout, reader, kill)
+        : readCapped(child.stdout, MAX_ANSWER_BYTES, kill),
       readCapped(child.stderr, log ? MAX_ANSWER_BYTES : MAX_STDERR, log ? kill : () => {}),
       child.status,
     ]);

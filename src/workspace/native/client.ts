@@ -21,6 +21,8 @@ import {
   type GrepRequest,
   type HelloAnswer,
   MAX_ANSWER_BYTES,
+  MAX_LINES_CONTEXT,
+  MAX_LINES_COUNT,
 } from "./protocol.ts";
 
 /** How long the broker may take to listen (ms): the launcher no longer waits for it (--engine auto). */
@@ -94,9 +96,19 @@ export class NativeEngine implements SearchPrefilter {
       hidden: q.includeHidden,
       skipGit: q.respectGitignore,
       maxFileBytes: q.maxFileBytes,
+      // Lines only when rg can give all the context asked (else every named file is read).
+      lines: (q.contextLines ?? 0) <= MAX_LINES_CONTEXT
+        ? {
+          context: Math.max(q.contextLines ?? 0, 0),
+          maxCount: Math.min(Math.max(q.maxMatches ?? MAX_LINES_COUNT, 1), MAX_LINES_COUNT),
+        }
+        : null,
     };
     const answer = await this.#ask(request, signal);
-    if (answer.type === "files") return { files: answer.paths, large: answer.large };
+    if (answer.type === "files") {
+      const lines = new Map(answer.lines?.map((f) => [f.path, f.groups] as const));
+      return { files: answer.paths, large: answer.large, lines };
+    }
     if (answer.type === "error") this.#o.onFallback?.(`${answer.code}: ${answer.message}`);
     return null;
   }
@@ -165,16 +177,25 @@ export class NativeEngine implements SearchPrefilter {
 
   async #read(conn: Deno.Conn): Promise<void> {
     const decoder = new TextDecoder();
-    let pending = "";
+    // The pieces of the answer line being read: each chunk is searched for its end once (an
+    // answer with lines is megabytes long; searching the whole of it per chunk was quadratic).
+    const pieces: string[] = [];
+    let size = 0;
     try {
       for await (const chunk of conn.readable) {
-        pending += decoder.decode(chunk, { stream: true });
+        let text = decoder.decode(chunk, { stream: true });
         let nl;
-        while ((nl = pending.indexOf("\n")) !== -1) {
-          this.#answer(JSON.parse(pending.slice(0, nl)) as BrokerAnswer);
-          pending = pending.slice(nl + 1);
+        while ((nl = text.indexOf("\n")) !== -1) {
+          pieces.push(text.slice(0, nl));
+          const line = pieces.join("");
+          pieces.length = 0;
+          size = 0;
+          this.#answer(JSON.parse(line) as BrokerAnswer);
+          text = text.slice(nl + 1);
         }
-        if (pending.length > MAX_ANSWER_BYTES * 2) throw new Error("an answer passed the cap");
+        if (text !== "") pieces.push(text);
+        size += text.length;
+        if (size > MAX_ANSWER_BYTES * 2) throw new Error("an answer passed the cap");
       }
       this.#fail(gone("the broker closed the connection"));
     } catch (err) {

@@ -23,6 +23,10 @@ export interface PrefilterQuery {
   respectGitignore: boolean;
   /** Files larger than this are not searched (tooLarge). */
   maxFileBytes: number;
+  /** Context lines asked around each match (default 0): the candidate lines come with as many. */
+  contextLines?: number;
+  /** The search's maxMatches: a file with as many candidate lines comes without them. */
+  maxMatches?: number;
 }
 
 /**
@@ -34,6 +38,13 @@ export interface PrefilterAnswer {
   files: readonly string[];
   /** The regular files larger than maxFileBytes (not searched). */
   large: readonly string[];
+  /**
+   * Files (of `files`) whose candidate lines came with them (decision 0067), so the search scans
+   * these instead of reading the file: runs of consecutive lines as `[first line number, the lines,
+   * each ended by "\n"]`, with the context asked around every line that can match. Only plain
+   * ASCII files without NUL; every other named file is read.
+   */
+  lines?: ReadonlyMap<string, readonly (readonly [number, string])[]>;
 }
 
 /** What serves search_text's content matching, for workspace_info. */

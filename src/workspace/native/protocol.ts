@@ -53,7 +53,25 @@ export interface GrepRequest {
   skipGit: boolean;
   /** Files larger than this (bytes) are not searched but listed in the answer's `large`. */
   maxFileBytes: number;
+  /**
+   * Ask for the candidate lines too (decision 0067): each line the pattern can match, with
+   * `context` lines around it, at most `maxCount` candidate lines per file. null: names only.
+   */
+  lines: LinesAsk | null;
 }
+
+/** What a grep asks of its candidate lines (GrepRequest.lines). */
+export interface LinesAsk {
+  /** Lines of context before and after each candidate line (0 to MAX_LINES_CONTEXT). */
+  context: number;
+  /** Most candidate lines per file (1 to MAX_LINES_COUNT); a file that reaches it has no lines. */
+  maxCount: number;
+}
+
+/** Most context lines a grep asks for (search_text's contextLines at most). */
+export const MAX_LINES_CONTEXT = 10;
+/** Most candidate lines per file a grep asks for (search_text's largest maxMatches). */
+export const MAX_LINES_COUNT = 1_000_000;
 
 /** Stops a grep in flight (its process is killed); no answer follows. */
 export interface CancelRequest {
@@ -78,6 +96,19 @@ export interface FilesAnswer {
   id: number;
   paths: string[];
   large: string[];
+  /**
+   * When the grep asked for lines: the files whose whole text is in `groups` as far as the pattern
+   * can match, each a subset of `paths`: runs of consecutive lines, `[first line number, the lines,
+   * each ended by "\n" (a CR kept)]`. Only files rg found to be ASCII throughout, with no NUL, and
+   * fewer than maxCount candidate lines; the others are read by the server.
+   */
+  lines?: LinesOfFile[];
+}
+
+/** One file's candidate lines and their context (FilesAnswer.lines). */
+export interface LinesOfFile {
+  path: string;
+  groups: [number, string][];
 }
 
 /**
@@ -119,7 +150,28 @@ const GREP_KEYS = [
   "hidden",
   "skipGit",
   "maxFileBytes",
+  "lines",
 ];
+
+function linesAsk(v: unknown): LinesAsk | null {
+  if (v === null) return null;
+  if (typeof v !== "object" || Array.isArray(v)) {
+    throw new BadRequest("lines must be null or an object");
+  }
+  const o = v as Record<string, unknown>;
+  exactKeys(o, ["context", "maxCount"]);
+  const int = (k: string, min: number, max: number) => {
+    const n = o[k];
+    if (!Number.isSafeInteger(n) || (n as number) < min || (n as number) > max) {
+      throw new BadRequest(`lines.${k} must be an integer from ${min} to ${max}`);
+    }
+    return n as number;
+  };
+  return {
+    context: int("context", 0, MAX_LINES_CONTEXT),
+    maxCount: int("maxCount", 1, MAX_LINES_COUNT),
+  };
+}
 
 function exactKeys(o: Record<string, unknown>, keys: readonly string[]): void {
   const own = Object.keys(o);
@@ -180,6 +232,7 @@ function grep(o: Record<string, unknown>): GrepRequest {
     hidden: bool(o, "hidden"),
     skipGit: bool(o, "skipGit"),
     maxFileBytes: o.maxFileBytes as number,
+    lines: linesAsk(o.lines),
   };
 }
 

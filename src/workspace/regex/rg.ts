@@ -2,8 +2,9 @@
  * An RE2 pattern as a ripgrep prefilter (decision 0054): a pattern in ripgrep's syntax that
  * matches on every line where the RE2 pattern matches (a superset: the built-in engine then
  * decides each line), or null when that cannot be promised and the search reads every file. The
- * required literal is preferred (a fixed string every match contains); otherwise the pattern is
- * translated token by token where ripgrep's syntax means the same or more: `\D \W \S` are ASCII in
+ * pattern is translated token by token where ripgrep's syntax means the same or more (preferred
+ * since ripgrep gives candidate lines, decision 0067: a translated pattern's are few, a required
+ * literal's may be many more), else its required literal (a fixed string every match contains): `\D \W \S` are ASCII in
  * RE2 and Unicode in ripgrep, so they become classes of code points (`[^0-9]`...); `\b \B` become
  * `(?-u:\b)`, ASCII boundaries, which bytes give alike; `\d \w \s` stay Unicode (more than ASCII); `\Q...\E` becomes escaped text; classes pass when they hold nothing ripgrep reads
  * differently (a nested `[`, `&&`, `--`, `~~`, a negated Perl class). Anything else unknown gives
@@ -19,9 +20,6 @@ export interface RgPrefilter {
   pattern: string;
   literal: boolean;
 }
-
-/** Shortest required literal preferred over a translated pattern. */
-const PREFERRED_LITERAL = 3;
 
 /** Characters ripgrep's parser treats as syntax (each may be escaped, no other may). */
 const RG_META = new Set([..."\\.+*?()|[]{}^$#&-~"]);
@@ -142,10 +140,9 @@ export function translateForRg(p: string): string | null {
 /** The ripgrep prefilter of a query (literal or RE2), or null when every file must be read. */
 export function rgPrefilter(q: { query: string; regex: boolean }): RgPrefilter | null {
   if (!q.regex) return { pattern: q.query, literal: true };
-  const literal = requiredLiteral(q.query);
-  const usable = literal !== null && literal.length > 0 && !/[\r\n]/.test(literal);
-  if (usable && literal.length >= PREFERRED_LITERAL) return { pattern: literal, literal: true };
   const translated = translateForRg(q.query);
   if (translated !== null) return { pattern: translated, literal: false };
+  const literal = requiredLiteral(q.query);
+  const usable = literal !== null && literal.length > 0 && !/[\r\n]/.test(literal);
   return usable ? { pattern: literal, literal: true } : null;
 }
