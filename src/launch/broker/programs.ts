@@ -23,24 +23,8 @@ import { LIBRARY_PATHS } from "../../sandbox/bwrap.ts";
  * search, which makes find's pass (findLargeArgs) unneeded where that log has the expected form.
  */
 export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
-  const args = [
-    // With --debug, rg names on stderr each file --max-filesize skipped (largeFromDebug).
-    ...(o.debug ? ["--debug"] : []),
-    "--no-config",
-    "--files-with-matches",
-    "--null",
-    "--text",
-    "--no-ignore",
-    "--no-messages",
-    "--color=never",
-    "--crlf",
-  ];
-  if (r.hidden) args.push("--hidden");
-  if (r.skipGit) args.push("--glob=!.git/");
-  args.push(r.ignoreCase ? "--ignore-case" : "--case-sensitive");
-  if (r.literal) args.push("--fixed-strings");
-  args.push(`--max-filesize=${r.maxFileBytes}`, `--regexp=${r.pattern}`, "--", dotted(r.base));
-  return args;
+  // With --debug, rg names on stderr each file --max-filesize skipped (largeFromDebug).
+  return [...(o.debug ? ["--debug"] : []), "--no-config", "--files-with-matches", ...rgRules(r)];
 }
 
 /**
@@ -51,22 +35,22 @@ export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
  */
 export function rgLinesArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
   const lines = r.lines!;
-  const args = [
+  return [
     ...(o.debug ? ["--debug"] : []),
     "--no-config",
-    "--null",
     "--line-number",
     "--with-filename",
     "--no-heading",
-    "--text",
-    "--no-ignore",
-    "--no-messages",
-    "--color=never",
-    "--crlf",
     "--no-context-separator",
     `--context=${lines.context}`,
     `--max-count=${lines.maxCount}`,
+    ...rgRules(r),
   ];
+}
+
+/** What both greps share: NUL after names, the file rules, the case, the pattern, the base. */
+function rgRules(r: GrepRequest): string[] {
+  const args = ["--null", "--text", "--no-ignore", "--no-messages", "--color=never", "--crlf"];
   if (r.hidden) args.push("--hidden");
   if (r.skipGit) args.push("--glob=!.git/");
   args.push(r.ignoreCase ? "--ignore-case" : "--case-sensitive");
