@@ -52,11 +52,13 @@ const TREE: Fixture = {
 };
 
 const EXTRAS: Extra[] = [
-  // Candidate lines (decision 0067): runs of lines rg gave, scanned as the file would be.
+  // Candidate lines (decision 0067): runs of lines rg gave, scanned as the file would be; asked
+  // for when maxMatches is at least LINES_MIN_MATCHES.
   {
     name: "lines: context at the start and the end, an empty last line",
     fixture: { "ctx.txt": "needle top\nx\ny\nz\nq\nmid needle\n\n" },
-    args: { query: "needle", contextLines: 2 },
+    args: { query: "needle", contextLines: 2, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 1,
   },
   {
@@ -65,7 +67,8 @@ const EXTRAS: Extra[] = [
       "crlf.txt": "a\r\nneedle 1\r\nneedle 2\r\nb\r\nc\r\nd\r\ne\r\nf\r\nneedle 3\r\n",
       "far.txt": `needle\n${"x\n".repeat(50)}needle\n${"y\n".repeat(50)}`,
     },
-    args: { query: "needle", contextLines: 1 },
+    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 2,
   },
   {
@@ -74,7 +77,8 @@ const EXTRAS: Extra[] = [
       "fn.txt": "fn_4123(\nfn_4x(\nfn_41234(a\nfn_49\nend fn_4000(",
       "other.txt": "fn_4 only\n",
     },
-    args: { query: "fn_4[0-9]{3}\\(", regex: true, contextLines: 1 },
+    args: { query: "fn_4[0-9]{3}\\(", regex: true, contextLines: 1, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 1,
   },
   {
@@ -84,26 +88,37 @@ const EXTRAS: Extra[] = [
       "fn.txt": "fn_4123(\nfn_4x(\nfn_41&3(a\nfn_49\nend fn_4000(",
       "other.txt": "fn_4 only\n",
     },
-    args: { query: "fn_4[0-9&&]{3}\\(", regex: true, contextLines: 1 },
+    args: { query: "fn_4[0-9&&]{3}\\(", regex: true, contextLines: 1, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 2,
   },
   {
     name: "lines: a file with maxMatches candidate lines is read",
-    fixture: { "many.txt": "needle\n".repeat(6), "few.txt": "needle\nx\n" },
-    args: { query: "needle", maxMatches: 4 },
+    fixture: { "many.txt": "needle\n".repeat(1001), "few.txt": "needle\nx\n" },
+    args: { query: "needle", maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 1,
   },
   {
     name: "lines: a long line clipped, with context; wholeWord",
     fixture: { "long.txt": `a\n${"w ".repeat(700)}needle ${"z".repeat(900)}\nneedles\n` },
-    args: { query: "needle", wholeWord: true, contextLines: 1 },
+    args: { query: "needle", wholeWord: true, contextLines: 1, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 1,
   },
   {
     name: "lines: a non-ASCII or NUL file beside a plain one is read",
     fixture: { "plain.txt": "needle\n", "accent.txt": "caf\u00e9 needle\n", "nul.txt": NUL_LATE },
-    args: { query: "needle", contextLines: 1 },
+    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
+    limits: { maxMatches: 2000 },
     linesFiles: 1,
+  },
+  {
+    name: "lines: not asked for below LINES_MIN_MATCHES (named files are read)",
+    fixture: { "plain.txt": "needle\n" },
+    args: { query: "needle", maxMatches: 999 },
+    limits: { maxMatches: 2000 },
+    linesFiles: 0,
   },
   { name: "gitignore, nested, negated", fixture: TREE, args: { query: "needle" } },
   {
