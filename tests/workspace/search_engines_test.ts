@@ -228,20 +228,19 @@ const EXTRAS: Extra[] = [
     limits: { maxMatches: 2000 },
   },
   {
-    // DEFECT (review-lines): rg --crlf removes "\r" from every class and from ".", so a
-    // translated regex cannot match a lone CR that RE2 matches inside a line: the file is not
-    // named, so the native engine counts it searched without a match (before 0067 the required
-    // literal "needle" was preferred and the file was read).
-    name: "DEFECT: a translated . or \\s cannot match a lone CR inside a line",
+    // Found by review: with --crlf rg removed "\r" from every class and from ".", so a
+    // translated regex could not match a lone CR that RE2 matches inside a line (the file was
+    // not named, and counted searched without a match). rg now runs without --crlf.
+    name: "a translated . or \\s matches a lone CR inside a line (rg without --crlf)",
     fixture: { "cr.txt": "needle\rx\n", "plain.txt": "needle x\n" },
     args: { query: "needle.x", regex: true, maxMatches: 1000 },
     limits: { maxMatches: 2000 },
   },
   {
-    // DEFECT (review-lines): rg --crlf ends a last line without "\n" with "\r\n", so a last
-    // line "needle\r" comes as "needle\r\r": one CR is stripped, RE2's $ does not match, and a
-    // context line keeps a CR the built-in engine strips.
-    name: "DEFECT: a last line ending in a lone CR without a newline",
+    // Found by review: with --crlf rg ended a last line without "\n" with "\r\n", so a last
+    // line "needle\r" came as "needle\r\r": one CR was stripped, RE2's $ did not match, and a
+    // context line kept a CR the built-in engine strips.
+    name: "a last line ending in a lone CR without a newline",
     fixture: { "end.txt": "x\nneedle\r", "ctx.txt": "needle\nlast\r" },
     args: { query: "needle$", regex: true, contextLines: 1, maxMatches: 1000 },
     limits: { maxMatches: 2000 },

@@ -18,8 +18,9 @@ import { LIBRARY_PATHS } from "../../sandbox/bwrap.ts";
  * superset of the built-in engine's matching files. Every file is searched as text (`--text`: a
  * NUL does not end the search), ignore files are not applied (`--no-ignore`: the walk applies
  * .gitignore), BOMs are honoured as rg does by default (a superset: the built-in engine skips
- * what is not UTF-8), and `$` matches before CRLF (`--crlf`), as the built-in engine strips a
- * line's trailing CR. With `debug`, rg also logs on stderr the files over maxFileBytes it did not
+ * what is not UTF-8), and no `--crlf` (it takes CR out of `.` and negated classes: a lone CR in a
+ * line could not be matched; a translated regex's `$` allows one CR before the line's end instead,
+ * as the built-in engine strips a line's trailing CR: src/workspace/regex/rg.ts). With `debug`, rg also logs on stderr the files over maxFileBytes it did not
  * search, which makes find's pass (findLargeArgs) unneeded where that log has the expected form.
  */
 export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
@@ -31,7 +32,7 @@ export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
  * rg's arguments for a grep that asks for lines (decision 0067): every line the pattern can match,
  * with `lines.context` lines around it, at most `lines.maxCount` per file, each as
  * `./PATH` NUL `N:` or `N-` (a candidate or a context line) and the line's bytes; the same file
- * rules as rgArgs (--text, --no-ignore, --crlf, --max-filesize, hidden, the .git glob).
+ * rules as rgArgs (--text, --no-ignore, --max-filesize, hidden, the .git glob).
  */
 export function rgLinesArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
   const lines = r.lines!;
@@ -50,7 +51,7 @@ export function rgLinesArgs(r: GrepRequest, o: { debug?: boolean } = {}): string
 
 /** What both greps share: NUL after names, the file rules, the case, the pattern, the base. */
 function rgRules(r: GrepRequest): string[] {
-  const args = ["--null", "--text", "--no-ignore", "--no-messages", "--color=never", "--crlf"];
+  const args = ["--null", "--text", "--no-ignore", "--no-messages", "--color=never"];
   if (r.hidden) args.push("--hidden");
   if (r.skipGit) args.push("--glob=!.git/");
   args.push(r.ignoreCase ? "--ignore-case" : "--case-sensitive");

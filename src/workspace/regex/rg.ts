@@ -28,10 +28,17 @@ const RG_META = new Set([..."\\.+*?()|[]{}^$#&-~"]);
 const SAME_ESCAPES = new Set([..."dwsnrtfvapPx"]);
 
 /**
- * Text anchors: RE2 runs on one line at a time (search_text), so they are line anchors there;
- * ripgrep sees the file, where `^` and `$` are the line anchors (`$` before CRLF with --crlf).
+ * The end of a line as RE2 sees it: the built-in engine strips a line's trailing CR, and ripgrep
+ * runs without --crlf (which took CR out of `.` and negated classes, so a lone CR in a line could
+ * not be matched), so a line's end may be before one CR.
  */
-const LINE_ANCHORS: Record<string, string> = { A: "^", z: "$" };
+const END = "(?:\\r?$)";
+
+/**
+ * Text anchors: RE2 runs on one line at a time (search_text), so they are line anchors there;
+ * ripgrep sees the file, where `^` and `$` are the line anchors (END: `$`, after one CR maybe).
+ */
+const LINE_ANCHORS: Record<string, string> = { A: "^", z: END };
 
 /**
  * RE2's negated ASCII classes, as ripgrep classes of code points: ripgrep's own `\D \W \S` are
@@ -131,7 +138,7 @@ export function translateForRg(p: string): string | null {
       i = end;
       continue;
     }
-    out += c;
+    out += c === "$" ? END : c;
     i++;
   }
   return out;
