@@ -8,6 +8,7 @@
 import type { RootFlagName } from "../config.ts";
 import type { EntryFacts } from "./entry_probe.ts";
 import { Grants, isGrantable } from "../launch/grants.ts";
+import { normalized } from "../workspace/roots.ts";
 import { CLIENT_COMMANDS, DECLARED } from "./commands.ts";
 import type { FlagKind } from "./declare.ts";
 
@@ -98,14 +99,7 @@ function netPeer(url: string | undefined): string | undefined {
 }
 
 function abs(path: string, base: string): string {
-  const joined = path.startsWith("/") ? path : `${base === "/" ? "" : base}/${path}`;
-  const out: string[] = [];
-  for (const part of joined.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return `/${out.join("/")}`;
+  return normalized(path.startsWith("/") ? path : `${base === "/" ? "" : base}/${path}`);
 }
 
 /** The --config file and --server of a client command (absolute), when it names both. */

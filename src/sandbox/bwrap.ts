@@ -5,6 +5,7 @@
  * bwrap cannot start the server. See docs/decisions/0011-kernel-sandbox-bubblewrap.md.
  */
 import { MARKER_PREFIX, SANDBOX_ENV } from "./report.ts";
+import { normalized } from "../workspace/roots.ts";
 
 export { SANDBOX_ENV };
 
@@ -88,13 +89,7 @@ const ISOLATION = [
 /** Collapses `.`, `..` and repeated slashes of an absolute path, as text (no file-system access). */
 export function normalizeAbsolute(path: string): string {
   if (!path.startsWith("/")) throw new Error(`not an absolute path: ${path}`);
-  const out: string[] = [];
-  for (const part of path.split("/")) {
-    if (part === "" || part === ".") continue;
-    if (part === "..") out.pop();
-    else out.push(part);
-  }
-  return "/" + out.join("/");
+  return normalized(path);
 }
 
 /** The parent directory of an absolute path, as text. */
