@@ -420,12 +420,9 @@ async function launchEngine(
     return [sig, listener] as const;
   });
   try {
-    // auto: the broker's checks run while the server starts (its hello gives their verdict);
-    // native must know before it starts anything else.
-    const starting = startBroker(root, {
-      earlyReady: choice === "auto",
-      noWait: choice === "auto",
-    });
+    // auto: the broker starts beside the server and its checks run meanwhile (its hello gives
+    // their verdict; decision 0066); native must know before it starts anything else.
+    const starting = startBroker(root, { noWait: choice === "auto" });
     const first = await Promise.race([starting, signal]);
     if (typeof first === "string") {
       void starting.then((b) => "reason" in b ? undefined : b.stop());

@@ -73,45 +73,31 @@ function brokerFlags(dir: string, socket: string): string[] {
 }
 
 /**
+ * Runs a program under bwrap over the host's tree as it is (no network, an environment of PATH
+ * only): how the launcher, which holds run on bwrap and no write permission, makes and removes
+ * the broker's directory. No new rights: bwrap can run any program already.
+ */
+function onHost(program: string, ...args: string[]): Promise<Deno.CommandOutput> {
+  return outputOfProgram(
+    ["bwrap", "--unshare-all", "--die-with-parent", "--bind", "/", "/", "--", program, ...args],
+    { clearEnv: true, env: { PATH: "/usr/bin:/bin" } },
+  );
+}
+
+/**
  * Makes the broker's directory (0700) before the broker runs, so the server's sandbox, which
- * mounts it, starts beside the broker instead of after it. The launcher holds no write
- * permission, only run on bwrap: `mkdir` runs under bwrap with the host's tree bound as it is (no
- * network, no new rights: bwrap can run any program already). `mkdir` without `-p` fails on a
- * name that exists, and the broker checks the directory again (`--dir-made`). Undefined when
+ * mounts it, starts beside the broker instead of after it (onHost). `mkdir` without `-p` fails on
+ * a name that exists, and the broker checks the directory again (`--dir-made`). Undefined when
  * made; else why not (the broker then makes it itself, and the launcher waits for it).
  */
 export async function makePrivateDir(dir: string): Promise<string | undefined> {
   try {
-    const out = await outputOfProgram(
-      [
-        "bwrap",
-        "--unshare-all",
-        "--die-with-parent",
-        "--bind",
-        "/",
-        "/",
-        "--",
-        "mkdir",
-        "-m",
-        "0700",
-        "--",
-        dir,
-      ],
-      { clearEnv: true, env: { PATH: "/usr/bin:/bin" } },
-    );
+    const out = await onHost("mkdir", "-m", "0700", "--", dir);
     if (out.success) return undefined;
     return new TextDecoder().decode(out.stderr).trim().slice(0, 300) || `exit ${out.code}`;
   } catch (err) {
     return (err as Error).message;
   }
-}
-
-/** Removes an empty directory makePrivateDir made, when no broker came to take it. */
-async function removePrivateDir(dir: string): Promise<void> {
-  await outputOfProgram(
-    ["bwrap", "--unshare-all", "--die-with-parent", "--bind", "/", "/", "--", "rmdir", "--", dir],
-    { clearEnv: true, env: { PATH: "/usr/bin:/bin" } },
-  ).catch(() => {});
 }
 
 /** Reads the broker's first stdout line: its ready event. */
@@ -143,8 +129,8 @@ async function readyLine(stdout: ReadableStream<Uint8Array>): Promise<string> {
  * `noWait` (`--engine auto`) the launcher makes the directory (makePrivateDir) and returns as
  * soon as the broker is spawned: the server starts beside it, connects once it listens (its
  * client retries, CONNECT_MS) and learns the checks' verdict from the hello answer; a broker that
- * exits takes the server with it, as at any time. Where the directory cannot be made so, this is
- * earlyReady.
+ * exits takes the server with it, as at any time. noWait implies earlyReady: where the directory
+ * cannot be made so, the launcher waits for an early ready.
  */
 export async function startBroker(
   root: string,
@@ -153,10 +139,11 @@ export async function startBroker(
   const dir = options.dir ?? `/tmp/wmcp-engine-${randomHex(16)}`;
   const socket = `${dir}/${SOCKET_NAME}`;
   const token = randomHex(32);
-  // noWait: the directory first, then nothing to wait for (the server retries its connection).
+  // noWait: the directory first, then nothing to wait for (the server retries its connection);
+  // where it cannot be made first, early ready.
   const made = options.noWait === true && (await makePrivateDir(dir)) === undefined;
   const flags = [
-    ...(options.earlyReady || made ? ["--early-ready"] : []),
+    ...(options.earlyReady || options.noWait ? ["--early-ready"] : []),
     ...(made ? ["--dir-made"] : []),
   ];
   let child: Deno.ChildProcess;
@@ -170,7 +157,8 @@ export async function startBroker(
       stderr: "inherit",
     });
   } catch (err) {
-    if (made) await removePrivateDir(dir);
+    // The directory made for it, which no broker came to take.
+    if (made) await onHost("rmdir", "--", dir).catch(() => {});
     return { reason: `the engine broker could not start: ${(err as Error).message}` };
   }
   const writer = child.stdin.getWriter();

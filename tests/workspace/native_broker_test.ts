@@ -423,14 +423,14 @@ Deno.test({
 
 Deno.test({
   name:
-    "broker, no wait (--engine auto): the launcher makes its directory first (0700; an existing name is refused), returns once it is spawned, and the server's client connects when it listens",
+    "broker, no wait (--engine auto): the launcher makes its directory first (0700; an existing name is refused), and the server's client connects once the broker listens",
   ignore: !available,
   fn: async () => {
     const root = await makeTempDir("wmcp-broker-nowait-");
     await Deno.writeTextFile(`${root}/a.txt`, "needle\n");
     const dir = testEngineDir() ?? `${root}/engine`;
     try {
-      const broker = await startBroker(root, { dir, earlyReady: true, noWait: true });
+      const broker = await startBroker(root, { dir, noWait: true });
       assert.ok(!("reason" in broker), JSON.stringify(broker));
       try {
         // The directory exists when startBroker returns, before the broker listens: the
