@@ -88,7 +88,7 @@ export class PrefilterGate {
 
   /**
    * Reads one file, lstat'ed now when the walk did not; or, when the answer came with its lines,
-   * scans those instead (decision 0067: ripgrep read it, in its sandbox of the workspace alone).
+   * scans those instead (decision 0067: ripgrep read it, in its own sandbox).
    * False when a cap stopped the search.
    */
   #read(e: WalkEntry, at: number, only: Known | undefined): boolean {

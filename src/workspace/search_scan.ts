@@ -127,8 +127,13 @@ export class FileScanner {
     out.at = at;
     out.result.files.push(at, FILE_TEXT);
     this.#cp.counters.filesSearched = ++this.#filesSearched;
+    // A matcher with a byte plan scans bytes; any other scans the text as it came (no round trip).
+    const bytes = this.#matcher.bytes !== undefined;
     for (const [first, text] of groups) {
-      if (!this.#scan(rel, encoder.encode(text), first - 1)) return false;
+      const going = bytes
+        ? this.#scan(rel, encoder.encode(text), first - 1)
+        : this.#scanText(rel, text, first - 1);
+      if (!going) return false;
     }
     return true;
   }
@@ -150,7 +155,13 @@ export class FileScanner {
         lineOffset,
       );
     }
-    const text = utf8.decode(bytes);
+    return this.#scanText(rel, utf8.decode(bytes), lineOffset);
+  }
+
+  /** Scans one file's decoded text, its lines numbered from `lineOffset` + 1 (see #scan). */
+  #scanText(rel: string, text: string, lineOffset: number): boolean {
+    const matcher = this.#matcher;
+    const check = this.#check;
     const c = textContent(text, (from) => matcher.find(text, from, check));
     // A literal (escaped) query cannot span lines: scan the whole text and map hits to lines.
     if (matcher.wholeText) return this.#scanHits(rel, c, true, lineOffset);

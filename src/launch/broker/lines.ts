@@ -73,7 +73,7 @@ export class LinesReader {
     if (this.#broken) return null;
     const lines = new Map<string, [number, string][]>();
     for (const [path, f] of this.#files) {
-      if (f.dropped || f.candidates >= this.#maxCount) continue;
+      if (f.dropped) continue;
       // Each line ends with "\n", the last too: a file ending in an empty line keeps it.
       lines.set(path, f.groups.map(([first, texts]) => [first, texts.join("\n") + "\n"]));
     }

@@ -1,20 +1,21 @@
 /**
  * The engine broker (decision 0054): a Deno process the server launcher starts beside the server,
  * outside the server's sandbox, holding run permission on bwrap and read/write/net on its own
- * socket, nothing else. `main.ts [--early-ready] [--dir-made] --dir DIR --root ROOT`, the token on the first
- * line of stdin.
+ * socket, nothing else. `main.ts [--early-ready] [--dir-made] --dir DIR --root ROOT`, the token
+ * on the first line of stdin.
  *
  * It creates DIR (0700; an existing one is refused), or, with `--dir-made`, takes the one the
- * launcher made (a directory, 0700, empty, or it refuses), listens on DIR/engine.sock, checks that rg
- * runs in its sandbox and how its --debug log reads, says `ready` on stdout, accepts the first
- * connection that says the token, and stops listening (the socket file is removed). With
- * `--early-ready` (the launcher's `--engine auto`) it says `ready` once it listens, as soon as rg
- * and find are found, and the checks run while the server starts: their verdict is the hello
- * answer, which the first connection waits for (a native engine that cannot run is then the
- * server's to report, with its reason, as the built-in engine serving). It answers that connection's greps (session.ts) until it closes. It
- * exits, killing every grep, when stdin ends (the launcher stops it, or is gone), never by itself
- * while the launcher runs and not on a signal the launcher's process group gets (the launcher acts
- * on those), and removes DIR on the way out.
+ * launcher made (a directory, 0700, empty, or it refuses; decision 0066), listens on
+ * DIR/engine.sock, checks that rg runs in its sandbox and how its --debug log reads, says `ready`
+ * on stdout, accepts the first connection that says the token, and stops listening (the socket
+ * file is removed). With `--early-ready` (the launcher's `--engine auto`) it says `ready` once it
+ * listens, as soon as rg and find are found, and the checks run while the server starts: their
+ * verdict is the hello answer, which the first connection waits for (a native engine that cannot
+ * run is then the server's to report, with its reason, as the built-in engine serving). It
+ * answers that connection's greps (session.ts) until it closes. It exits, killing every grep,
+ * when stdin ends (the launcher stops it, or is gone), never by itself while the launcher runs and
+ * not on a signal the launcher's process group gets (the launcher acts on those), and removes DIR
+ * on the way out.
  *
  * @module
  */

@@ -93,6 +93,8 @@ export class NativeEngine implements SearchPrefilter {
     const { hello } = await this.#connect();
     if (!hello.native) return null;
     const id = this.#nextId++;
+    const maxMatches = q.maxMatches ?? 0;
+    const context = Math.max(q.contextLines ?? 0, 0);
     const request: GrepRequest = {
       type: "grep",
       id,
@@ -107,11 +109,8 @@ export class NativeEngine implements SearchPrefilter {
       // stops it early: the named files are read in walk order until then, where every candidate
       // line of a common word would cost more to wait for), and only when rg can give all the
       // context asked. Otherwise names only, and every named file is read (decision 0067).
-      lines: (q.maxMatches ?? 0) >= LINES_MIN_MATCHES && (q.contextLines ?? 0) <= MAX_LINES_CONTEXT
-        ? {
-          context: Math.max(q.contextLines ?? 0, 0),
-          maxCount: Math.min(Math.max(q.maxMatches ?? MAX_LINES_COUNT, 1), MAX_LINES_COUNT),
-        }
+      lines: maxMatches >= LINES_MIN_MATCHES && context <= MAX_LINES_CONTEXT
+        ? { context, maxCount: Math.min(maxMatches, MAX_LINES_COUNT) }
         : null,
     };
     const answer = await this.#ask(request, signal);
