@@ -73,8 +73,6 @@ export function resolveFromInvocation(path: string): string {
   return `${base === "/" ? "" : base}/${path}`;
 }
 
-export { normalized } from "./workspace/roots.ts";
-
 /** What is known of a server's root and of the user's home directory. */
 export interface BroadRootFacts {
   /** The --root value as given; undefined when --root was absent (the invocation directory). */

@@ -5,7 +5,7 @@
  * a file's content.
  */
 import { lstat, open, realpath } from "node:fs/promises";
-import { normalized } from "./config.ts";
+import { normalized } from "./workspace/roots.ts";
 import { constants } from "node:fs";
 
 /** A named option file could not be used; the message names the option and the reason only. */

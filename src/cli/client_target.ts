@@ -5,7 +5,8 @@
  */
 import type { TOOLS_CALL, TOOLS_LIST, TOOLS_RUN } from "./commands.ts";
 import type { ValuesOf } from "./declare.ts";
-import { normalized, refuseBroadDefault, resolveFromInvocation, rootFlag } from "../config.ts";
+import { refuseBroadDefault, resolveFromInvocation, rootFlag } from "../config.ts";
+import { normalized } from "../workspace/roots.ts";
 import { serverPermissions } from "./server_permissions.ts";
 import { ClientError } from "../client/errors.ts";
 import { type Target, targetFromConfig } from "../client/config_file.ts";
