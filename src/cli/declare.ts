@@ -20,10 +20,12 @@ import {
   UnexpectedPositionalError,
   UnsatisfiedFlagError,
 } from "@stricli/core";
-import { parseArgs } from "node:util";
 import { UsageError } from "../config.ts";
 import type { RootSpec } from "../workspace/roots.ts";
 import { didYouMean, needsValueMessage, unknownFlagMessage } from "./suggest.ts";
+import { type FlagShape, type FlagToken, flagTokens as scanTokens } from "./flag_tokens.ts";
+
+export type { FlagToken };
 
 /**
  * What a flag's value is. The kind decides how the value is read and checked, how help names
@@ -209,23 +211,6 @@ export function scanWords(decl: CommandDecl, argv: readonly string[]): string[] 
   return wordIndices(decl, argv).map((i) => argv[i]);
 }
 
-/** One word of argv as a lenient scan reads it (node:util parseArgs tokens). */
-export type FlagToken =
-  | {
-    kind: "option";
-    /** The flag's name (`root`), or the alias' declared flag for `-h`. */
-    name: string;
-    /** As typed: `--root`, `-h`. */
-    rawName: string;
-    value: string | undefined;
-    /** Where in argv the flag is. */
-    index: number;
-    /** The value was given as `--flag=value` (in the same word). */
-    inlineValue: boolean | undefined;
-  }
-  | { kind: "positional"; value: string; index: number }
-  | { kind: "option-terminator"; index: number };
-
 /**
  * Argv read leniently by a declaration, word by word: a flag it declares takes its value as the
  * command will parse it (`--flag V` and `--flag=V` alike), an unknown one is kept as a flag,
@@ -234,20 +219,11 @@ export type FlagToken =
  * server's flags need, and whether help or the version was asked for.
  */
 export function flagTokens(decl: CommandDecl, argv: readonly string[]): FlagToken[] {
-  const options: Record<string, { type: "string" | "boolean"; multiple: true; short?: string }> =
-    {};
+  const shapes = new Map<string, FlagShape>();
   for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
-    options[name] = { type: f.kind === "bool" ? "boolean" : "string", multiple: true };
-    if (f.short !== undefined) options[name].short = f.short;
+    shapes.set(name, { type: f.kind === "bool" ? "boolean" : "string", short: f.short });
   }
-  const { tokens } = parseArgs({
-    args: [...argv],
-    options,
-    strict: false,
-    allowPositionals: true,
-    tokens: true,
-  });
-  return tokens as FlagToken[];
+  return scanTokens(shapes, argv);
 }
 
 /**
