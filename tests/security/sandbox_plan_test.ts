@@ -93,3 +93,13 @@ Deno.test("planSandbox: no root flag adds --root for the invocation directory; a
   assert.deepEqual(end.plan.workspaces.map((w) => w.dest), ["/srv/a"]);
   assert.deepEqual(end.serverArgs, ["--root", "/srv/a", "--", "--root", "b"]);
 });
+
+Deno.test("bwrapArgs: the server runs with TZ=UTC and without the host's /etc/localtime (decision 0069)", () => {
+  const bwrap = bwrapArgs(plan("stdio", ["--root", "a"]).plan, ["deno", "run"]);
+  const tz = bwrap.findIndex((a, i) => a === "--setenv" && bwrap[i + 1] === "TZ");
+  assert.notEqual(tz, -1, "TZ is set");
+  assert.equal(bwrap[tz + 2], "UTC");
+  assert.ok(!bwrap.includes("/etc/localtime"), "/etc/localtime is not bound");
+  // Set before the command, which starts after --chdir DIR.
+  assert.ok(tz < bwrap.indexOf("--chdir"));
+});

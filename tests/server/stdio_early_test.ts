@@ -205,6 +205,27 @@ Deno.test("with no server at all: the prefix of certain requests is answered, ev
   }
 });
 
+Deno.test("firstSeen: with nothing to read it gives up after its turns and grace; a later request is still answered", async () => {
+  const root = await makeWorkspace();
+  try {
+    const stdin = new FakeStdin();
+    const written: string[] = [];
+    const early = startEarlyStdio(["--root", root], stdin, (l) => written.push(l))!;
+    // No input at all: the turns pass, then the timer ends the wait (the server would load now).
+    await early.firstSeen(20);
+    assert.equal(written.length, 0);
+    // The first request comes after that: the early reader still answers it.
+    stdin.give(`${request(7, "tools/list")}\n`);
+    await early.firstSeen(60_000);
+    assert.deepEqual(written.map((l) => (JSON.parse(l) as Message).id), [7]);
+    const handover = early.handover();
+    stdin.give(null);
+    assert.equal(await readAll(handover.input, 64), `${request(7, "tools/list")}\n`);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
 Deno.test("Suppressor: drops the one line given for each id, once; other lines are kept", () => {
   const s = new Suppressor([[1, '{"id":1,"a":1}\n'], ["1", '{"id":"1"}\n']]);
   assert.equal(s.drop("not json"), false);
