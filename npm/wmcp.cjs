@@ -3,8 +3,9 @@
 // Deno binary of its `deno` dependency and the router's fixed permissions, exactly as the shell
 // launcher `task -q install` writes does for a checkout. The router then gives each command the
 // permissions it needs, the sandbox and the engine, as from a checkout. Node only starts Deno,
-// forwards signals and returns its exit code: no argument is interpreted here except
-// `--wmcp-prepare`, which the package's postinstall runs.
+// forwards signals and returns its exit code. It reads two things of the arguments: `serve
+// stdio|http` runs serve.ts (the same launcher without the rest of the CLI) with the launcher's
+// permissions, and `--wmcp-prepare` is what the package's postinstall runs.
 "use strict";
 
 const { spawn, spawnSync } = require("node:child_process");
@@ -12,7 +13,10 @@ const fs = require("node:fs");
 const path = require("node:path");
 const os = require("node:os");
 
-/** Written at pack time by scripts/npm_pack.ts: its `wmcp.routerFlags` are the `cli` task's. */
+/**
+ * Written at pack time by scripts/npm_pack.ts: its `wmcp.routerFlags` are the `cli` task's, its
+ * `wmcp.launcherFlags` the serve tasks'.
+ */
 const PACKAGE = require(path.join(__dirname, "..", "package.json"));
 const APP = path.join(__dirname, "..", "app");
 /** Marks the modules as cached for this package version and Deno version. */
@@ -112,15 +116,25 @@ function main() {
     prepare(deno);
     process.exit(0);
   }
-  const [first] = args;
+  const [first, second] = args;
   if (first !== "--version" && first !== "-V" && !prepare(deno)) process.exit(1);
+  // `serve stdio|http` runs the serve launcher's own entry, as the tasks do: cli.ts's module graph
+  // (the whole CLI) would cost every server start about 140 ms more (decision 0070).
+  const serve = first === "serve" && (second === "stdio" || second === "http");
+  const entry = serve ? ["serve.ts", ...args.slice(1)] : ["cli.ts", ...args];
   // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
-  const flags = PACKAGE.wmcp.routerFlags.map((f) =>
+  const flags = (serve ? PACKAGE.wmcp.launcherFlags : PACKAGE.wmcp.routerFlags).map((f) =>
     f.startsWith("--allow-run=") ? `${f},${deno}` : f
   );
   const child = spawn(
     deno,
-    ["run", ...flags, `--config=${path.join(APP, "deno.json")}`, path.join(APP, "cli.ts"), ...args],
+    [
+      "run",
+      ...flags,
+      `--config=${path.join(APP, "deno.json")}`,
+      path.join(APP, entry[0]),
+      ...entry.slice(1),
+    ],
     {
       stdio: "inherit",
       env: { ...process.env, INIT_CWD: process.cwd(), DENO_NO_UPDATE_CHECK: "1" },

@@ -54,8 +54,7 @@ export const TOKEN_ENV = "WMCP_TOKEN";
 /** The name a snippet gives the server unless --name says otherwise. */
 export const DEFAULT_SERVER_NAME = "wmcp";
 
-const CLI_URL = projectFile("cli.ts");
-/** The launcher's own entry (what `cli.ts serve` runs, without the CLI's module graph). */
+/** The launcher's own entry (what `cli.ts serve` runs, without the CLI's module graph; decision 0070). */
 const SERVE_URL = projectFile("serve.ts");
 
 /** The launcher's permission flags (server_flags.ts; the serve:stdio task is tested to match). */
@@ -357,14 +356,14 @@ function httpStartLine(
   options: { url: URL; roots: readonly RootSpec[]; write: boolean; token: boolean },
 ): string {
   const { url, write } = options;
-  const cli = moduleArg(CLI_URL);
+  const serve = moduleArg(SERVE_URL);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   const config = isNpmPackage() ? [projectConfigFlag() ?? []].flat() : [];
   const roots = rootArgs({ roots: options.roots });
   const args = "npx" in start
     ? [start.npx, "-y", NPM_SPEC, "serve", "http", ...roots]
-    : [start.deno, "run", ...launcherFlags(), ...config, cli, "serve", "http", ...roots];
+    : [start.deno, "run", ...launcherFlags(), ...config, serve, "http", ...roots];
   if (host !== "127.0.0.1") args.push("--host", host);
   args.push("--port", port);
   if (url.pathname !== "/mcp") args.push("--endpoint", url.pathname);

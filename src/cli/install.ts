@@ -3,7 +3,8 @@
  * PATH. It copies the running Deno binary to DATA/runtime/deno-VERSION (so the command survives a
  * cleaned npx cache and needs no `deno` on PATH), caches the module graph with it, and writes
  * BIN/wmcp: a shell launcher that execs that Deno with this checkout's deno.json and the router's
- * fixed permissions (the `cli` task's) on cli.ts. Re-running it is idempotent; --uninstall removes
+ * fixed permissions (the `cli` task's) on cli.ts, or for `serve stdio|http` the launcher's (the
+ * serve tasks') on serve.ts. Re-running it is idempotent; --uninstall removes
  * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
 import { INSTALL } from "./commands.ts";
@@ -33,6 +34,20 @@ export function routerFlags(): string[] {
   return tokens.slice(start + 1, end);
 }
 
+/**
+ * The serve launcher's permission flags: exactly those of the `serve:stdio` task, which runs
+ * serve.ts (decision 0070; the same as host_config.ts launcherFlags, a test checks).
+ */
+export function serveFlags(): string[] {
+  const tokens = denoConfig.tasks["serve:stdio"].split(/\s+/);
+  const start = tokens.indexOf("run");
+  const end = tokens.indexOf("serve.ts");
+  if (start < 0 || end < start) {
+    throw new Error("deno.json's serve:stdio task is not `deno run FLAGS serve.ts stdio`");
+  }
+  return tokens.slice(start + 1, end);
+}
+
 /** Single-quotes a word for /bin/sh. */
 function shQuote(s: string): string {
   return `'${s.replaceAll("'", `'"'"'`)}'`;
@@ -50,7 +65,10 @@ export interface LauncherOptions {
 export function launcherScript(runtime: string, options: LauncherOptions = {}): string {
   const project = options.project ?? PROJECT;
   // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
-  const flags = routerFlags().map((f) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f);
+  const withSelf = (f: string) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f;
+  const flags = routerFlags().map(withSelf);
+  const serve = serveFlags().map(withSelf);
+  const config = `--config=${shQuote(`${project}/deno.json`)}`;
   const installWords = (options.installFlags ?? []).map((w) =>
     /^[\w\/.,:=@%+-]+$/.test(w) ? w : shQuote(w)
   );
@@ -71,7 +89,14 @@ export function launcherScript(runtime: string, options: LauncherOptions = {}): 
     "fi",
     'INIT_CWD="$PWD" DENO_NO_UPDATE_CHECK=1',
     "export INIT_CWD DENO_NO_UPDATE_CHECK",
-    `exec ${shQuote(runtime)} run ${flags.join(" ")} --config=${shQuote(`${project}/deno.json`)} ${
+    // `serve stdio|http`: the serve launcher's own entry, without the CLI's module graph.
+    'if [ "$1" = serve ] && { [ "$2" = stdio ] || [ "$2" = http ]; }; then',
+    "  shift",
+    `  exec ${shQuote(runtime)} run ${serve.join(" ")} ${config} ${
+      shQuote(`${project}/serve.ts`)
+    } "$@"`,
+    "fi",
+    `exec ${shQuote(runtime)} run ${flags.join(" ")} ${config} ${
       shQuote(`${project}/cli.ts`)
     } "$@"`,
     "",

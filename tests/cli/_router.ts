@@ -6,10 +6,11 @@ import denoConfig from "../../deno.json" with { type: "json" };
 export const PROJECT = decodeURIComponent(new URL("../../", import.meta.url).pathname);
 const dec = new TextDecoder();
 
-/** The Deno flags a deno.json task gives `deno run` (between `run` and `cli.ts`). */
+/** The Deno flags a deno.json task gives `deno run` (between `run` and its entry, cli.ts or serve.ts). */
 export function taskFlags(task: string): string[] {
   const t = task.split(/\s+/);
-  return t.slice(t.indexOf("run") + 1, t.indexOf("cli.ts"));
+  const entry = t.findIndex((w) => w === "cli.ts" || w === "serve.ts");
+  return t.slice(t.indexOf("run") + 1, entry);
 }
 
 /** The Deno flags of the `cli` task: the router's permissions and nothing else. */

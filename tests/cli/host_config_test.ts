@@ -183,7 +183,7 @@ Deno.test("config print --http: the remote form per host; Claude Desktop through
   try {
     const r = await configPrint(["--host", "vscode", "--http", url, "--root", root], "/");
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`serve http --root ${root} --port 39123\\n`));
+    assert.match(r.stderr, new RegExp(`/serve\\.ts http --root ${root} --port 39123\\n`));
   } finally {
     await Deno.remove(base, { recursive: true });
   }
@@ -480,7 +480,7 @@ Deno.test("config print --root A --read-only-root B --write: both roots, absolut
     assert.equal(h.code, 0, h.stderr);
     assert.match(
       h.stderr,
-      new RegExp(`serve http --read-only-root ${other} --root ${root} --port 39123`),
+      new RegExp(`/serve\\.ts http --read-only-root ${other} --root ${root} --port 39123`),
     );
   } finally {
     await Deno.remove(base, { recursive: true });
@@ -549,7 +549,7 @@ Deno.test("config print --http on a non-loopback host: a token in each host's he
       assert.match(
         r.stderr,
         new RegExp(
-          `serve http --root ${root} --host 192\\.168\\.1\\.5 --port 9000 --token-file ${TOKEN_FILE_PLACEHOLDER}\\n`,
+          `/serve\\.ts http --root ${root} --host 192\\.168\\.1\\.5 --port 9000 --token-file ${TOKEN_FILE_PLACEHOLDER}\\n`,
         ),
         host,
       );

@@ -25,6 +25,7 @@ import {
 import { probeEntry } from "../../src/cli/entry_probe.ts";
 import { runInProcess } from "../_support/in_process.ts";
 import { launcherFlags } from "../../src/cli/host_config.ts";
+import { serveFlags } from "../../src/cli/install.ts";
 import { DECLARED } from "../../src/cli/commands.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 import {
@@ -470,4 +471,12 @@ Deno.test("VALUE_FLAGS: the routed commands' value-taking flags, none a boolean 
 Deno.test("the serve launcher's flags (host config snippets) are the serve:stdio task's", () => {
   assert.deepEqual(launcherFlags(), taskFlags(denoConfig.tasks["serve:stdio"]));
   assert.deepEqual(launcherFlags(), taskFlags(denoConfig.tasks["serve:stdio:write"]));
+  // What the installed launcher and the npm package run serve.ts with (decision 0070).
+  assert.deepEqual(serveFlags(), launcherFlags());
+  for (const name of ["start", "start:write", "serve:http", "serve:http:write"]) {
+    assert.deepEqual(
+      taskFlags((denoConfig.tasks as Record<string, string>)[name]),
+      launcherFlags(),
+    );
+  }
 });

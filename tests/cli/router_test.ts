@@ -114,6 +114,36 @@ Deno.test("installed wmcp: --version, op list and op read_file from an unrelated
       assert.equal(JSON.parse(r.stdout).content, "alpha\n");
     });
     await t.step(
+      "serve stdio runs serve.ts with the launcher's permissions, and serves",
+      async () => {
+        // The whole CLI's module graph is not loaded for a server start (decision 0070).
+        const serveLine = script.split("\n").find((l) => l.includes(`${PROJECT}serve.ts`));
+        assert.ok(serveLine !== undefined, script);
+        assert.ok(serveLine.includes("--allow-run=bwrap,kill,/proc/self/exe,"), serveLine);
+        assert.ok(!serveLine.includes("WMCP_CONFIG_DIR"), serveLine); // the router's, not needed
+        const request = {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/list",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientInfo": { name: "router-test", version: "0" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        };
+        const r = await run(wmcp, ["serve", "stdio", "--root", L.A], {
+          cwd: L.cwd,
+          stdin: JSON.stringify(request) + "\n",
+        });
+        assert.equal(r.code, 0, r.stderr);
+        const answer = JSON.parse(r.stdout.split("\n")[0]);
+        assert.equal(answer.id, 1);
+        assert.ok(answer.result.tools.some((x: { name: string }) => x.name === "read_file"));
+      },
+    );
+    await t.step(
       "tools call NAME --help through the launcher connects to the bundled server",
       async () => {
         const r = await run(wmcp, ["tools", "call", "read_file", "--help", "--root", L.A], {

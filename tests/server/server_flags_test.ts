@@ -478,14 +478,15 @@ Deno.test("the deno.json server tasks grant exactly the launcher permissions of 
   ];
   for (const name of names) {
     const words = tasks[name].split(/\s+/);
-    const cli = words.indexOf("cli.ts");
+    // The launcher's own entry (serve.ts KIND), not cli.ts: decision 0070.
+    const entry = words.indexOf("serve.ts");
     assert.deepEqual(words.slice(0, 2), ["deno", "run"], name);
-    assert.ok(cli > 2, name);
-    const kind = words[cli + 2] as ServerKind;
-    assert.equal(words[cli + 1], "serve", name);
-    const serverArgs = words.slice(cli + 3);
+    assert.ok(entry > 2, name);
+    const kind = words[entry + 1] as ServerKind;
+    assert.ok(kind === "stdio" || kind === "http", name);
+    const serverArgs = words.slice(entry + 2);
     assert.deepEqual(
-      words.slice(2, cli),
+      words.slice(2, entry),
       serverPermissions(kind, serverArgs, { via: "launcher" }),
       name,
     );
