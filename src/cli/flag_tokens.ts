@@ -66,17 +66,16 @@ export function flagTokens(
       for (const rest of words) tokens.push({ kind: "positional", index: ++index, value: rest });
       break;
     }
-    const short = word.length >= 2 && word[0] === "-" && word[1] !== "-";
-    if (short && word.length === 2) {
-      const name = nameOf(word[1]);
-      let value: string | undefined;
-      let inlineValue: boolean | undefined;
-      if (takesValue(name) && next !== undefined) {
-        value = words.shift();
-        inlineValue = false;
-      }
+    // A lone flag (`-x`, `--name`): a string flag takes the next word, whatever it is.
+    const lone = (name: string) => {
+      const value = takesValue(name) && next !== undefined ? words.shift() : undefined;
+      const inlineValue = value === undefined ? undefined : false;
       tokens.push({ kind: "option", name, rawName: word, index, value, inlineValue });
       if (value !== undefined) index++;
+    };
+    const short = word.length >= 2 && word[0] === "-" && word[1] !== "-";
+    if (short && word.length === 2) {
+      lone(nameOf(word[1]));
       continue;
     }
     if (short && !takesValue(nameOf(word[1]))) {
@@ -106,17 +105,8 @@ export function flagTokens(
     }
     if (word.length > 2 && word.startsWith("--")) {
       const eq = word.indexOf("=", 3);
-      if (eq === -1) {
-        const name = word.slice(2);
-        let value: string | undefined;
-        let inlineValue: boolean | undefined;
-        if (takesValue(name) && next !== undefined) {
-          value = words.shift();
-          inlineValue = false;
-        }
-        tokens.push({ kind: "option", name, rawName: word, index, value, inlineValue });
-        if (value !== undefined) index++;
-      } else {
+      if (eq === -1) lone(word.slice(2));
+      else {
         const name = word.slice(2, eq);
         tokens.push({
           kind: "option",

@@ -9,6 +9,7 @@ import { parseArgs } from "node:util";
 import { type FlagShape, flagTokens } from "../../src/cli/flag_tokens.ts";
 import { flagTokens as declTokens, INFO_FLAGS } from "../../src/cli/declare.ts";
 import { DECLARED } from "../../src/cli/commands.ts";
+import { seeded } from "../operations/_arbitrary.ts";
 import { serverDecl } from "../../src/cli/server_flags.ts";
 import type { CommandDecl } from "../../src/cli/declare.ts";
 
@@ -124,18 +125,6 @@ const WORDS = [
   "8080",
 ];
 
-/** A small seeded generator (mulberry32), so a failing case can be named and replayed. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function check(shapes: ReadonlyMap<string, FlagShape>, argv: string[]): void {
   assert.deepStrictEqual(
     flagTokens(shapes, argv),
@@ -155,7 +144,7 @@ Deno.test("flag tokens: every single word and every pair of words, as node:util 
 });
 
 Deno.test("flag tokens: 20,000 generated argvs of up to 8 words, as node:util reads them", () => {
-  const random = generator(0x5eed);
+  const random = seeded(0x5eed); // replayable: a failure names its argv
   const sets = [...SYNTHETIC, ...declaredShapes()];
   for (let i = 0; i < 20_000; i++) {
     const shapes = sets[Math.floor(random() * sets.length)];
