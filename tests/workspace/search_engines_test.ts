@@ -18,6 +18,7 @@ import { configOf } from "../contract/_adapters.ts";
 import { makeTempDir, removeDir } from "../_support/fs.ts";
 import { nativeAvailable, startNative, type TestNative } from "../_support/native.ts";
 import { rgPrefilter } from "../../src/workspace/regex/rg.ts";
+import { LINES_MIN_MATCHES } from "../../src/workspace/native/client.ts";
 
 const NUL_EARLY = new Uint8Array([...new TextEncoder().encode("needle\n"), 0, 1, 2, 10]);
 const NUL_LATE = new TextEncoder().encode(`needle\n${"x".repeat(9000)}\n\0\n`);
@@ -51,110 +52,111 @@ const TREE: Fixture = {
   "caf\u00e9/\u00e9.txt": "needle accent\n",
 };
 
+/**
+ * A case of the candidate lines (decision 0067): its search asks for LINES_MIN_MATCHES matches
+ * unless it names its own maxMatches, on a workspace whose limit allows more.
+ */
+function asksLines(e: Extra): Extra {
+  return {
+    ...e,
+    args: { maxMatches: LINES_MIN_MATCHES, ...e.args },
+    limits: { maxMatches: 2 * LINES_MIN_MATCHES, ...e.limits },
+  };
+}
+
 const EXTRAS: Extra[] = [
   // Candidate lines (decision 0067): runs of lines rg gave, scanned as the file would be; asked
   // for when maxMatches is at least LINES_MIN_MATCHES.
-  {
+  asksLines({
     name: "lines: context at the start and the end, an empty last line",
     fixture: { "ctx.txt": "needle top\nx\ny\nz\nq\nmid needle\n\n" },
-    args: { query: "needle", contextLines: 2, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 2 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: CRLF, adjacent matches, runs apart",
     fixture: {
       "crlf.txt": "a\r\nneedle 1\r\nneedle 2\r\nb\r\nc\r\nd\r\ne\r\nf\r\nneedle 3\r\n",
       "far.txt": `needle\n${"x\n".repeat(50)}needle\n${"y\n".repeat(50)}`,
     },
-    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 1 },
     linesFiles: 2,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: no newline at the end, a regex translated for ripgrep",
     fixture: {
       "fn.txt": "fn_4123(\nfn_4x(\nfn_41234(a\nfn_49\nend fn_4000(",
       "other.txt": "fn_4 only\n",
     },
-    args: { query: "fn_4[0-9]{3}\\(", regex: true, contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "fn_4[0-9]{3}\\(", regex: true, contextLines: 1 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     // [0-9&&] has no ripgrep form: its required literal fn_4 is the pattern, a superset.
     name: "lines: a regex whose candidate lines do not all match",
     fixture: {
       "fn.txt": "fn_4123(\nfn_4x(\nfn_41&3(a\nfn_49\nend fn_4000(",
       "other.txt": "fn_4 only\n",
     },
-    args: { query: "fn_4[0-9&&]{3}\\(", regex: true, contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "fn_4[0-9&&]{3}\\(", regex: true, contextLines: 1 },
     linesFiles: 2,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: a file with maxMatches candidate lines is read",
     fixture: { "many.txt": "needle\n".repeat(1001), "few.txt": "needle\nx\n" },
-    args: { query: "needle", maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle" },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: a long line clipped, with context; wholeWord",
     fixture: { "long.txt": `a\n${"w ".repeat(700)}needle ${"z".repeat(900)}\nneedles\n` },
-    args: { query: "needle", wholeWord: true, contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", wholeWord: true, contextLines: 1 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: a non-ASCII or NUL file beside a plain one is read",
     fixture: { "plain.txt": "needle\n", "accent.txt": "caf\u00e9 needle\n", "nul.txt": NUL_LATE },
-    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 1 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: not asked for below LINES_MIN_MATCHES (named files are read)",
     fixture: { "plain.txt": "needle\n" },
-    args: { query: "needle", maxMatches: 999 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", maxMatches: LINES_MIN_MATCHES - 1 },
     linesFiles: 0,
-  },
+  }),
   // Review of decision 0067 (branch review-lines): hostile inputs to the lines path.
-  {
+  asksLines({
     name: "lines: context 10 around adjacent matches near the start and the end",
     fixture: {
       "c10.txt": `needle 1\nneedle 2\n${"x\n".repeat(12)}needle 3\n${
         "y\n".repeat(9)
       }needle 4\nlast`,
     },
-    args: { query: "needle", contextLines: 10, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 10 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: the total reaches maxMatches across files (truncated, with context)",
     fixture: {
       "t1.txt": "needle\nx\n".repeat(600),
       "t2.txt": "needle\nx\n".repeat(600),
       "t3.txt": "needle\n",
     },
-    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 1 },
     linesFiles: 3,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: very long lines as context on both sides, clipped",
     fixture: {
       "ll.txt": `${"a".repeat(1500)}\n${"b".repeat(1200)} needle ${"c".repeat(1300)}\n${
         "d".repeat(2000)
       }\n`,
     },
-    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 1 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: names that look like options or rg records",
     fixture: {
       "-e": "needle dash e\n",
@@ -164,57 +166,49 @@ const EXTRAS: Extra[] = [
       "x\ty.txt": "needle tab\n",
       "cr\r.txt": "needle cr\n",
     },
-    args: { query: "needle", maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle" },
     linesFiles: 6,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: mixed CRLF and LF, a lone CR inside a line, anchors",
     fixture: { "mix.txt": "needle\r\nx needle\nneedle\rneedle\nneedle\r\r\nend\r\n" },
-    args: { query: "^needle$|\\Aneedle\\z", regex: true, contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
-  },
-  {
+    args: { query: "^needle$|\\Aneedle\\z", regex: true, contextLines: 1 },
+  }),
+  asksLines({
     name: "lines: a literal around a lone CR, with context",
     fixture: { "lone.txt": "a\rb\nneedle\rmore\nc\r\n" },
-    args: { query: "needle", contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle", contextLines: 1 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: a Kelvin sign query, case-insensitive, over ASCII text",
     fixture: { "k.txt": "kilo\nKILO\nnothing\n" },
-    args: { query: "\u212aILO", caseSensitive: false, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "\u212aILO", caseSensitive: false },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: a long s regex, case-insensitive, over ASCII text",
     fixture: { "s.txt": "sun\nSUN\nmoon\n" },
-    args: { query: "(?i)\u017fun", regex: true, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "(?i)\u017fun", regex: true },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: \\x escapes, counted repetition, alternation, \\b \\B",
     fixture: { "x.txt": "needle\nneedleneedle\nxneedle\nneedles\n" },
     args: {
       query: "\\x6eeedle|(?:needle){2}|\\Bneedle|\\bneedle\\b",
       regex: true,
       contextLines: 1,
-      maxMatches: 1000,
     },
-    limits: { maxMatches: 2000 },
     linesFiles: 1,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: an empty-matching regex gives every line",
     fixture: { "e.txt": "x\n\ny\r\n\n", "one.txt": "z" },
-    args: { query: "q*", regex: true, contextLines: 2, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "q*", regex: true, contextLines: 2 },
     linesFiles: 2,
-  },
-  {
+  }),
+  asksLines({
     name: "lines: include, exclude and .gitignore together",
     fixture: {
       ".gitignore": "*.log\nskip/\n",
@@ -224,28 +218,25 @@ const EXTRAS: Extra[] = [
       "keep/d.txt": "needle d\n",
       "keep/e.md": "needle e\n",
     },
-    args: { query: "needle", include: ["**/*.txt"], exclude: ["keep/**"], maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
-  },
-  {
+    args: { query: "needle", include: ["**/*.txt"], exclude: ["keep/**"] },
+  }),
+  asksLines({
     // Found by review: with --crlf rg removed "\r" from every class and from ".", so a
     // translated regex could not match a lone CR that RE2 matches inside a line (the file was
     // not named, and counted searched without a match). rg now runs without --crlf.
     name: "a translated . or \\s matches a lone CR inside a line (rg without --crlf)",
     fixture: { "cr.txt": "needle\rx\n", "plain.txt": "needle x\n" },
-    args: { query: "needle.x", regex: true, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
-  },
-  {
+    args: { query: "needle.x", regex: true },
+  }),
+  asksLines({
     // Found by review: with --crlf rg ended a last line without "\n" with "\r\n", so a last
     // line "needle\r" came as "needle\r\r": one CR was stripped, RE2's $ did not match, and a
     // context line kept a CR the built-in engine strips.
     name: "a last line ending in a lone CR without a newline",
     fixture: { "end.txt": "x\nneedle\r", "ctx.txt": "needle\nlast\r" },
-    args: { query: "needle$", regex: true, contextLines: 1, maxMatches: 1000 },
-    limits: { maxMatches: 2000 },
+    args: { query: "needle$", regex: true, contextLines: 1 },
     linesFiles: 2,
-  },
+  }),
   { name: "gitignore, nested, negated", fixture: TREE, args: { query: "needle" } },
   {
     name: "gitignore off, hidden on",
