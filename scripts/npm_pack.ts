@@ -6,7 +6,8 @@
  * the `deno` npm package the quick start runs. Default DIR: dist/.
  */
 import denoConfig from "../deno.json" with { type: "json" };
-import { routerFlags, serveFlags } from "../src/cli/install.ts";
+import { routerFlags } from "../src/cli/install.ts";
+import { launcherFlags } from "../src/cli/host_config.ts";
 import { projectDir } from "../src/launch/project.ts";
 
 /** The npm package's name: a scope wmcp can own (the unscoped `wmcp` is someone else's). */
@@ -46,7 +47,7 @@ export function packageJson(): Record<string, unknown> {
     engines: { node: ">=18" },
     dependencies: { deno: DENO_VERSION },
     scripts: { postinstall: "node bin/wmcp.cjs --wmcp-prepare" },
-    wmcp: { routerFlags: routerFlags(), launcherFlags: serveFlags() },
+    wmcp: { routerFlags: routerFlags(), launcherFlags: launcherFlags() },
   };
 }
 

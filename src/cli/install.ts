@@ -4,8 +4,9 @@
  * cleaned npx cache and needs no `deno` on PATH), caches the module graph with it, and writes
  * BIN/wmcp: a shell launcher that execs that Deno with this checkout's deno.json and the router's
  * fixed permissions (the `cli` task's) on cli.ts, or for `serve stdio|http` the launcher's (the
- * serve tasks') on serve.ts. Re-running it is idempotent; --uninstall removes
- * the launcher and the runtime that launcher names. Defaults: BIN ~/.local/bin, DATA ${XDG_DATA_HOME:-~/.local/share}/wmcp.
+ * serve tasks') on serve.ts. Re-running it is idempotent; --uninstall removes the launcher and the
+ * runtime that launcher names. Defaults: BIN ~/.local/bin, DATA
+ * ${XDG_DATA_HOME:-~/.local/share}/wmcp.
  */
 import { INSTALL } from "./commands.ts";
 import { parseCommand, renderHelp, type ValuesOf } from "./declare.ts";
@@ -14,6 +15,7 @@ import { denoPath } from "../launch/deno.ts";
 import { outputOfLauncher } from "../launch/child.ts";
 import { cacheEntryModules } from "../launch/warm.ts";
 import { projectDir } from "../launch/project.ts";
+import { launcherFlags } from "./host_config.ts";
 import denoConfig from "../../deno.json" with { type: "json" };
 
 /** The checkout the installer runs from (always on disk: it is run as a task). */
@@ -30,20 +32,6 @@ export function routerFlags(): string[] {
   const end = tokens.indexOf("cli.ts");
   if (start < 0 || end < start) {
     throw new Error("deno.json's cli task is not `deno run FLAGS cli.ts`");
-  }
-  return tokens.slice(start + 1, end);
-}
-
-/**
- * The serve launcher's permission flags: exactly those of the `serve:stdio` task, which runs
- * serve.ts (decision 0070; the same as host_config.ts launcherFlags, a test checks).
- */
-export function serveFlags(): string[] {
-  const tokens = denoConfig.tasks["serve:stdio"].split(/\s+/);
-  const start = tokens.indexOf("run");
-  const end = tokens.indexOf("serve.ts");
-  if (start < 0 || end < start) {
-    throw new Error("deno.json's serve:stdio task is not `deno run FLAGS serve.ts stdio`");
   }
   return tokens.slice(start + 1, end);
 }
@@ -67,7 +55,7 @@ export function launcherScript(runtime: string, options: LauncherOptions = {}): 
   // The launcher's Deno is also allowed by its own path (on Linux /proc/self/exe names it too).
   const withSelf = (f: string) => f.startsWith("--allow-run=") ? `${f},${runtime}` : f;
   const flags = routerFlags().map(withSelf);
-  const serve = serveFlags().map(withSelf);
+  const serve = launcherFlags().map(withSelf);
   const config = `--config=${shQuote(`${project}/deno.json`)}`;
   const installWords = (options.installFlags ?? []).map((w) =>
     /^[\w\/.,:=@%+-]+$/.test(w) ? w : shQuote(w)
