@@ -135,7 +135,8 @@ export function planSandbox(
   const roots: (Mount & { readOnly: boolean })[] = [];
   const relevant = new Set(pathFlags(kind));
   // The flags as the server will parse them (its own table): `--flag V` and `--flag=V` alike,
-  // nothing after `--`; every root in order, else the last of a repeated flag wins, as in the server.
+  // nothing after `--`; every root in order, else the last of a repeated flag wins, as in the
+  // server.
   for (const t of flagTokens(serverDecl(kind), args)) {
     if (t.kind !== "option" || !relevant.has(t.name) || typeof t.value !== "string") continue;
     let source = resolveFromInvocation(t.value);

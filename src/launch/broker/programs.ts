@@ -15,13 +15,14 @@ import { LIBRARY_PATHS } from "../../sandbox/bwrap.ts";
 
 /**
  * rg's arguments for a grep: the files holding a line the pattern can match, NUL-separated, as a
- * superset of the built-in engine's matching files. Every file is searched as text (`--text`: a
- * NUL does not end the search), ignore files are not applied (`--no-ignore`: the walk applies
- * .gitignore), BOMs are honoured as rg does by default (a superset: the built-in engine skips
- * what is not UTF-8), and no `--crlf` (it takes CR out of `.` and negated classes: a lone CR in a
- * line could not be matched; a translated regex's `$` allows one CR before the line's end instead,
- * as the built-in engine strips a line's trailing CR: src/workspace/regex/rg.ts). With `debug`, rg also logs on stderr the files over maxFileBytes it did not
- * search, which makes find's pass (findLargeArgs) unneeded where that log has the expected form.
+ * superset of the built-in engine's matching files. Every file is searched as text (`--text`: a NUL
+ * does not end the search), ignore files are not applied (`--no-ignore`: the walk applies
+ * .gitignore), BOMs are honoured as rg does by default (a superset: the built-in engine skips what
+ * is not UTF-8), and no `--crlf` (it takes CR out of `.` and negated classes: a lone CR in a line
+ * could not be matched; a translated regex's `$` allows one CR before the line's end instead, as
+ * the built-in engine strips a line's trailing CR: src/workspace/regex/rg.ts). With `debug`, rg
+ * also logs on stderr the files over maxFileBytes it did not search, which makes find's pass
+ * (findLargeArgs) unneeded where that log has the expected form.
  */
 export function rgArgs(r: GrepRequest, o: { debug?: boolean } = {}): string[] {
   // With --debug, rg names on stderr each file --max-filesize skipped (largeFromDebug).

@@ -1,12 +1,13 @@
 /**
- * An RE2 pattern as a ripgrep prefilter (decision 0054): a pattern in ripgrep's syntax that
- * matches on every line where the RE2 pattern matches (a superset: the built-in engine then
- * decides each line), or null when that cannot be promised and the search reads every file. The
- * pattern is translated token by token where ripgrep's syntax means the same or more (preferred
- * since ripgrep gives candidate lines, decision 0067: a translated pattern's are few, a required
- * literal's may be many more), else its required literal (a fixed string every match contains): `\D \W \S` are ASCII in
- * RE2 and Unicode in ripgrep, so they become classes of code points (`[^0-9]`...); `\b \B` become
- * `(?-u:\b)`, ASCII boundaries, which bytes give alike; `\d \w \s` stay Unicode (more than ASCII); `\Q...\E` becomes escaped text; classes pass when they hold nothing ripgrep reads
+ * An RE2 pattern as a ripgrep prefilter (decision 0054): a pattern in ripgrep's syntax that matches
+ * on every line where the RE2 pattern matches (a superset: the built-in engine then decides each
+ * line), or null when that cannot be promised and the search reads every file. The pattern is
+ * translated token by token where ripgrep's syntax means the same or more (preferred since ripgrep
+ * gives candidate lines, decision 0067: a translated pattern's are few, a required literal's may be
+ * many more), else its required literal (a fixed string every match contains): `\D \W \S` are ASCII
+ * in RE2 and Unicode in ripgrep, so they become classes of code points (`[^0-9]`...); `\b \B`
+ * become `(?-u:\b)`, ASCII boundaries, which bytes give alike; `\d \w \s` stay Unicode (more than
+ * ASCII); `\Q...\E` becomes escaped text; classes pass when they hold nothing ripgrep reads
  * differently (a nested `[`, `&&`, `--`, `~~`, a negated Perl class). Anything else unknown gives
  * null.
  *
