@@ -47,16 +47,18 @@ const SYNTHETIC: ReadonlyMap<string, FlagShape>[] = [
   new Map(),
 ];
 
+/** A declaration's flags as declare.ts reads them (its info flags included). */
+function shapesOf(decl: CommandDecl): ReadonlyMap<string, FlagShape> {
+  const shapes = new Map<string, FlagShape>();
+  for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
+    shapes.set(name, { type: f.kind === "bool" ? "boolean" : "string", short: f.short });
+  }
+  return shapes;
+}
+
 /** The flag sets of every declared command and of both servers, as declare.ts reads them. */
 function declaredShapes(): ReadonlyMap<string, FlagShape>[] {
-  const decls: CommandDecl[] = [...DECLARED.values(), serverDecl("stdio"), serverDecl("http")];
-  return decls.map((decl) => {
-    const shapes = new Map<string, FlagShape>();
-    for (const [name, f] of Object.entries({ ...decl.flags, ...INFO_FLAGS })) {
-      shapes.set(name, { type: f.kind === "bool" ? "boolean" : "string", short: f.short });
-    }
-    return shapes;
-  });
+  return [...DECLARED.values(), serverDecl("stdio"), serverDecl("http")].map(shapesOf);
 }
 
 const WORDS = [
@@ -158,6 +160,14 @@ Deno.test("flag tokens: 20,000 generated argvs of up to 8 words, as node:util re
 
 Deno.test("flag tokens: a declaration's scan (declare.ts) is the tokenizer's over its flags", () => {
   const decl = serverDecl("stdio");
+  // The wrapper builds the shapes from the declaration (its info flags included) as node's
+  // options were built: its tokens are node's for that declaration, word by word.
+  const shapes = shapesOf(decl);
+  for (const a of WORDS) {
+    for (const b of WORDS) {
+      assert.deepStrictEqual(declTokens(decl, [a, b]), nodeTokens(shapes, [a, b]));
+    }
+  }
   const argv = ["--root", "/w", "-h", "--write", "--", "--root", "x"];
   const tokens = declTokens(decl, argv);
   assert.deepStrictEqual(tokens.map((t) => t.kind), [

@@ -211,8 +211,11 @@ Deno.test("firstSeen: with nothing to read it gives up after its turns and grace
     const stdin = new FakeStdin();
     const written: string[] = [];
     const early = startEarlyStdio(["--root", root], stdin, (l) => written.push(l))!;
-    // No input at all: the turns pass, then the timer ends the wait (the server would load now).
+    // No input at all: the turns pass, then the timer ends the wait (the server would load now),
+    // not before the grace (a lower bound only: a loaded machine makes the wait longer).
+    const t0 = performance.now();
     await early.firstSeen(20);
+    assert.ok(performance.now() - t0 >= 15, `waited ${performance.now() - t0} ms`);
     assert.equal(written.length, 0);
     // The first request comes after that: the early reader still answers it.
     stdin.give(`${request(7, "tools/list")}\n`);
