@@ -44,6 +44,7 @@ import {
   type LegacySessions,
 } from "./http/legacy_sessions.ts";
 import { instanceNameProblem, withInstanceHeader } from "./http/instance.ts";
+import { TimerList } from "./http/timer_list.ts";
 
 export {
   BUFFERED_BODIES_PER_CAP,
@@ -247,6 +248,8 @@ class McpEndpoint {
   readonly #keepAliveMs: number;
   readonly #fast: FastPath | undefined;
   readonly #fastInflight = new Set<AbortController>();
+  /** The fast tool calls' keep-alive deadlines, on one timer (timer_list.ts). */
+  readonly #firstFrame: TimerList;
   readonly #bodyText = new TextDecoder();
   #closed = false;
 
@@ -256,6 +259,7 @@ class McpEndpoint {
     this.#factory = factory;
     this.#maxBody = maxBody;
     this.#keepAliveMs = keepAliveMs;
+    this.#firstFrame = new TimerList(keepAliveMs);
     this.modern = createMcpHandler(factory, {
       legacy: "reject",
       responseMode: "sse",
@@ -295,6 +299,7 @@ class McpEndpoint {
         this.taken++;
         return await fastResponse(call, raw.signal, {
           keepAliveMs: this.#keepAliveMs,
+          firstFrame: this.#firstFrame,
           inflight: this.#fastInflight,
         });
       }

@@ -1,7 +1,7 @@
 /** Byte and text helpers shared by read, search and edit, and the bounded, cancellable file hash. */
 import { createHash } from "node:crypto";
 import { WorkspaceError } from "./errors.ts";
-import { jsonBytes } from "./budget.ts";
+import { jsonBytes, jsonBytesAtMost } from "./budget.ts";
 import type { FsInfo } from "./fs/types.ts";
 
 /** Hex sha256 of bytes or text. */
@@ -210,6 +210,8 @@ export function cutTextEnd(s: string, maxUtf8: number, maxJson: number): string 
  * fixed-shape result (nothing in it can be cut) fits the result byte budget.
  */
 export function assertFitsBudget(value: unknown, options: { limit: number; what: string }): void {
+  // The bound is cheap and nearly always far below the limit: serialize only when it is not.
+  if (jsonBytesAtMost(value) <= options.limit) return;
   const size = jsonBytes(value);
   if (size > options.limit) {
     throw new WorkspaceError(

@@ -5,7 +5,13 @@
  * server's input filter. Real stdio child process; HTTP in process through the handler.
  */
 import assert from "node:assert/strict";
-import { exposeProtoKey, protoKeyFilter } from "../../src/workarounds/proto_key.ts";
+import {
+  exposeProtoKey,
+  mayHoldProtoKey,
+  mayHoldProtoKeyBytes,
+  protoKeyFilter,
+} from "../../src/workarounds/proto_key.ts";
+import { seeded } from "../operations/_arbitrary.ts";
 import { ENGINE_READ_PATH } from "../../src/workspace/engine/read_path.ts";
 import { envelope, messagesOf, MODERN, stdioInput } from "../server/_harness.ts";
 import { withTempDir } from "../_support/fs.ts";
@@ -49,6 +55,48 @@ Deno.test("exposeProtoKey renames only an own __proto__ key of tools/call argume
   ) {
     const escaped = JSON.parse(exposeProtoKey(callText(1, `{"path":"a.txt","${spelled}":1}`)));
     assert.deepEqual(Object.keys(escaped.params.arguments), ["path", "\u0000__proto__"], spelled);
+  }
+});
+
+Deno.test("the body guard's byte check says what the text check says of the decoded bytes", () => {
+  const enc = new TextEncoder();
+  const dec = new TextDecoder(); // as the handler decodes a body: malformed bytes become U+FFFD
+  const same = (bytes: Uint8Array, what: string) =>
+    assert.equal(mayHoldProtoKeyBytes(bytes), mayHoldProtoKey(dec.decode(bytes)), what);
+  const edges = [
+    "",
+    "_",
+    "\\",
+    "\\u",
+    "__proto__",
+    "__proto_",
+    "_proto__",
+    "___proto__",
+    "__proto__x",
+    "x__proto__",
+    "__prot__proto__",
+    "__proto\u005f_",
+    "é__proto__",
+    "\u{1F600}__proto_",
+    '{"path":"apply_7/encode_list_19077.rs"}',
+    callText(1, PROTO_ARGS),
+    callText(1, '{"path":"a\\u0062.txt"}'),
+  ];
+  for (const text of edges) same(enc.encode(text), JSON.stringify(text));
+  // Invalid UTF-8 around and inside the needles: an ASCII byte never belongs to another character.
+  same(Uint8Array.of(0xc3, 0x5f, 0x5f, ...enc.encode("proto__")), "after a cut two-byte lead");
+  same(Uint8Array.of(0x5c, 0xff, 0x75), "a backslash, a stray byte, u");
+  // Seeded: strings over an alphabet of the needles' pieces, stray and multi-byte bytes.
+  const pieces = ["_", "__", "proto", "__proto", "roto__", "\\", "u", "\\u", "p", "é", "x", '"'];
+  const random = seeded(0x70_72_6f);
+  for (let i = 0; i < 20_000; i++) {
+    const parts: number[] = [];
+    const n = Math.floor(random() * 8);
+    for (let k = 0; k < n; k++) {
+      if (random() < 0.1) parts.push(0x80 + Math.floor(random() * 0x80));
+      else parts.push(...enc.encode(pieces[Math.floor(random() * pieces.length)]));
+    }
+    same(Uint8Array.from(parts), JSON.stringify(parts));
   }
 });
 

@@ -7,6 +7,7 @@
  * away) and the handler's close abort the call; an aborted call's stream ends without a frame.
  */
 import type { FastCall } from "../fast_path.ts";
+import type { TimerList } from "./timer_list.ts";
 
 /** The headers of the SDK's modern SSE responses. */
 const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -22,6 +23,11 @@ const TICK: unique symbol = Symbol("tick");
 export interface FastResponseOptions {
   /** SSE keep-alive interval (ms). */
   keepAliveMs: number;
+  /**
+   * The handler's deadlines of keepAliveMs (timer_list.ts): a tool call still running at its
+   * deadline commits the stream with a keep-alive.
+   */
+  firstFrame: TimerList;
   /** The handler's in-flight fast calls, aborted by its close(). */
   inflight: Set<AbortController>;
 }
@@ -44,16 +50,16 @@ export async function fastResponse(
     options.inflight.delete(controller);
     requestSignal.removeEventListener("abort", onAbort);
   });
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: () => void = () => {};
   const first = call.toolCall
     ? await Promise.race([
       done,
       new Promise<typeof TICK>((resolve) => {
-        timer = setTimeout(() => resolve(TICK), options.keepAliveMs);
+        cancel = options.firstFrame.start(() => resolve(TICK));
       }),
     ])
     : await done;
-  clearTimeout(timer);
+  cancel();
   if (first !== TICK) {
     return new Response(first === null ? null : frameOf(first), {
       status: 200,

@@ -9,12 +9,12 @@
  * ends, however it ends. Runs last of the guards, so no byte of a refused request's body is ever
  * read.
  */
-import { Buffer } from "node:buffer";
-import { exposeProtoKey, mayHoldProtoKey } from "../../../workarounds/proto_key.ts";
+import { exposeProtoKey, mayHoldProtoKeyBytes } from "../../../workarounds/proto_key.ts";
 import type { MiddlewareHandler } from "hono";
 import { type HttpEnv, jsonRpcError } from "../context.ts";
 import { DEFAULT_LIMITS } from "../../../workspace/limits.ts";
 import { requestCapFor } from "../../../workspace/message_limits.ts";
+import { TimerList } from "../timer_list.ts";
 
 /**
  * Default largest request body (bytes): the request cap of the default limits, 6 x maxWriteBytes
@@ -77,18 +77,20 @@ type BodyRead =
 
 /**
  * Reads a stream to its end under a byte cap, a deadline and an optional budget; cancels it
- * when any is hit.
+ * when any is hit. The deadline is one of `timers` (whose duration is options.timeoutMs): the
+ * body guard shares one list among its requests.
  */
 export async function readBounded(
   body: ReadableStream<Uint8Array>,
   options: ReadLimits,
+  timers: TimerList = new TimerList(options.timeoutMs),
 ): Promise<BodyRead> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancel: () => void = () => {};
   const expired = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), options.timeoutMs);
+    cancel = timers.start(() => resolve("timeout"));
   });
   const stop = (result: BodyRead): BodyRead => {
     reader.cancel().catch(() => {});
@@ -110,7 +112,7 @@ export async function readBounded(
       chunks.push(r.value);
     }
   } finally {
-    clearTimeout(timer);
+    cancel();
   }
   const bytes = new Uint8Array(total);
   let o = 0;
@@ -123,9 +125,7 @@ export async function readBounded(
 
 /** The body with an own `__proto__` tool argument made visible to the registry (proto_key.ts). */
 function exposeProtoKeyInBody(bytes: Uint8Array): Uint8Array {
-  if (!mayHoldProtoKey(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))) {
-    return bytes;
-  }
+  if (!mayHoldProtoKeyBytes(bytes)) return bytes;
   const text = new TextDecoder().decode(bytes);
   const out = exposeProtoKey(text);
   return out === text ? bytes : new TextEncoder().encode(out);
@@ -142,6 +142,8 @@ export function bodyRequest(request: Request, body: Uint8Array | undefined): Req
  */
 export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv> {
   const { budget } = options;
+  // One timer for the deadlines of all the bodies being read (timer_list.ts).
+  const timers = new TimerList(options.timeoutMs);
   const tooLarge = () =>
     jsonRpcError(413, {
       code: -32600,
@@ -176,7 +178,7 @@ export function bodyLimit(options: BodyLimitOptions): MiddlewareHandler<HttpEnv>
       };
       // Chunk by chunk, each chunk counted against the cap and the budget as it arrives, whatever
       // the declared length says (a Request built in process need not keep to it).
-      const read = await readBounded(req.body, { ...options, take });
+      const read = await readBounded(req.body, { ...options, take }, timers);
       switch (read.kind) {
         case "too-large":
           return tooLarge();
