@@ -9,11 +9,7 @@
  * a timer per request), but unref'd meanwhile (Deno, Node and Bun alike): like the timers it
  * replaces, it holds the process open exactly while a deadline waits.
  */
-
-/** A runtime timer's ref and unref (Deno's, Node's and Bun's Timeout objects have both). */
-function refOf(timer: unknown): { ref?: () => void; unref?: () => void } {
-  return timer as { ref?: () => void; unref?: () => void };
-}
+import { refTimer, unrefTimer } from "../../workspace/fs/runtime.ts";
 
 interface Entry {
   /** When it expires (performance.now() clock). */
@@ -45,7 +41,7 @@ export class TimerList {
     };
     if (this.#tail === null) {
       this.#head = entry;
-      if (this.#timer !== undefined) refOf(this.#timer).ref?.(); // waits for a deadline again
+      if (this.#timer !== undefined) refTimer(this.#timer); // waits for a deadline again
     } else {
       this.#tail.next = entry;
     }
@@ -69,7 +65,7 @@ export class TimerList {
     if (entry.next === null) this.#tail = entry.prev;
     else entry.next.prev = entry.prev;
     entry.prev = entry.next = null;
-    if (this.#head === null && this.#timer !== undefined) refOf(this.#timer).unref?.();
+    if (this.#head === null && this.#timer !== undefined) unrefTimer(this.#timer);
   }
 
   #arm(due: number): void {

@@ -1,7 +1,7 @@
 /**
  * The few runtime facts the workspace layer needs beyond its file system: which WorkspaceFs a
  * runtime gets by default, Deno's permission answers (every permission is held where there is
- * no permission layer), unref'ing a timer, and the process's CPU time.
+ * no permission layer), unref'ing a timer (and ref'ing it again), and the process's CPU time.
  */
 import { cpuUsage } from "node:process";
 import { denoFs } from "./deno.ts";
@@ -20,6 +20,7 @@ interface DenoLike {
     querySync(d: PermissionQuery): { state: PermissionState };
   };
   unrefTimer(id: number): void;
+  refTimer(id: number): void;
 }
 
 function deno(): DenoLike | undefined {
@@ -58,6 +59,13 @@ export function unrefTimer(timer: ReturnType<typeof setTimeout>): void {
   const D = deno();
   if (D !== undefined) D.unrefTimer(timer as unknown as number);
   else (timer as unknown as { unref?: () => void }).unref?.();
+}
+
+/** Undoes unrefTimer: the pending timer holds the process open again. */
+export function refTimer(timer: ReturnType<typeof setTimeout>): void {
+  const D = deno();
+  if (D !== undefined) D.refTimer(timer as unknown as number);
+  else (timer as unknown as { ref?: () => void }).ref?.();
 }
 
 /**
